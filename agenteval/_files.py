@@ -1,0 +1,162 @@
+"""File helpers shared by the local stores: safe names, strict loading, atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from agenteval._json import WireModel
+from agenteval.errors import ConfigError, NotFoundError, StorageError
+
+T = TypeVar("T")
+
+__all__ = [
+    "check_name",
+    "describe_validation_error",
+    "dump_models",
+    "ensure_inside",
+    "load_json_file",
+    "parse_json",
+    "write_atomic",
+]
+
+
+def check_name(kind: str, value: str) -> str:
+    """Reject a name that is empty or could leave the directory it is joined onto.
+
+    Args:
+        kind: What the name is, for the message (``"app name"``, ``"eval set id"``).
+        value: The name.
+
+    Returns:
+        The name, unchanged.
+
+    Raises:
+        ConfigError: The name is empty, ``.`` or ``..``, or holds a path separator or NUL.
+    """
+    if not value:
+        raise ConfigError(f"{kind} is empty")
+    if value in {".", ".."} or "/" in value or "\\" in value or "\0" in value or (os.altsep and os.altsep in value):
+        raise ConfigError(
+            f"{kind} {value!r} is not allowed in a file name: it must not be '.' or '..' or contain '/', '\\' or NUL"
+        )
+    return value
+
+
+def ensure_inside(base: Path, path: Path) -> Path:
+    """Return ``path`` if it lies inside ``base`` (after resolving ``..`` and symlinks).
+
+    Raises:
+        ConfigError: The path escapes the base directory (e.g. through a custom locator).
+    """
+    if not path.resolve().is_relative_to(base.resolve()):
+        raise ConfigError(f"refusing to use {path}: it is outside the base directory {base}")
+    return path
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """Turn a pydantic error into ``field a.b[0].c: message`` lines."""
+    lines = []
+    for item in error.errors():
+        location = ""
+        for part in item["loc"]:
+            location += f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
+        message = item["msg"]
+        if item["type"] == "json_invalid":
+            lines.append(f"not valid JSON: {message.removeprefix('Invalid JSON: ')}")
+        else:
+            where = f"field {location}" if location else "document"
+            lines.append(f"{where}: {message} (got {_short(item.get('input'))})")
+    return "; ".join(lines)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def load_json_file(path: Path, adapter: type[T] | TypeAdapter[T], what: str) -> T:
+    """Read and strictly validate a JSON file.
+
+    Args:
+        path: The file.
+        adapter: A model class or a :class:`TypeAdapter` describing the content.
+        what: What the file holds, for messages (``"eval set"``).
+
+    Returns:
+        The validated content.
+
+    Raises:
+        NotFoundError: The file does not exist.
+        ConfigError: The file is not valid JSON or does not fit the model; the message names the
+            file and the field.
+        StorageError: The file could not be read.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"{what} file {path} does not exist") from exc
+    except OSError as exc:
+        raise StorageError(f"read {what} file {path}: {exc}") from exc
+    return parse_json(data, adapter, f"{what} file {path}")
+
+
+def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str) -> T:
+    """Strictly validate JSON text, naming ``source`` in the error.
+
+    Raises:
+        ConfigError: The text is not valid JSON or does not fit the model.
+    """
+    try:
+        if isinstance(adapter, TypeAdapter):
+            return adapter.validate_json(data, strict=True)
+        if isinstance(adapter, type) and issubclass(adapter, BaseModel):
+            result: T = adapter.model_validate_json(data, strict=True)
+            return result
+        raise TypeError(f"cannot validate with {adapter!r}")
+    except ValidationError as exc:
+        raise ConfigError(f"{source} is malformed: {describe_validation_error(exc)}") from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (plus a trailing newline) to ``path`` atomically.
+
+    The text goes to a temporary file in the same directory, which then replaces ``path``. A
+    crash or error at any point leaves the previous file intact and no temporary file behind.
+
+    Raises:
+        StorageError: The directory could not be created or the file could not be written.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"create directory {path.parent}: {exc}") from exc
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise StorageError(f"write {path}: {exc}") from exc
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def dump_models(models: Sequence[WireModel]) -> str:
+    """Serialize models as a 2-space-indented JSON array, as the reference writes metric files."""
+    return json.dumps([model.to_dict() for model in models], indent=2, ensure_ascii=False)

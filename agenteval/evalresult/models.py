@@ -1,0 +1,138 @@
+"""Evaluation results: per metric, per turn, per case and per eval-set run."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from agenteval._json import CamelModel, EpochTime, GoFloat
+from agenteval.evalresult.summary import EvalSetResultSummary
+from agenteval.evalset.models import Invocation
+from agenteval.metric.criterion import Criterion
+from agenteval.status import EvalStatus
+
+__all__ = [
+    "EvalCaseResult",
+    "EvalMetricResult",
+    "EvalMetricResultDetails",
+    "EvalMetricResultPerInvocation",
+    "EvalSetResult",
+    "RubricScore",
+    "ScoreKind",
+    "ScoreValue",
+]
+
+
+class ScoreKind(StrEnum):
+    """The type of a typed score value."""
+
+    UNSET = ""
+    NUMERIC = "numeric"
+    BOOLEAN = "boolean"
+    CATEGORICAL = "categorical"
+
+
+class ScoreValue(CamelModel):
+    """A typed per-turn score for display; it never decides pass or fail."""
+
+    kind: ScoreKind = ScoreKind.UNSET
+    """Which of the other fields holds the value."""
+    numeric: GoFloat | None = None
+    """A numeric score (written even when ``0``)."""
+    boolean: bool | None = None
+    """A boolean verdict (written even when ``false``)."""
+    categorical: str = ""
+    """A category label."""
+
+
+class RubricScore(CamelModel):
+    """A judge's score for one rubric."""
+
+    id: str = ""
+    """Rubric id."""
+    reason: str = ""
+    """Why the judge scored it so."""
+    score: GoFloat = 0.0
+    """Score in ``[0, 1]``."""
+
+
+class EvalMetricResultDetails(CamelModel):
+    """Why a metric scored what it did."""
+
+    reason: str = ""
+    """Explanation; per-turn reasons joined by ``;`` at the overall level."""
+    score: GoFloat = 0.0
+    """The score again."""
+    value: ScoreValue | None = None
+    """Typed per-turn score (never set on overall results)."""
+    rubric_scores: list[RubricScore] = []
+    """Per-rubric scores (LLM judges)."""
+
+
+class EvalMetricResult(CamelModel):
+    """One metric's outcome, for one turn or for a whole case."""
+
+    metric_name: str = ""
+    """Metric name."""
+    score: GoFloat = 0.0
+    """Score, usually in ``[0, 1]``."""
+    eval_status: EvalStatus | None = None
+    """``passed``, ``failed`` or ``not_evaluated``."""
+    threshold: GoFloat = 0.0
+    """The metric's threshold."""
+    criterion: Criterion | None = None
+    """The effective criterion (api keys stripped; template prompts rendered per turn)."""
+    details: EvalMetricResultDetails | None = None
+    """Reason, typed value and rubric scores."""
+
+
+class EvalMetricResultPerInvocation(CamelModel):
+    """Metric results for one turn, with the actual and expected turns they compared."""
+
+    actual_invocation: Invocation | None = None
+    """What the agent did."""
+    expected_invocation: Invocation | None = None
+    """What was expected."""
+    eval_metric_results: list[EvalMetricResult] = []
+    """One result per evaluated metric, in metric order."""
+
+
+class EvalCaseResult(CamelModel):
+    """The outcome of one case in one run."""
+
+    eval_set_id: str = ""
+    """Eval set id."""
+    eval_id: str = ""
+    """Case id."""
+    run_id: int = 0
+    """1-based run number."""
+    score: GoFloat = 0.0
+    """Case score from the case aggregator."""
+    final_eval_status: EvalStatus | None = None
+    """Case status from the case aggregator."""
+    error_message: str = ""
+    """Why the case failed to run or to be scored."""
+    overall_eval_metric_results: list[EvalMetricResult] = []
+    """One overall result per evaluated metric."""
+    eval_metric_result_per_invocation: list[EvalMetricResultPerInvocation] = []
+    """Per-turn results."""
+    session_id: str = ""
+    """Session the agent ran in."""
+    user_id: str = ""
+    """User the agent ran as."""
+
+
+class EvalSetResult(CamelModel):
+    """Everything one evaluation produced: every case of every run, and a summary."""
+
+    eval_set_result_id: str = ""
+    """Result id (``<app>_<evalSetId>_<uuid4>`` when generated)."""
+    eval_set_result_name: str = ""
+    """Display name; the id by default."""
+    eval_set_id: str = ""
+    """Eval set id."""
+    eval_case_results: list[EvalCaseResult] = []
+    """Case results: run 1's cases, then run 2's, and so on."""
+    summary: EvalSetResultSummary | None = None
+    """Multi-run summary."""
+    creation_timestamp: EpochTime | None = None
+    """When the result was saved."""

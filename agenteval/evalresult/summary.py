@@ -1,0 +1,88 @@
+"""The multi-run summary stored with every eval-set result."""
+
+from __future__ import annotations
+
+from agenteval._json import CamelModel, GoFloat
+from agenteval.status import EvalStatus
+
+__all__ = [
+    "EvalCaseResultSummary",
+    "EvalCaseRunSummary",
+    "EvalMetricRunSummary",
+    "EvalMetricSummary",
+    "EvalSetResultSummary",
+    "EvalSetRunSummary",
+    "EvalStatusCounts",
+]
+
+
+class EvalStatusCounts(CamelModel):
+    """How many of something passed, failed or were not evaluated."""
+
+    passed: int = 0
+    failed: int = 0
+    not_evaluated: int = 0
+
+
+class EvalMetricSummary(CamelModel):
+    """One metric aggregated over cases or runs."""
+
+    metric_name: str = ""
+    average_score: GoFloat = 0.0
+    """Mean over evaluated results (``not_evaluated`` ones are left out)."""
+    eval_status: EvalStatus | None = None
+    """Passed when the average reaches the threshold; not evaluated when nothing was."""
+    threshold: GoFloat = 0.0
+    status_counts: EvalStatusCounts | None = None
+
+
+class EvalMetricRunSummary(CamelModel):
+    """One metric of one case in one run."""
+
+    metric_name: str = ""
+    score: GoFloat = 0.0
+    eval_status: EvalStatus | None = None
+    threshold: GoFloat = 0.0
+
+
+class EvalCaseRunSummary(CamelModel):
+    """One case in one run."""
+
+    run_id: int = 0
+    final_eval_status: EvalStatus | None = None
+    error_message: str = ""
+    metric_results: list[EvalMetricRunSummary] = []
+    """Sorted by metric name."""
+
+
+class EvalCaseResultSummary(CamelModel):
+    """One case across runs."""
+
+    eval_id: str = ""
+    overall_status: EvalStatus | None = None
+    run_status_counts: EvalStatusCounts | None = None
+    metric_summaries: list[EvalMetricSummary] = []
+    """Sorted by metric name."""
+    run_summaries: list[EvalCaseRunSummary] = []
+
+
+class EvalSetRunSummary(CamelModel):
+    """One run across cases."""
+
+    run_id: int = 0
+    overall_status: EvalStatus | None = None
+    case_status_counts: EvalStatusCounts | None = None
+    metric_summaries: list[EvalMetricSummary] = []
+    """Sorted by metric name."""
+
+
+class EvalSetResultSummary(CamelModel):
+    """The whole evaluation across runs."""
+
+    overall_status: EvalStatus | None = None
+    num_runs: int = 0
+    run_status_counts: EvalStatusCounts | None = None
+    """How many runs passed, failed or were not evaluated (as whole sets)."""
+    run_summaries: list[EvalSetRunSummary] = []
+    eval_case_summaries: list[EvalCaseResultSummary] = []
+    """Sorted by case id."""

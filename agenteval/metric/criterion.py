@@ -1,0 +1,398 @@
+"""The criterion tree: how each metric decides what counts as a match."""
+
+from __future__ import annotations
+
+import os
+import re
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import Field, field_validator
+
+from agenteval._json import CamelModel, GoFloat, WireModel
+from agenteval.evalset.models import RubricContent
+
+__all__ = [
+    "CategoryScore",
+    "Criterion",
+    "FinalResponseCriterion",
+    "GenerationConfig",
+    "JSONCriterion",
+    "JSONMatchStrategy",
+    "JudgeModelOptions",
+    "JudgeTemplateOptions",
+    "LLMCriterion",
+    "LengthCriterion",
+    "ResponseScorerOptions",
+    "RougeCriterion",
+    "RougeMeasure",
+    "RougeThreshold",
+    "Rubric",
+    "TemplateVariableBinding",
+    "TemplateVariableField",
+    "TemplateVariableScope",
+    "TemplateVariableSelector",
+    "TemplateVariableSource",
+    "TextCriterion",
+    "TextMatchStrategy",
+    "ToolTrajectoryCriterion",
+    "ToolTrajectoryStrategy",
+    "XMLCriterion",
+    "XMLMatchStrategy",
+    "expand_env",
+]
+
+
+class LengthCriterion(CamelModel):
+    """Bounds on a text's length in Unicode code points (inclusive)."""
+
+    ignore: bool = False
+    """Skip the length check."""
+    min: int | None = None
+    """Shortest allowed length."""
+    max: int | None = None
+    """Longest allowed length."""
+
+
+class TextMatchStrategy(StrEnum):
+    """How two texts are compared."""
+
+    DEFAULT = ""
+    """Same as ``exact``."""
+    EXACT = "exact"
+    CONTAINS = "contains"
+    REGEX = "regex"
+    SKIP = "skip"
+    """Pass after the length check."""
+
+
+class TextCriterion(CamelModel):
+    """Compare two texts."""
+
+    ignore: bool = False
+    """Always pass."""
+    case_insensitive: bool = False
+    """Lower-case both sides first (a regex pattern too)."""
+    match_strategy: TextMatchStrategy = TextMatchStrategy.DEFAULT
+    """``exact`` (default), ``contains``, ``regex`` or ``skip``."""
+    length: LengthCriterion | None = None
+    """Length bounds on the actual text."""
+    compare_name: str = ""
+    """Name of a registered custom text compare."""
+
+
+class JSONMatchStrategy(StrEnum):
+    """How two JSON values are compared."""
+
+    DEFAULT = ""
+    """Same as ``exact``."""
+    EXACT = "exact"
+    SKIP = "skip"
+
+
+class JSONCriterion(CamelModel):
+    """Compare two JSON values (tool arguments, tool results, JSON final responses)."""
+
+    ignore: bool = False
+    """Always pass."""
+    ignore_tree: dict[str, Any] = {}
+    """Keys to ignore (``true``), recursively for nested objects."""
+    only_tree: dict[str, Any] = {}
+    """Compare only these keys (``true``), recursively for nested objects."""
+    match_strategy: JSONMatchStrategy = JSONMatchStrategy.DEFAULT
+    """``exact`` (default) or ``skip``."""
+    number_tolerance: GoFloat | None = None
+    """Absolute tolerance for numbers (default ``1e-6``)."""
+    valid: bool = False
+    """The actual value must be valid JSON."""
+    json_schema: Any = Field(None, alias="schema")
+    """A JSON Schema (Draft 2020-12) the actual value must satisfy."""
+    compare_name: str = ""
+    """Name of a registered custom JSON compare."""
+
+
+class RougeMeasure(StrEnum):
+    """Which ROUGE value a mismatch reason reports."""
+
+    DEFAULT = ""
+    F1 = "f1"
+    PRECISION = "precision"
+    RECALL = "recall"
+
+
+class RougeThreshold(CamelModel):
+    """Minimum ROUGE precision, recall and F1; all must be met."""
+
+    precision: GoFloat = 0.0
+    recall: GoFloat = 0.0
+    f1: GoFloat = 0.0
+
+
+_ROUGE_TYPE = re.compile(r"rouge([1-9][0-9]*|L|Lsum)")
+
+
+class RougeCriterion(CamelModel):
+    """Score a final response against the expected one with ROUGE."""
+
+    ignore: bool = False
+    """Always pass."""
+    rouge_type: str = ""
+    """``rouge1``, ``rouge2``, … ``rougeL`` or ``rougeLsum``."""
+    measure: RougeMeasure = RougeMeasure.DEFAULT
+    """Value shown in a mismatch reason (``f1`` by default); does not change pass or fail."""
+    threshold: RougeThreshold | None = None
+    """Minimum precision, recall and F1."""
+    use_stemmer: bool = False
+    """Porter-stem tokens longer than three characters."""
+    split_summaries: bool = False
+    """For ``rougeLsum``: split texts into sentences."""
+    tokenizer_name: str = ""
+    """Name of a registered tokenizer (e.g. for Chinese text)."""
+
+    @field_validator("rouge_type")
+    @classmethod
+    def _known_rouge_type(cls, value: str) -> str:
+        if value and not _ROUGE_TYPE.fullmatch(value):
+            raise ValueError(f"unknown rougeType {value!r}: use rouge1, rouge2, …, rougeL or rougeLsum")
+        return value
+
+
+class XMLMatchStrategy(StrEnum):
+    """How XML is compared; only ``skip`` exists."""
+
+    DEFAULT = ""
+    SKIP = "skip"
+
+
+class XMLCriterion(CamelModel):
+    """Check an XML final response."""
+
+    ignore: bool = False
+    """Always pass."""
+    valid: bool = False
+    """The actual text must be well-formed XML with a single root."""
+    match_strategy: XMLMatchStrategy = XMLMatchStrategy.DEFAULT
+    """Must be ``skip``."""
+
+
+class FinalResponseCriterion(CamelModel):
+    """Compare final responses; every configured sub-criterion must pass."""
+
+    text: TextCriterion | None = None
+    json_: JSONCriterion | None = Field(None, alias="json")
+    rouge: RougeCriterion | None = None
+    xml: XMLCriterion | None = None
+    compare_name: str = ""
+    """Name of a registered custom final-response compare."""
+
+
+class ToolTrajectoryStrategy(CamelModel):
+    """How one pair of tool calls is compared; an unset part is not compared."""
+
+    name: TextCriterion | None = None
+    arguments: JSONCriterion | None = None
+    result: JSONCriterion | None = None
+
+
+class ToolTrajectoryCriterion(CamelModel):
+    """Compare the tool calls of a turn."""
+
+    default_strategy: ToolTrajectoryStrategy | None = None
+    """Strategy for tools without their own."""
+    tool_strategy: dict[str, ToolTrajectoryStrategy] = {}
+    """Per-tool strategies, by tool name."""
+    order_sensitive: bool = False
+    """Calls must appear in the expected order."""
+    subset_matching: bool = False
+    """Extra actual calls are allowed."""
+    compare_name: str = ""
+    """Name of a registered custom trajectory compare."""
+
+
+_ENV_REFERENCE = re.compile(r"\$(?:\{([^}]*)\}|(\{)|([A-Za-z_][A-Za-z0-9_]*)|([*#$@!?\-0-9]))")
+
+
+def expand_env(text: str) -> str:
+    """Replace ``${VAR}`` and ``$VAR`` with environment values, as Go's ``os.ExpandEnv`` does.
+
+    Unset variables become ``""`` (unlike :func:`os.path.expandvars`, which leaves them), and a
+    ``$`` not followed by a name stays as it is.
+
+    Args:
+        text: Text with references.
+
+    Returns:
+        The expanded text.
+    """
+
+    def substitute(match: re.Match[str]) -> str:
+        braced, unclosed, bare, special = match.groups()
+        if unclosed is not None:
+            return ""
+        return os.environ.get(braced or bare or special or "", "")
+
+    return _ENV_REFERENCE.sub(substitute, text)
+
+
+class GenerationConfig(WireModel):
+    """Sampling options for a judge model (snake_case keys, as the reference writes them)."""
+
+    _always_emit: ClassVar[frozenset[str]] = frozenset({"stream"})
+
+    max_tokens: int | None = None
+    temperature: GoFloat | None = None
+    top_p: GoFloat | None = None
+    stream: bool = False
+    """Always ``false`` for judges."""
+    stop: list[str] = []
+    presence_penalty: GoFloat | None = None
+    frequency_penalty: GoFloat | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+    reasoning_effort: str | None = None
+    thinking_enabled: bool | None = None
+    thinking_tokens: int | None = None
+    thinking_level: str | None = None
+
+
+class JudgeModelOptions(CamelModel):
+    """Which model judges, and how it is reached.
+
+    ``providerName``, ``modelName``, ``variant``, ``baseURL`` and ``apiKey`` expand ``${VAR}`` and
+    ``$VAR`` from the environment when loaded. ``apiKey`` is never written out.
+    """
+
+    provider_name: str = ""
+    """Provider (e.g. ``openai``)."""
+    model_name: str = ""
+    """Model name."""
+    variant: str = ""
+    """Provider variant (e.g. ``deepseek`` for an OpenAI-compatible endpoint)."""
+    base_url: str = Field("", alias="baseURL")
+    """Endpoint base URL."""
+    api_key: str = Field("", alias="apiKey", exclude=True, repr=False)
+    """API key; kept in memory, never serialized."""
+    extra_fields: dict[str, Any] = {}
+    """Extra request fields sent to the provider."""
+    num_samples: int | None = None
+    """Judge samples per turn (default 1)."""
+    generation_config: GenerationConfig | None = None
+    """Sampling options."""
+
+    @field_validator("provider_name", "model_name", "variant", "base_url", "api_key")
+    @classmethod
+    def _expand_env(cls, value: str) -> str:
+        return expand_env(value)
+
+
+class Rubric(CamelModel):
+    """One thing an LLM judge checks."""
+
+    id: str = ""
+    """Rubric id, unique within the metric."""
+    content: RubricContent | None = None
+    """What the judge checks."""
+    description: str = ""
+    """Human-facing note, not judged."""
+    type: str = ""
+    """Free-form classification."""
+
+
+class CategoryScore(CamelModel):
+    """A category label a categorical judge may answer, with its score."""
+
+    _always_emit: ClassVar[frozenset[str]] = frozenset({"score"})
+
+    label: str = ""
+    score: GoFloat = 0.0
+
+
+class ResponseScorerOptions(CamelModel):
+    """Options for template response scorers."""
+
+    categories: list[CategoryScore] = []
+    """Labels and scores for the ``categorical`` scorer."""
+
+
+class TemplateVariableScope(StrEnum):
+    """Where a template variable's value comes from."""
+
+    ACTUAL = "actual"
+    EXPECTED = "expected"
+    METRIC = "metric"
+
+
+class TemplateVariableField(StrEnum):
+    """Which field a template variable reads."""
+
+    USER_CONTENT = "userContent"
+    FINAL_RESPONSE = "finalResponse"
+    TRACE_STEP_INPUT = "traceStepInput"
+    TRACE_STEP_OUTPUT = "traceStepOutput"
+    TRACE_STEP_TOOLS = "traceStepTools"
+    TRACE_STEP_SKILLS = "traceStepSkills"
+    RUBRICS = "rubrics"
+
+
+class TemplateVariableSelector(CamelModel):
+    """Selects a trace step."""
+
+    node_id: str = Field("", alias="nodeID")
+    """Graph node id of the step (the last matching step is used)."""
+
+
+class TemplateVariableSource(CamelModel):
+    """Where a template variable's value is read from."""
+
+    scope: TemplateVariableScope | None = None
+    field: TemplateVariableField | None = None
+    selector: TemplateVariableSelector | None = None
+    path: str = ""
+    """Restricted JSON path applied to the value (``$``, ``.key``, ``[index]``)."""
+
+
+class TemplateVariableBinding(CamelModel):
+    """Binds a ``{{name}}`` placeholder to a value source."""
+
+    template_variable: str = ""
+    source: TemplateVariableSource | None = None
+
+
+class JudgeTemplateOptions(CamelModel):
+    """A user-written judge prompt and how its reply is scored."""
+
+    prompt: str = ""
+    """Prompt with ``{{placeholder}}`` variables."""
+    response_scorer_name: str = ""
+    """``single_score``, ``rubric_scores``, ``boolean``, ``categorical`` or a registered name."""
+    structured_output_name: str = ""
+    """Registered structured-output schema; defaults to the scorer's own."""
+    response_scorer_options: ResponseScorerOptions | None = None
+    variable_bindings: list[TemplateVariableBinding] = []
+    sample_aggregator_name: str = ""
+    """Default ``majority_vote``."""
+    invocation_aggregator_name: str = ""
+    """Default ``average``."""
+
+
+class LLMCriterion(CamelModel):
+    """Configuration of an LLM judge."""
+
+    rubrics: list[Rubric] = []
+    """Rubrics the judge scores."""
+    judge_model: JudgeModelOptions | None = None
+    """The judge model."""
+    sample_parallelism_enabled: bool = False
+    """Request samples concurrently."""
+    sample_parallelism: int = 0
+    """Most concurrent sample requests (default: CPU count)."""
+    template: JudgeTemplateOptions | None = None
+    """Template judge configuration (``llm_judge_template``)."""
+
+
+class Criterion(CamelModel):
+    """Evaluator-specific configuration of a metric."""
+
+    tool_trajectory: ToolTrajectoryCriterion | None = None
+    final_response: FinalResponseCriterion | None = None
+    llm_judge: LLMCriterion | None = None
