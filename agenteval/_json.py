@@ -18,15 +18,22 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
-__all__ = ["CamelModel", "EpochTime", "GoFloat", "WireModel"]
+__all__ = ["CamelModel", "EpochTime", "GoFloat", "WireModel", "non_finite_path"]
 
 
 def _go_number(value: float) -> float | int:
-    """Write an integral float without ``.0``, as Go's encoder does (``1`` rather than ``1.0``)."""
-    if math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
+    """Write an integral float without ``.0``, as Go's encoder does (``1`` rather than ``1.0``).
+
+    Like Go's encoder, refuse NaN and infinities: JSON cannot hold them, and writing ``null``
+    would silently turn them into ``0`` on the next read.
+    """
+    if not math.isfinite(value):
+        raise ValueError(f"{value} cannot be written as JSON: scores and timestamps must be finite numbers")
+    if value.is_integer() and abs(value) < 1e21:
         return int(value)
     return value
 
@@ -71,6 +78,25 @@ class WireModel(BaseModel):
     )
 
     _always_emit: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_unset(cls, data: Any) -> Any:
+        # Go leaves a field at its zero value when the JSON says null; unknown keys keep their null.
+        if isinstance(data, dict) and None in data.values():
+            known = cls._field_keys()
+            return {key: value for key, value in data.items() if value is not None or key not in known}
+        return data
+
+    @classmethod
+    def _field_keys(cls) -> frozenset[str]:
+        keys = cls.__dict__.get("_field_keys_cache")
+        if keys is None:
+            keys = frozenset(
+                key for name, field in cls.model_fields.items() for key in (name, field.alias) if key is not None
+            )
+            type.__setattr__(cls, "_field_keys_cache", keys)
+        return keys
 
     @model_serializer(mode="wrap")
     def _omit_empty(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -125,3 +151,22 @@ class CamelModel(WireModel):
     """A :class:`WireModel` whose JSON keys are the camelCase form of its attribute names."""
 
     model_config = ConfigDict(alias_generator=to_camel)
+
+
+def non_finite_path(model: BaseModel) -> str | None:
+    """Return the JSON path of the first NaN or infinite number in ``model`` (``None`` if there is none).
+
+    Used to turn a failed serialisation into a message that names the field.
+    """
+
+    def walk(value: Any, path: str) -> str | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            return path
+        if isinstance(value, dict):
+            items = value.items()
+            return next((found for k, v in items if (found := walk(v, f"{path}.{k}" if path else str(k)))), None)
+        if isinstance(value, list | tuple):
+            return next((found for i, v in enumerate(value) if (found := walk(v, f"{path}[{i}]"))), None)
+        return None
+
+    return walk(model.model_dump(), "")

@@ -6,7 +6,8 @@ The hierarchy::
     ├── ConfigError(AgentEvalError, ValueError)        bad arguments, bad files
     │   └── MissingDependencyError(ConfigError, ImportError)
     ├── NotFoundError(AgentEvalError, LookupError)     a missing eval set, case, metric or result
-    └── StorageError(AgentEvalError)                    a store that failed
+    ├── StorageError(AgentEvalError)                    a store that failed
+    └── CallbackError(AgentEvalError)                   a lifecycle callback raised
 
 Failures of an agent or a metric are not exceptions: they are recorded in the results
 (``status="failed"`` with an ``errorMessage``).
@@ -14,7 +15,16 @@ Failures of an agent or a metric are not exceptions: they are recorded in the re
 
 from __future__ import annotations
 
-__all__ = ["AgentEvalError", "ConfigError", "MissingDependencyError", "NotFoundError", "StorageError"]
+__all__ = [
+    "AgentEvalError",
+    "CallbackError",
+    "ConfigError",
+    "MissingDependencyError",
+    "NotFoundError",
+    "StorageError",
+    "describe_exception",
+    "rewrap",
+]
 
 
 class AgentEvalError(Exception):
@@ -38,3 +48,31 @@ class NotFoundError(AgentEvalError, LookupError):
 
 class StorageError(AgentEvalError):
     """A store could not read or write (I/O failure, lost database connection)."""
+
+
+class CallbackError(AgentEvalError):
+    """A lifecycle callback raised; the message names the point, the index and the callback.
+
+    The callback's own exception is the ``__cause__``.
+    """
+
+
+def describe_exception(error: BaseException) -> str:
+    """Render an exception for an error message: ours as they are, others with their type name."""
+    if isinstance(error, AgentEvalError):
+        return str(error)
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def rewrap(prefix: str, error: BaseException) -> AgentEvalError:
+    """Return an error of the same agenteval type whose message is ``<prefix>: <error>``.
+
+    Keeping the type lets callers still catch, say, :class:`NotFoundError` after context has been
+    added; anything else becomes an :class:`AgentEvalError`. Raise the result ``from error``.
+    """
+    message = f"{prefix}: {describe_exception(error)}"
+    for kind in (NotFoundError, StorageError, CallbackError, ConfigError):
+        if isinstance(error, kind):
+            return kind(message)
+    return AgentEvalError(message)

@@ -7,7 +7,7 @@ import re
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from agenteval._json import CamelModel, GoFloat, WireModel
 from agenteval.evalset.models import RubricContent
@@ -278,6 +278,21 @@ class JudgeModelOptions(CamelModel):
     """Judge samples per turn (default 1)."""
     generation_config: GenerationConfig | None = None
     """Sampling options."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _match_keys_like_go(cls, data: Any) -> Any:
+        # Go matches JSON keys case-insensitively; an "APIKey" must still be treated as the secret.
+        if not isinstance(data, dict):
+            return data
+        canonical = {(field.alias or name).lower(): field.alias or name for name, field in cls.model_fields.items()}
+        matched: dict[str, Any] = {}
+        for key, value in data.items():
+            target = canonical.get(key.lower(), key) if isinstance(key, str) else key
+            if target != key and target in data:
+                continue
+            matched[target] = value
+        return matched
 
     @field_validator("provider_name", "model_name", "variant", "base_url", "api_key")
     @classmethod

@@ -1,0 +1,45 @@
+"""Evaluation results: the data model, the multi-run summary types and the stores."""
+
+from agenteval.evalresult.local import LocalEvalResultManager
+from agenteval.evalresult.manager import EvalResultManager
+from agenteval.evalresult.memory import InMemoryEvalResultManager
+from agenteval.evalresult.models import (
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultDetails,
+    EvalMetricResultPerInvocation,
+    EvalSetResult,
+    RubricScore,
+    ScoreKind,
+    ScoreValue,
+)
+from agenteval.evalresult.summary import (
+    EvalCaseResultSummary,
+    EvalCaseRunSummary,
+    EvalMetricRunSummary,
+    EvalMetricSummary,
+    EvalSetResultSummary,
+    EvalSetRunSummary,
+    EvalStatusCounts,
+)
+
+__all__ = [
+    "EvalCaseResult",
+    "EvalCaseResultSummary",
+    "EvalCaseRunSummary",
+    "EvalMetricResult",
+    "EvalMetricResultDetails",
+    "EvalMetricResultPerInvocation",
+    "EvalMetricRunSummary",
+    "EvalMetricSummary",
+    "EvalResultManager",
+    "EvalSetResult",
+    "EvalSetResultSummary",
+    "EvalSetRunSummary",
+    "EvalStatusCounts",
+    "InMemoryEvalResultManager",
+    "LocalEvalResultManager",
+    "RubricScore",
+    "ScoreKind",
+    "ScoreValue",
+]

@@ -1,0 +1,124 @@
+"""Save-side logic shared by every result store: validation, id, defaults, deep copies."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from pydantic import ValidationError
+
+from agenteval._files import describe_validation_error
+from agenteval._json import non_finite_path
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalSetResult
+
+__all__ = [
+    "clone_result",
+    "new_result_id",
+    "prepare_result",
+    "validate_get",
+    "validate_list",
+    "validate_save",
+]
+
+
+def validate_save(app_name: str, result: EvalSetResult | None) -> EvalSetResult:
+    """Check the arguments of ``save`` in the reference order.
+
+    Returns:
+        The result, narrowed to not ``None``.
+
+    Raises:
+        ConfigError: ``app name is empty``, ``eval set result is None`` or
+            ``the eval set id of eval set result is empty``.
+    """
+    if not app_name:
+        raise ConfigError("app name is empty")
+    if result is None:
+        raise ConfigError("eval set result is None")
+    if not result.eval_set_id:
+        raise ConfigError("the eval set id of eval set result is empty")
+    return result
+
+
+def validate_get(app_name: str, eval_set_result_id: str) -> None:
+    """Check the arguments of ``get`` in the reference order.
+
+    Raises:
+        ConfigError: ``app name is empty`` or ``eval set result id is empty``.
+    """
+    if not app_name:
+        raise ConfigError("app name is empty")
+    if not eval_set_result_id:
+        raise ConfigError("eval set result id is empty")
+
+
+def validate_list(app_name: str) -> None:
+    """Check the argument of ``list``.
+
+    Raises:
+        ConfigError: ``app name is empty``.
+    """
+    if not app_name:
+        raise ConfigError("app name is empty")
+
+
+def new_result_id(app_name: str, eval_set_id: str) -> str:
+    """Return a fresh result id, ``<app>_<evalSetId>_<uuid4>``."""
+    return f"{app_name}_{eval_set_id}_{uuid.uuid4()}"
+
+
+def clone_result(result: EvalSetResult, context: str = "clone result") -> EvalSetResult:
+    """Deep-copy a result through its JSON form, which also proves it can be stored.
+
+    Args:
+        result: The result to copy.
+        context: Prefix of the error message.
+
+    Returns:
+        An independent copy.
+
+    Raises:
+        ConfigError: The result holds a value JSON cannot represent (``<context>: <why>``).
+    """
+    try:
+        return EvalSetResult.from_json(result.to_json(indent=None))
+    except ValidationError as exc:
+        # The JSON form reloads differently, e.g. a NaN score written as null.
+        raise ConfigError(f"{context}: {describe_validation_error(exc)}") from None
+    except (ValueError, TypeError) as exc:
+        path = non_finite_path(result)
+        if path is not None:
+            raise ConfigError(
+                f"{context}: field {path} is not a finite number; JSON cannot hold NaN or infinity"
+            ) from exc
+        raise ConfigError(f"{context}: {exc}") from exc
+
+
+def prepare_result(app_name: str, result: EvalSetResult | None, *, set_timestamp: bool = True) -> EvalSetResult:
+    """Validate a result and return the copy a store should persist.
+
+    The copy gets a generated id when it has none, the id as its name when it has none and, when
+    ``set_timestamp`` is true, the current time when it has no creation time (a provided value,
+    even ``0``, is kept). The caller's object is never changed.
+
+    Args:
+        app_name: The app the result belongs to.
+        result: The result to save.
+        set_timestamp: Whether to fill a missing ``creation_timestamp`` (a database may do it).
+
+    Returns:
+        The prepared copy; its ``eval_set_result_id`` is the id ``save`` returns.
+
+    Raises:
+        ConfigError: A validation failure (see :func:`validate_save`), or ``clone result: ...``
+            when the result cannot be serialised.
+    """
+    prepared = clone_result(validate_save(app_name, result))
+    if not prepared.eval_set_result_id:
+        prepared.eval_set_result_id = new_result_id(app_name, prepared.eval_set_id)
+    if not prepared.eval_set_result_name:
+        prepared.eval_set_result_name = prepared.eval_set_result_id
+    if set_timestamp and prepared.creation_timestamp is None:
+        prepared.creation_timestamp = time.time()
+    return prepared

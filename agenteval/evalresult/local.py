@@ -1,0 +1,140 @@
+"""An eval-result store that keeps one JSON file per result, in the reference framework's layout."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import os
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+from agenteval._files import check_name, ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.evalresult._prepare import prepare_result, validate_get, validate_list
+from agenteval.evalresult.models import EvalSetResult
+from agenteval.locator import Locator, SuffixLocator
+
+__all__ = ["RESULT_FILE_SUFFIX", "LocalEvalResultManager"]
+
+RESULT_FILE_SUFFIX = ".evalset_result.json"
+"""File-name suffix of a result file in the default layout."""
+
+_WHAT = "eval set result"
+_LEGACY_TEXT: TypeAdapter[str] = TypeAdapter(str)
+
+
+class LocalEvalResultManager:
+    """Keeps each eval-set result in its own JSON file under a base directory.
+
+    The default layout is the reference framework's,
+    ``<base_dir>/<app>/<id>.evalset_result.json``, so both read each other's files. App names and
+    ids that could leave the base directory are rejected, and every write is atomic.
+
+    Args:
+        base_dir: Directory holding one sub-directory per app; created on the first save.
+        locator: Where files go; defaults to ``SuffixLocator(".evalset_result.json")``.
+    """
+
+    def __init__(self, base_dir: str | os.PathLike[str], *, locator: Locator | None = None) -> None:
+        self._base_dir = Path(base_dir)
+        self._locator: Locator = locator if locator is not None else SuffixLocator(RESULT_FILE_SUFFIX)
+
+    @property
+    def base_dir(self) -> Path:
+        """The directory the results live in."""
+        return self._base_dir
+
+    @property
+    def locator(self) -> Locator:
+        """The locator that maps (app, id) to a file."""
+        return self._locator
+
+    async def save(self, app_name: str, result: EvalSetResult | None) -> str:
+        """Write a result to its file, replacing any previous version, and return its id.
+
+        Args:
+            app_name: The app the result belongs to.
+            result: The result; a missing id, name or creation time is filled in on a copy.
+
+        Returns:
+            The result id.
+
+        Raises:
+            ConfigError: A bad argument, an app name or id unfit for a file name, or a result that
+                cannot be serialised (``clone result: ...``).
+            StorageError: The file could not be written; any previous version is intact.
+        """
+        # Copy on the caller's task, so the saved content is the object as it was at the call.
+        prepared = prepare_result(app_name, result)
+        await asyncio.to_thread(self._write, app_name, prepared)
+        return prepared.eval_set_result_id
+
+    async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
+        """Read a result from its file.
+
+        The file may hold the result object, or the legacy form: a JSON string holding the
+        object's JSON. The stored ``evalSetResultId`` is returned as it is, even if it differs from
+        the file name.
+
+        Raises:
+            ConfigError: A bad argument, or a malformed file (the message names it).
+            NotFoundError: There is no such file.
+            StorageError: The file could not be read.
+        """
+        validate_get(app_name, eval_set_result_id)
+        return await asyncio.to_thread(self._read, app_name, eval_set_result_id)
+
+    async def list(self, app_name: str) -> builtins.list[str]:
+        """Return the app's result ids in file-name order (``[]`` when the app has none).
+
+        Raises:
+            ConfigError: A bad app name.
+            StorageError: The directory could not be read.
+        """
+        validate_list(app_name)
+        return await asyncio.to_thread(self._list, app_name)
+
+    async def close(self) -> None:
+        """Do nothing: no file stays open between calls."""
+
+    def __repr__(self) -> str:
+        return f"LocalEvalResultManager({str(self._base_dir)!r}, locator={self._locator!r})"
+
+    def _path(self, app_name: str, eval_set_result_id: str) -> Path:
+        check_name("app name", app_name)
+        check_name("eval set result id", eval_set_result_id)
+        return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_result_id))
+
+    def _write(self, app_name: str, prepared: EvalSetResult) -> None:
+        path = self._path(app_name, prepared.eval_set_result_id)
+        write_atomic(path, prepared.to_json())
+
+    def _read(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
+        path = self._path(app_name, eval_set_result_id)
+        try:
+            return _load(path)
+        except NotFoundError as exc:
+            raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found: {exc}") from exc
+
+    def _list(self, app_name: str) -> builtins.list[str]:
+        check_name("app name", app_name)
+        # A symlinked app directory must not expose names from outside the base directory.
+        ensure_inside(self._base_dir, self._base_dir / app_name)
+        try:
+            return self._locator.list(self._base_dir, app_name)
+        except OSError as exc:
+            raise StorageError(f"list eval set results for app {app_name}: {exc}") from exc
+
+
+def _load(path: Path) -> EvalSetResult:
+    """Load a result file, in the current form or the legacy double-encoded one."""
+    try:
+        return load_json_file(path, EvalSetResult, _WHAT)
+    except ConfigError as error:
+        try:
+            inner = load_json_file(path, _LEGACY_TEXT, _WHAT)
+        except ConfigError:
+            # Not a legacy file either: the object's error says what is wrong.
+            raise error from None
+    return parse_json(inner, EvalSetResult, f"legacy content of {_WHAT} file {path}")

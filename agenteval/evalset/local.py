@@ -1,0 +1,132 @@
+"""An eval-set store that keeps one JSON file per eval set."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from agenteval._files import check_name, ensure_inside, load_json_file, write_atomic
+from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.evalset.memory import _appender, _case_index, _new_set, _not_empty, _remover, _replacer
+from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.locator import Locator, SuffixLocator
+
+__all__ = ["LocalEvalSetManager"]
+
+
+def _check_set(app_name: str, eval_set_id: str) -> None:
+    check_name("app name", app_name)
+    check_name("eval set id", eval_set_id)
+
+
+class LocalEvalSetManager:
+    """An :class:`~agenteval.evalset.manager.EvalSetManager` over ``<base>/<app>/<id>.evalset.json`` files.
+
+    Files are written with a 2-space indent, atomically; sets are listed in file-name order.
+    Nothing is read or written outside ``base_dir``.
+
+    Args:
+        base_dir: Directory holding one sub-directory per app.
+        locator: Maps (app, id) to a file and lists an app's ids; defaults to the reference layout.
+    """
+
+    def __init__(self, base_dir: str | os.PathLike[str], *, locator: Locator | None = None) -> None:
+        self._base_dir = Path(base_dir)
+        self._locator: Locator = locator if locator is not None else SuffixLocator(".evalset.json")
+        self._lock = threading.Lock()
+
+    def _path(self, app_name: str, eval_set_id: str) -> Path:
+        return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
+
+    def _load(self, app_name: str, eval_set_id: str) -> tuple[Path, EvalSet]:
+        path = self._path(app_name, eval_set_id)
+        try:
+            return path, load_json_file(path, EvalSet, "eval set")
+        except NotFoundError as exc:
+            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found: {exc}") from exc
+
+    def _edit(self, app_name: str, eval_set_id: str, change: Callable[[EvalSet], object]) -> None:
+        with self._lock:
+            path, eval_set = self._load(app_name, eval_set_id)
+            change(eval_set)
+            write_atomic(path, eval_set.to_json())
+
+    def _create(self, app_name: str, eval_set_id: str) -> EvalSet:
+        with self._lock:
+            path = self._path(app_name, eval_set_id)
+            if path.exists():
+                raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
+            eval_set = _new_set(eval_set_id)
+            write_atomic(path, eval_set.to_json())
+            return eval_set
+
+    def _delete(self, app_name: str, eval_set_id: str) -> None:
+        with self._lock:
+            path = self._path(app_name, eval_set_id)
+            try:
+                path.unlink()
+            except FileNotFoundError as exc:
+                raise NotFoundError(
+                    f"eval set {app_name}.{eval_set_id} not found: eval set file {path} does not exist"
+                ) from exc
+            except OSError as exc:
+                raise StorageError(f"remove eval set file {path}: {exc}") from exc
+
+    def _list(self, app_name: str) -> builtins.list[str]:
+        try:
+            return self._locator.list(self._base_dir, app_name)
+        except OSError as exc:
+            raise StorageError(f"list eval sets of app {app_name}: {exc}") from exc
+
+    def _get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        _, eval_set = self._load(app_name, eval_set_id)
+        return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)]
+
+    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """Read an eval set from its file."""
+        _check_set(app_name, eval_set_id)
+        _, eval_set = await asyncio.to_thread(self._load, app_name, eval_set_id)
+        return eval_set
+
+    async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """Write a new, empty eval set; an existing file is a :class:`ConfigError`."""
+        _check_set(app_name, eval_set_id)
+        return await asyncio.to_thread(self._create, app_name, eval_set_id)
+
+    async def list(self, app_name: str) -> builtins.list[str]:
+        """Return the app's eval-set ids, as the locator lists them."""
+        check_name("app name", app_name)
+        return await asyncio.to_thread(self._list, app_name)
+
+    async def delete(self, app_name: str, eval_set_id: str) -> None:
+        """Remove an eval set's file."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._delete, app_name, eval_set_id)
+
+    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        """Read one case of an eval set."""
+        _check_set(app_name, eval_set_id)
+        _not_empty("eval case id", eval_case_id)
+        return await asyncio.to_thread(self._get_case, app_name, eval_set_id, eval_case_id)
+
+    async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
+        """Append a case, filling missing creation times, and rewrite the file."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, _appender(app_name, eval_set_id, eval_case))
+
+    async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
+        """Replace the case with the same id and rewrite the file."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, _replacer(app_name, eval_set_id, eval_case))
+
+    async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
+        """Remove a case and rewrite the file."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, _remover(app_name, eval_set_id, eval_case_id))
+
+    async def close(self) -> None:
+        """Do nothing: no file stays open."""

@@ -1,0 +1,154 @@
+"""An eval-set store that keeps everything in memory."""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Callable
+
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalset.models import EvalCase, EvalSet
+
+__all__ = ["InMemoryEvalSetManager"]
+
+
+def _not_empty(kind: str, value: str) -> str:
+    if not value:
+        raise ConfigError(f"{kind} is empty")
+    return value
+
+
+def _check_set(app_name: str, eval_set_id: str) -> None:
+    _not_empty("app name", app_name)
+    _not_empty("eval set id", eval_set_id)
+
+
+def _case_id(eval_case: EvalCase | None) -> str:
+    if eval_case is None:
+        raise ConfigError("eval case is None")
+    return _not_empty("eval case id", eval_case.eval_id)
+
+
+def _new_set(eval_set_id: str) -> EvalSet:
+    return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=time.time())
+
+
+def _case_index(eval_set: EvalSet, app_name: str, eval_set_id: str, eval_case_id: str) -> int:
+    for index, case in enumerate(eval_set.eval_cases):
+        if case.eval_id == eval_case_id:
+            return index
+    raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
+
+
+# The case edits below are shared with the local store: each validates its argument up front and
+# returns the change to apply to the loaded set while the store's lock is held.
+
+
+def _appender(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[[EvalSet], object]:
+    case_id = _case_id(eval_case)
+    case = eval_case.model_copy(deep=True)
+    now = time.time()
+    if case.creation_timestamp is None:
+        case.creation_timestamp = now
+    for turn in [*case.conversation, *case.actual_conversation]:
+        if turn.creation_timestamp is None:
+            turn.creation_timestamp = now
+
+    def append(eval_set: EvalSet) -> None:
+        if eval_set.case(case_id) is not None:
+            raise ConfigError(f"eval case {app_name}.{eval_set_id}.{case_id} already exists")
+        eval_set.eval_cases.append(case)
+
+    return append
+
+
+def _replacer(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[[EvalSet], object]:
+    case_id = _case_id(eval_case)
+    case = eval_case.model_copy(deep=True)
+
+    def replace(eval_set: EvalSet) -> None:
+        eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, case_id)] = case
+
+    return replace
+
+
+def _remover(app_name: str, eval_set_id: str, eval_case_id: str) -> Callable[[EvalSet], object]:
+    _not_empty("eval case id", eval_case_id)
+    return lambda eval_set: eval_set.eval_cases.pop(_case_index(eval_set, app_name, eval_set_id, eval_case_id))
+
+
+class InMemoryEvalSetManager:
+    """An :class:`~agenteval.evalset.manager.EvalSetManager` backed by dictionaries.
+
+    Sets are listed in creation order. Everything stored and returned is a deep copy.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sets: dict[str, dict[str, EvalSet]] = {}
+
+    def _find(self, app_name: str, eval_set_id: str) -> EvalSet:
+        eval_set = self._sets.get(app_name, {}).get(eval_set_id)
+        if eval_set is None:
+            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
+        return eval_set
+
+    def _change(self, app_name: str, eval_set_id: str, change: Callable[[EvalSet], object]) -> None:
+        with self._lock:
+            change(self._find(app_name, eval_set_id))
+
+    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """Return a copy of an eval set."""
+        _check_set(app_name, eval_set_id)
+        with self._lock:
+            return self._find(app_name, eval_set_id).model_copy(deep=True)
+
+    async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """Create an empty eval set; an existing id is a :class:`ConfigError`."""
+        _check_set(app_name, eval_set_id)
+        with self._lock:
+            sets = self._sets.setdefault(app_name, {})
+            if eval_set_id in sets:
+                raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
+            eval_set = sets[eval_set_id] = _new_set(eval_set_id)
+            return eval_set.model_copy(deep=True)
+
+    async def list(self, app_name: str) -> builtins.list[str]:
+        """Return the app's eval-set ids in creation order."""
+        _not_empty("app name", app_name)
+        with self._lock:
+            return builtins.list(self._sets.get(app_name, {}))
+
+    async def delete(self, app_name: str, eval_set_id: str) -> None:
+        """Delete an eval set."""
+        _check_set(app_name, eval_set_id)
+        with self._lock:
+            self._find(app_name, eval_set_id)
+            del self._sets[app_name][eval_set_id]
+
+    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        """Return a copy of one case."""
+        _check_set(app_name, eval_set_id)
+        _not_empty("eval case id", eval_case_id)
+        with self._lock:
+            eval_set = self._find(app_name, eval_set_id)
+            return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)].model_copy(deep=True)
+
+    async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
+        """Append a copy of a case, filling missing creation times."""
+        _check_set(app_name, eval_set_id)
+        self._change(app_name, eval_set_id, _appender(app_name, eval_set_id, eval_case))
+
+    async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
+        """Replace the case with the same id by a copy of ``eval_case``."""
+        _check_set(app_name, eval_set_id)
+        self._change(app_name, eval_set_id, _replacer(app_name, eval_set_id, eval_case))
+
+    async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
+        """Remove a case."""
+        _check_set(app_name, eval_set_id)
+        self._change(app_name, eval_set_id, _remover(app_name, eval_set_id, eval_case_id))
+
+    async def close(self) -> None:
+        """Do nothing: there is nothing to release."""

@@ -1,0 +1,92 @@
+"""A metric store that keeps one JSON array file per eval set."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import os
+import threading
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+from agenteval._files import check_name, dump_models, ensure_inside, load_json_file, write_atomic
+from agenteval.errors import NotFoundError
+from agenteval.locator import Locator, SuffixLocator
+from agenteval.metric.memory import _adder, _Change, _deleter, _index, _not_empty, _updater
+from agenteval.metric.models import EvalMetric
+
+__all__ = ["LocalMetricManager"]
+
+_METRICS = TypeAdapter(list[EvalMetric])
+
+
+def _check_set(app_name: str, eval_set_id: str) -> None:
+    check_name("app name", app_name)
+    check_name("eval set id", eval_set_id)
+
+
+class LocalMetricManager:
+    """A :class:`~agenteval.metric.manager.MetricManager` over ``<base>/<app>/<id>.metrics.json`` files.
+
+    Each file is a JSON array of metrics, written with a 2-space indent, atomically. A missing
+    file means no metrics. Nothing is read or written outside ``base_dir``. Judge API keys are
+    never written, so they do not survive a round trip through the file.
+
+    Args:
+        base_dir: Directory holding one sub-directory per app.
+        locator: Maps (app, eval-set id) to a file (only ``build`` is used); defaults to the
+            reference layout.
+    """
+
+    def __init__(self, base_dir: str | os.PathLike[str], *, locator: Locator | None = None) -> None:
+        self._base_dir = Path(base_dir)
+        self._locator: Locator = locator if locator is not None else SuffixLocator(".metrics.json")
+        self._lock = threading.Lock()
+
+    def _load(self, app_name: str, eval_set_id: str) -> tuple[Path, builtins.list[EvalMetric]]:
+        path = ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
+        try:
+            return path, load_json_file(path, _METRICS, "metrics")
+        except NotFoundError:
+            return path, []
+
+    def _edit(self, app_name: str, eval_set_id: str, change: _Change) -> None:
+        with self._lock:
+            path, metrics = self._load(app_name, eval_set_id)
+            change(metrics)
+            write_atomic(path, dump_models(metrics))
+
+    def _get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
+        _, metrics = self._load(app_name, eval_set_id)
+        return metrics[_index(metrics, app_name, eval_set_id, metric_name)]
+
+    async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
+        """Return the metric names in file order (``[]`` when the file is missing)."""
+        _check_set(app_name, eval_set_id)
+        _, metrics = await asyncio.to_thread(self._load, app_name, eval_set_id)
+        return [m.metric_name for m in metrics]
+
+    async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
+        """Read the first metric with this name."""
+        _check_set(app_name, eval_set_id)
+        _not_empty("metric name", metric_name)
+        return await asyncio.to_thread(self._get, app_name, eval_set_id, metric_name)
+
+    async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        """Append a metric (creating the file if needed); its name must be new in the set."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
+
+    async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        """Replace the first metric with the same name and rewrite the file."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
+
+    async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
+        """Remove the first metric with this name and rewrite the file."""
+        _check_set(app_name, eval_set_id)
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
+
+    async def close(self) -> None:
+        """Do nothing: no file stays open."""

@@ -1,0 +1,116 @@
+"""A metric store that keeps everything in memory."""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Callable
+
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.metric.models import EvalMetric
+
+__all__ = ["InMemoryMetricManager"]
+
+
+def _not_empty(kind: str, value: str) -> str:
+    if not value:
+        raise ConfigError(f"{kind} is empty")
+    return value
+
+
+def _check_set(app_name: str, eval_set_id: str) -> None:
+    _not_empty("app name", app_name)
+    _not_empty("eval set id", eval_set_id)
+
+
+def _metric_name(metric: EvalMetric | None) -> str:
+    if metric is None:
+        raise ConfigError("metric is None")
+    return _not_empty("metric name", metric.metric_name)
+
+
+def _index(metrics: builtins.list[EvalMetric], app_name: str, eval_set_id: str, metric_name: str) -> int:
+    for index, metric in enumerate(metrics):
+        if metric.metric_name == metric_name:
+            return index
+    raise NotFoundError(f"metric {app_name}.{eval_set_id}.{metric_name} not found")
+
+
+# The edits below are shared with the local store: each validates its argument up front and
+# returns the change to apply to the loaded metric list while the store's lock is held.
+
+_Change = Callable[[builtins.list[EvalMetric]], object]
+
+
+def _adder(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
+    name = _metric_name(metric)
+    copy = metric.model_copy(deep=True)
+
+    def add(metrics: builtins.list[EvalMetric]) -> None:
+        if any(m.metric_name == name for m in metrics):
+            raise ConfigError(f"metric {app_name}.{eval_set_id}.{name} already exists")
+        metrics.append(copy)
+
+    return add
+
+
+def _updater(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
+    name = _metric_name(metric)
+    copy = metric.model_copy(deep=True)
+
+    def update(metrics: builtins.list[EvalMetric]) -> None:
+        metrics[_index(metrics, app_name, eval_set_id, name)] = copy
+
+    return update
+
+
+def _deleter(app_name: str, eval_set_id: str, metric_name: str) -> _Change:
+    _not_empty("metric name", metric_name)
+    return lambda metrics: metrics.pop(_index(metrics, app_name, eval_set_id, metric_name))
+
+
+class InMemoryMetricManager:
+    """A :class:`~agenteval.metric.manager.MetricManager` backed by dictionaries.
+
+    Everything stored and returned is a deep copy (API keys of judge models included).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._metrics: dict[tuple[str, str], builtins.list[EvalMetric]] = {}
+
+    def _change(self, app_name: str, eval_set_id: str, change: _Change) -> None:
+        with self._lock:
+            change(self._metrics.setdefault((app_name, eval_set_id), []))
+
+    async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
+        """Return the metric names of an eval set in the order they were added."""
+        _check_set(app_name, eval_set_id)
+        with self._lock:
+            return [m.metric_name for m in self._metrics.get((app_name, eval_set_id), [])]
+
+    async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
+        """Return a copy of the first metric with this name."""
+        _check_set(app_name, eval_set_id)
+        _not_empty("metric name", metric_name)
+        with self._lock:
+            metrics = self._metrics.get((app_name, eval_set_id), [])
+            return metrics[_index(metrics, app_name, eval_set_id, metric_name)].model_copy(deep=True)
+
+    async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        """Append a copy of a metric; its name must be new in the set."""
+        _check_set(app_name, eval_set_id)
+        self._change(app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
+
+    async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        """Replace the first metric with the same name by a copy of ``metric``."""
+        _check_set(app_name, eval_set_id)
+        self._change(app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
+
+    async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
+        """Remove the first metric with this name."""
+        _check_set(app_name, eval_set_id)
+        self._change(app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
+
+    async def close(self) -> None:
+        """Do nothing: there is nothing to release."""

@@ -1,0 +1,228 @@
+"""Behaviour specific to the local-file eval-set store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.evalset.local import LocalEvalSetManager
+from agenteval.evalset.models import EvalCase
+from tests.conftest import REFERENCE_EXAMPLES
+from tests.evalset.test_managers import make_case
+
+APP = "my-app"
+REFERENCE_APP = REFERENCE_EXAMPLES / "local" / "data" / "math-eval-app"
+
+
+class FlatLocator:
+    """Keeps every set of every app in one directory: ``<base>/<app>--<id>.json``."""
+
+    def build(self, base_dir: Path, app_name: str, item_id: str) -> Path:
+        return base_dir / f"{app_name}--{item_id}.json"
+
+    def list(self, base_dir: Path, app_name: str) -> list[str]:
+        prefix = f"{app_name}--"
+        return sorted(p.stem.removeprefix(prefix) for p in base_dir.glob(f"{prefix}*.json"))
+
+
+class EscapingLocator(FlatLocator):
+    def build(self, base_dir: Path, app_name: str, item_id: str) -> Path:
+        return base_dir / ".." / f"{app_name}--{item_id}.json"
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.asyncio
+async def test_file_layout_and_format(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(str(tmp_path))
+    await manager.create(APP, "s1")
+    await manager.add_case(APP, "s1", make_case("c1", text="héllo"))
+    path = tmp_path / APP / "s1.evalset.json"
+    assert files_under(tmp_path) == [APP, f"{APP}/s1.evalset.json"]
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("}\n")
+    assert not text.endswith("\n\n")
+    assert text.splitlines()[1] == '  "evalSetId": "s1",'
+    assert "héllo" in text
+    assert json.loads(text) == (await manager.get(APP, "s1")).to_dict()
+    assert json.loads(text)["evalCases"][0]["evalId"] == "c1"
+
+
+@pytest.mark.asyncio
+async def test_reference_file_loads_and_round_trips(tmp_path: Path) -> None:
+    shutil.copytree(REFERENCE_APP, tmp_path / "math-eval-app")
+    manager = LocalEvalSetManager(tmp_path)
+    assert await manager.list("math-eval-app") == ["math-basic"]
+    eval_set = await manager.get("math-eval-app", "math-basic")
+    assert eval_set.eval_set_id == "math-basic"
+    assert [c.eval_id for c in eval_set.eval_cases] == ["calc_add", "calc_multiply"]
+    case = await manager.get_case("math-eval-app", "math-basic", "calc_add")
+    assert case.conversation[0].tools[0].arguments == {"operation": "add", "a": 2, "b": 3}
+
+    original = json.loads((REFERENCE_APP / "math-basic.evalset.json").read_text())
+    await manager.add_case("math-eval-app", "math-basic", EvalCase(eval_id="new", creation_timestamp=1.5))
+    written = json.loads((tmp_path / "math-eval-app" / "math-basic.evalset.json").read_text())
+    assert written["evalCases"][:2] == original["evalCases"]
+    assert written["evalCases"][2] == {"evalId": "new", "creationTimestamp": 1.5}
+
+
+@pytest.mark.asyncio
+async def test_null_cases_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.evalset.json").write_text('{"evalSetId": "s", "evalCases": [null, {"evalId": "c"}, null]}')
+    manager = LocalEvalSetManager(tmp_path)
+    assert [c.eval_id for c in (await manager.get("a", "s")).eval_cases] == ["c"]
+
+
+@pytest.mark.asyncio
+async def test_requested_id_decides_the_file(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.evalset.json").write_text('{"evalSetId": "other"}')
+    manager = LocalEvalSetManager(tmp_path)
+    assert (await manager.get("a", "s")).eval_set_id == "other"
+    await manager.add_case("a", "s", make_case("c"))
+    assert files_under(tmp_path) == ["a", "a/s.evalset.json"]
+    assert [c.eval_id for c in (await manager.get("a", "s")).eval_cases] == ["c"]
+
+
+@pytest.mark.asyncio
+async def test_create_over_existing_file(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.evalset.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"eval set a\.s already exists"):
+        await LocalEvalSetManager(tmp_path).create("a", "s")
+    assert (tmp_path / "a" / "s.evalset.json").read_text() == "{}"
+
+
+@pytest.mark.asyncio
+async def test_delete_removes_the_file(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    await manager.create("a", "s")
+    await manager.delete("a", "s")
+    assert files_under(tmp_path) == ["a"]
+
+
+@pytest.mark.asyncio
+async def test_list_ignores_other_entries(tmp_path: Path) -> None:
+    app = tmp_path / "a"
+    (app / "dir.evalset.json").mkdir(parents=True)
+    (app / "notes.txt").write_text("x")
+    (app / "s.metrics.json").write_text("[]")
+    (app / "s.evalset.json.tmp").write_text("{}")
+    (app / "s.evalset.json").write_text("{}")
+    (tmp_path / "b.evalset.json").write_text("{}")
+    assert await LocalEvalSetManager(tmp_path).list("a") == ["s"]
+
+
+BAD_NAMES = ["..", ".", "a/b", "a\\b", "a\x00b", "../x", "/abs"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", BAD_NAMES)
+async def test_path_escaping_names_are_rejected(tmp_path: Path, name: str) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    manager = LocalEvalSetManager(base)
+    await manager.create("app", "s")
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.create(name, "s"),
+        lambda: manager.create("app", name),
+        lambda: manager.get(name, "s"),
+        lambda: manager.get("app", name),
+        lambda: manager.list(name),
+        lambda: manager.delete("app", name),
+        lambda: manager.add_case(name, "s", make_case("c")),
+        lambda: manager.add_case("app", name, make_case("c")),
+        lambda: manager.update_case("app", name, make_case("c")),
+        lambda: manager.get_case("app", name, "c"),
+        lambda: manager.delete_case("app", name, "c"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError, match="not allowed in a file name"):
+            await call()
+    assert files_under(tmp_path) == ["base", "base/app", "base/app/s.evalset.json"]
+
+
+@pytest.mark.asyncio
+async def test_custom_locator(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path, locator=FlatLocator())
+    await manager.create("a", "s2")
+    await manager.create("a", "s1")
+    await manager.create("b", "s1")
+    await manager.add_case("a", "s1", make_case("c"))
+    assert files_under(tmp_path) == ["a--s1.json", "a--s2.json", "b--s1.json"]
+    assert await manager.list("a") == ["s1", "s2"]
+    assert (await manager.get_case("a", "s1", "c")).eval_id == "c"
+    await manager.delete("a", "s2")
+    assert await manager.list("a") == ["s1"]
+
+
+@pytest.mark.asyncio
+async def test_escaping_locator_is_rejected(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (tmp_path / "a--s.json").write_text("{}")
+    manager = LocalEvalSetManager(base, locator=EscapingLocator())
+    with pytest.raises(ConfigError, match="outside the base directory"):
+        await manager.create("a", "t")
+    with pytest.raises(ConfigError, match="outside the base directory"):
+        await manager.get("a", "s")
+    with pytest.raises(ConfigError, match="outside the base directory"):
+        await manager.add_case("a", "s", make_case("c"))
+    with pytest.raises(ConfigError, match="outside the base directory"):
+        await manager.delete("a", "s")
+    assert files_under(tmp_path) == ["a--s.json", "base"]
+
+
+MALFORMED = [
+    ('{"evalSetId": "s", "evalCases": [', "not valid JSON"),
+    ('{"evalSetId": 5}', "field evalSetId"),
+    (
+        '{"evalCases": [{"evalId": "c", "conversation": [{"creationTimestamp": "now"}]}]}',
+        "evalCases[0].conversation[0]",
+    ),
+    ('{"evalCases": {"evalId": "c"}}', "field evalCases"),
+    ("[]", "document"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("content", "field"), MALFORMED)
+async def test_malformed_file(tmp_path: Path, content: str, field: str) -> None:
+    path = tmp_path / "a" / "s.evalset.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    manager = LocalEvalSetManager(tmp_path)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.get("a", "s"),
+        lambda: manager.get_case("a", "s", "c"),
+        lambda: manager.add_case("a", "s", make_case("new")),
+        lambda: manager.delete_case("a", "s", "c"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError) as info:
+            await call()
+        assert str(path) in str(info.value)
+        assert field in str(info.value)
+    assert path.read_text() == content
+
+
+@pytest.mark.asyncio
+async def test_missing_file_names_the_path(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError, match="s.evalset.json does not exist"):
+        await LocalEvalSetManager(tmp_path).get("a", "s")
+
+
+@pytest.mark.asyncio
+async def test_unwritable_base_is_storage_error(tmp_path: Path) -> None:
+    base = tmp_path / "file"
+    base.write_text("not a directory")
+    with pytest.raises(StorageError):
+        await LocalEvalSetManager(base).create("a", "s")

@@ -1,0 +1,184 @@
+"""Behaviour specific to the local-file metric store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from agenteval.errors import ConfigError
+from agenteval.metric.local import LocalMetricManager
+from agenteval.metric.models import EvalMetric
+from tests.conftest import REFERENCE_EXAMPLES
+from tests.metric.test_managers import make_metric
+
+REFERENCE_APP = REFERENCE_EXAMPLES / "local" / "data" / "math-eval-app"
+
+
+class FlatLocator:
+    """Keeps every metrics file in one directory: ``<base>/<app>--<id>.json``."""
+
+    def build(self, base_dir: Path, app_name: str, item_id: str) -> Path:
+        return base_dir / f"{app_name}--{item_id}.json"
+
+    def list(self, base_dir: Path, app_name: str) -> list[str]:
+        raise AssertionError("the metric store never lists")
+
+
+class EscapingLocator(FlatLocator):
+    def build(self, base_dir: Path, app_name: str, item_id: str) -> Path:
+        return base_dir / "sub" / ".." / ".." / f"{app_name}--{item_id}.json"
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.asyncio
+async def test_file_layout_and_format(tmp_path: Path) -> None:
+    manager = LocalMetricManager(str(tmp_path))
+    await manager.add("a", "s", make_metric("m1"))
+    await manager.add("a", "s", EvalMetric(metric_name="m2", threshold=1.0))
+    path = tmp_path / "a" / "s.metrics.json"
+    assert files_under(tmp_path) == ["a", "a/s.metrics.json"]
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('[\n  {\n    "metricName": "m1",')
+    assert text.endswith("]\n")
+    assert json.loads(text)[1] == {"metricName": "m2", "threshold": 1}
+
+
+@pytest.mark.asyncio
+async def test_deleting_last_metric_leaves_empty_array(tmp_path: Path) -> None:
+    manager = LocalMetricManager(tmp_path)
+    await manager.add("a", "s", make_metric("m"))
+    await manager.delete("a", "s", "m")
+    assert (tmp_path / "a" / "s.metrics.json").read_text() == "[]\n"
+    assert await manager.list("a", "s") == []
+
+
+@pytest.mark.asyncio
+async def test_api_key_is_not_written(tmp_path: Path) -> None:
+    manager = LocalMetricManager(tmp_path)
+    metric = make_metric("m")
+    assert metric.criterion is not None and metric.criterion.llm_judge is not None
+    assert metric.criterion.llm_judge.judge_model is not None
+    metric.criterion.llm_judge.judge_model.api_key = "secret"
+    await manager.add("a", "s", metric)
+    assert "secret" not in (tmp_path / "a" / "s.metrics.json").read_text()
+
+
+@pytest.mark.asyncio
+async def test_reference_file_loads_and_round_trips(tmp_path: Path) -> None:
+    shutil.copytree(REFERENCE_APP, tmp_path / "math-eval-app")
+    manager = LocalMetricManager(tmp_path)
+    assert await manager.list("math-eval-app", "math-basic") == ["tool_trajectory_avg_score"]
+    metric = await manager.get("math-eval-app", "math-basic", "tool_trajectory_avg_score")
+    assert metric.threshold == 1.0
+    assert metric.criterion is not None and metric.criterion.tool_trajectory is not None
+
+    await manager.add("math-eval-app", "math-basic", EvalMetric(metric_name="extra", threshold=0.5))
+    written = json.loads((tmp_path / "math-eval-app" / "math-basic.metrics.json").read_text())
+    # Rewritten as the reference would: "orderSensitive": false is omitted (omitempty).
+    assert written == [metric.to_dict(), {"metricName": "extra", "threshold": 0.5}]
+    assert "orderSensitive" not in written[0]["criterion"]["toolTrajectory"]
+
+
+@pytest.mark.asyncio
+async def test_get_returns_first_of_duplicates(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.metrics.json").write_text(
+        '[{"metricName": "m", "threshold": 0.1}, {"metricName": "m", "threshold": 0.2}]'
+    )
+    manager = LocalMetricManager(tmp_path)
+    assert await manager.list("a", "s") == ["m", "m"]
+    assert (await manager.get("a", "s", "m")).threshold == 0.1
+    await manager.delete("a", "s", "m")
+    assert (await manager.get("a", "s", "m")).threshold == 0.2
+
+
+BAD_NAMES = ["..", ".", "a/b", "a\\b", "a\x00b", "../x", "/abs"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", BAD_NAMES)
+async def test_path_escaping_names_are_rejected(tmp_path: Path, name: str) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    manager = LocalMetricManager(base)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.list(name, "s"),
+        lambda: manager.list("a", name),
+        lambda: manager.get(name, "s", "m"),
+        lambda: manager.get("a", name, "m"),
+        lambda: manager.add(name, "s", make_metric("m")),
+        lambda: manager.add("a", name, make_metric("m")),
+        lambda: manager.update("a", name, make_metric("m")),
+        lambda: manager.delete("a", name, "m"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError, match="not allowed in a file name"):
+            await call()
+    assert files_under(tmp_path) == ["base"]
+
+
+@pytest.mark.asyncio
+async def test_custom_locator(tmp_path: Path) -> None:
+    manager = LocalMetricManager(tmp_path, locator=FlatLocator())
+    await manager.add("a", "s", make_metric("m"))
+    await manager.add("b", "s", make_metric("n"))
+    assert files_under(tmp_path) == ["a--s.json", "b--s.json"]
+    assert await manager.list("a", "s") == ["m"]
+    assert await manager.list("b", "s") == ["n"]
+
+
+@pytest.mark.asyncio
+async def test_escaping_locator_is_rejected(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (tmp_path / "a--s.json").write_text("[]")
+    manager = LocalMetricManager(base, locator=EscapingLocator())
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.list("a", "s"),
+        lambda: manager.get("a", "s", "m"),
+        lambda: manager.add("a", "s", make_metric("m")),
+        lambda: manager.delete("a", "s", "m"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError, match="outside the base directory"):
+            await call()
+    assert files_under(tmp_path) == ["a--s.json", "base"]
+    assert (tmp_path / "a--s.json").read_text() == "[]"
+
+
+MALFORMED = [
+    ('[{"metricName": "m"', "not valid JSON"),
+    ('[{"metricName": "m", "threshold": "high"}]', "field [0].threshold"),
+    ('[{"metricName": "m", "criterion": {"llmJudge": {"rubrics": {}}}}]', "[0].criterion.llmJudge.rubrics"),
+    ('{"metricName": "m"}', "document"),
+    ("[null]", "[0]"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("content", "field"), MALFORMED)
+async def test_malformed_file(tmp_path: Path, content: str, field: str) -> None:
+    path = tmp_path / "a" / "s.metrics.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    manager = LocalMetricManager(tmp_path)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.list("a", "s"),
+        lambda: manager.get("a", "s", "m"),
+        lambda: manager.add("a", "s", make_metric("new")),
+        lambda: manager.update("a", "s", make_metric("m")),
+        lambda: manager.delete("a", "s", "m"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError) as info:
+            await call()
+        assert str(path) in str(info.value)
+        assert field in str(info.value)
+    assert path.read_text() == content

@@ -1,0 +1,239 @@
+"""Contract tests shared by the in-memory and local metric stores."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterion
+from agenteval.metric.local import LocalMetricManager
+from agenteval.metric.manager import MetricManager
+from agenteval.metric.memory import InMemoryMetricManager
+from agenteval.metric.models import EvalMetric
+
+APP = "app"
+SET = "set"
+
+
+def make_metric(name: str, threshold: float = 0.5) -> EvalMetric:
+    return EvalMetric(
+        metric_name=name,
+        evaluator_name="llm_rubric_response",
+        threshold=threshold,
+        criterion=Criterion(llm_judge=LLMCriterion(judge_model=JudgeModelOptions(model_name="gpt", num_samples=3))),
+        extension={"weights": [1, 2]},
+    )
+
+
+@pytest.fixture(params=["memory", "local"])
+def manager(request: pytest.FixtureRequest, tmp_path: Path) -> MetricManager:
+    if request.param == "memory":
+        return InMemoryMetricManager()
+    return LocalMetricManager(tmp_path)
+
+
+def test_satisfies_protocol(manager: MetricManager) -> None:
+    assert isinstance(manager, MetricManager)
+
+
+@pytest.mark.asyncio
+async def test_list_empty(manager: MetricManager) -> None:
+    assert await manager.list(APP, SET) == []
+    await manager.add("other-app", SET, make_metric("m"))
+    await manager.add(APP, "other-set", make_metric("m"))
+    assert await manager.list(APP, SET) == []
+
+
+@pytest.mark.asyncio
+async def test_add_get_list_in_order(manager: MetricManager) -> None:
+    for name in ["z", "a", "m"]:
+        await manager.add(APP, SET, make_metric(name))
+    assert await manager.list(APP, SET) == ["z", "a", "m"]
+    assert await manager.get(APP, SET, "a") == make_metric("a")
+
+
+@pytest.mark.asyncio
+async def test_sets_are_independent(manager: MetricManager) -> None:
+    await manager.add(APP, SET, make_metric("m", 0.1))
+    await manager.add(APP, "t", make_metric("m", 0.2))
+    await manager.add("b", SET, make_metric("m", 0.3))
+    assert (await manager.get(APP, SET, "m")).threshold == 0.1
+    assert (await manager.get(APP, "t", "m")).threshold == 0.2
+    assert (await manager.get("b", SET, "m")).threshold == 0.3
+
+
+@pytest.mark.asyncio
+async def test_add_duplicate(manager: MetricManager) -> None:
+    await manager.add(APP, SET, make_metric("m", 0.1))
+    with pytest.raises(ConfigError, match=r"^metric app\.set\.m already exists$"):
+        await manager.add(APP, SET, make_metric("m", 0.9))
+    assert await manager.list(APP, SET) == ["m"]
+    assert (await manager.get(APP, SET, "m")).threshold == 0.1
+
+
+@pytest.mark.asyncio
+async def test_get_missing(manager: MetricManager) -> None:
+    with pytest.raises(NotFoundError, match=r"^metric app\.set\.m not found$"):
+        await manager.get(APP, SET, "m")
+    await manager.add(APP, SET, make_metric("other"))
+    with pytest.raises(NotFoundError, match=r"^metric app\.set\.m not found$"):
+        await manager.get(APP, SET, "m")
+
+
+@pytest.mark.asyncio
+async def test_update(manager: MetricManager) -> None:
+    for name in ["a", "b", "c"]:
+        await manager.add(APP, SET, make_metric(name))
+    replacement = EvalMetric(metric_name="b", threshold=1.0)
+    await manager.update(APP, SET, replacement)
+    assert await manager.list(APP, SET) == ["a", "b", "c"]
+    assert await manager.get(APP, SET, "b") == replacement
+
+
+@pytest.mark.asyncio
+async def test_update_missing(manager: MetricManager) -> None:
+    with pytest.raises(NotFoundError, match=r"^metric app\.set\.m not found$"):
+        await manager.update(APP, SET, make_metric("m"))
+    await manager.add(APP, SET, make_metric("other"))
+    with pytest.raises(NotFoundError, match=r"^metric app\.set\.m not found$"):
+        await manager.update(APP, SET, make_metric("m"))
+    assert await manager.list(APP, SET) == ["other"]
+
+
+@pytest.mark.asyncio
+async def test_delete(manager: MetricManager) -> None:
+    for name in ["a", "b", "c"]:
+        await manager.add(APP, SET, make_metric(name))
+    await manager.delete(APP, SET, "b")
+    assert await manager.list(APP, SET) == ["a", "c"]
+    with pytest.raises(NotFoundError, match=r"^metric app\.set\.b not found$"):
+        await manager.delete(APP, SET, "b")
+    await manager.delete(APP, SET, "a")
+    await manager.delete(APP, SET, "c")
+    assert await manager.list(APP, SET) == []
+    await manager.add(APP, SET, make_metric("b"))  # the name is free again
+    assert await manager.list(APP, SET) == ["b"]
+
+
+@pytest.mark.asyncio
+async def test_delete_missing_set(manager: MetricManager) -> None:
+    with pytest.raises(NotFoundError, match=r"^metric app\.set\.m not found$"):
+        await manager.delete(APP, SET, "m")
+
+
+@pytest.mark.asyncio
+async def test_invalid_metric_argument(manager: MetricManager) -> None:
+    for method in [manager.add, manager.update]:
+        with pytest.raises(ConfigError, match=r"^metric is None$"):
+            await method(APP, SET, None)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=r"^metric name is empty$"):
+            await method(APP, SET, EvalMetric(threshold=1))
+    assert await manager.list(APP, SET) == []
+
+
+@pytest.mark.asyncio
+async def test_copies(manager: MetricManager) -> None:
+    metric = make_metric("m")
+    await manager.add(APP, SET, metric)
+    metric.threshold = 0.9
+    metric.extension["weights"].append(3)
+
+    got = await manager.get(APP, SET, "m")
+    assert got == make_metric("m")
+    got.extension["weights"].clear()
+    assert got.criterion is not None
+    got.criterion.llm_judge = None
+    assert await manager.get(APP, SET, "m") == make_metric("m")
+
+    replacement = make_metric("m", 0.7)
+    await manager.update(APP, SET, replacement)
+    replacement.extension["weights"].clear()
+    assert (await manager.get(APP, SET, "m")).extension == {"weights": [1, 2]}
+
+
+Call = Callable[[MetricManager], Awaitable[object]]
+
+EMPTY_NAME_CALLS: list[tuple[str, Call, str]] = [
+    ("list-app", lambda m: m.list("", SET), "app name is empty"),
+    ("list-set", lambda m: m.list(APP, ""), "eval set id is empty"),
+    ("get-app", lambda m: m.get("", SET, "m"), "app name is empty"),
+    ("get-set", lambda m: m.get(APP, "", "m"), "eval set id is empty"),
+    ("get-metric", lambda m: m.get(APP, SET, ""), "metric name is empty"),
+    ("add-app", lambda m: m.add("", SET, make_metric("m")), "app name is empty"),
+    ("add-set", lambda m: m.add(APP, "", make_metric("m")), "eval set id is empty"),
+    ("update-app", lambda m: m.update("", SET, make_metric("m")), "app name is empty"),
+    ("update-set", lambda m: m.update(APP, "", make_metric("m")), "eval set id is empty"),
+    ("delete-app", lambda m: m.delete("", SET, "m"), "app name is empty"),
+    ("delete-set", lambda m: m.delete(APP, "", "m"), "eval set id is empty"),
+    ("delete-metric", lambda m: m.delete(APP, SET, ""), "metric name is empty"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("call", "message"), [(c, m) for _, c, m in EMPTY_NAME_CALLS], ids=[i for i, _, _ in EMPTY_NAME_CALLS]
+)
+async def test_empty_names(manager: MetricManager, call: Call, message: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{message}$"):
+        await call(manager)
+
+
+@pytest.mark.asyncio
+async def test_close(manager: MetricManager) -> None:
+    assert await manager.close() is None  # type: ignore[func-returns-value]
+
+
+@pytest.mark.asyncio
+async def test_concurrent_add_loses_nothing(manager: MetricManager) -> None:
+    names = [f"metric-{i:03d}" for i in range(100)]
+    await asyncio.gather(*(manager.add(APP, SET, make_metric(n)) for n in names))
+    assert sorted(await manager.list(APP, SET)) == names
+
+
+def test_used_from_several_event_loops(manager: MetricManager) -> None:
+    errors: list[BaseException] = []
+
+    async def add_many(prefix: str) -> None:
+        await asyncio.gather(*(manager.add(APP, SET, make_metric(f"{prefix}-{i}")) for i in range(15)))
+
+    def worker(prefix: str) -> None:
+        try:
+            with asyncio.Runner() as runner:
+                runner.run(add_many(prefix))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(p,)) for p in ["x", "y", "z"]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with asyncio.Runner() as runner:
+        assert len(runner.run(manager.list(APP, SET))) == 45
+
+
+@pytest.mark.asyncio
+async def test_memory_keeps_api_key() -> None:
+    manager = InMemoryMetricManager()
+    metric = make_metric("m")
+    assert metric.criterion is not None and metric.criterion.llm_judge is not None
+    assert metric.criterion.llm_judge.judge_model is not None
+    metric.criterion.llm_judge.judge_model.api_key = "secret"
+    await manager.add(APP, SET, metric)
+    metric.criterion.llm_judge.judge_model.api_key = "changed"
+
+    got = await manager.get(APP, SET, "m")
+    assert got.criterion is not None and got.criterion.llm_judge is not None
+    assert got.criterion.llm_judge.judge_model is not None
+    assert got.criterion.llm_judge.judge_model.api_key == "secret"
+    got.criterion.llm_judge.judge_model.api_key = "mutated"
+    again = await manager.get(APP, SET, "m")
+    assert again.criterion is not None and again.criterion.llm_judge is not None
+    assert again.criterion.llm_judge.judge_model is not None
+    assert again.criterion.llm_judge.judge_model.api_key == "secret"

@@ -1,0 +1,267 @@
+"""File helpers of the local stores (``agenteval._files``): safe names, strict loading, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from agenteval._files import check_name, dump_models, ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalset.models import EvalSet
+from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterion
+from agenteval.metric.models import EvalMetric
+
+METRICS = TypeAdapter(list[EvalMetric])
+
+
+# --- check_name ---
+
+
+@pytest.mark.parametrize("name", ["math-basic", "math_basic.v2", "app.name", "a..b", "...", "评估集", "x y"])
+def test_check_name_accepts_ordinary_ids(name: str) -> None:
+    assert check_name("eval set id", name) == name
+
+
+def test_check_name_rejects_an_empty_name() -> None:
+    with pytest.raises(ConfigError, match="^eval set id is empty$"):
+        check_name("eval set id", "")
+
+
+@pytest.mark.parametrize("name", [".", "..", "a/b", "../etc", "/abs", "dir/", "a\\b", "..\\up", "nul\0byte"])
+def test_check_name_rejects_names_that_could_leave_the_directory(name: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        check_name("eval set id", name)
+    assert str(info.value).startswith(f"eval set id {name!r} is not allowed in a file name")
+
+
+# --- ensure_inside ---
+
+
+def test_ensure_inside_accepts_paths_below_the_base(tmp_path: Path) -> None:
+    target = tmp_path / "app" / "set.evalset.json"
+    assert ensure_inside(tmp_path, target) == target
+    assert ensure_inside(tmp_path, tmp_path / "app" / ".." / "other.json") == tmp_path / "app" / ".." / "other.json"
+    assert ensure_inside(tmp_path, tmp_path) == tmp_path
+
+
+@pytest.mark.parametrize("relative", ["../outside.json", "app/../../outside.json"])
+def test_ensure_inside_rejects_dot_dot_escapes(tmp_path: Path, relative: str) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    with pytest.raises(ConfigError, match="outside the base directory"):
+        ensure_inside(base, base / relative)
+
+
+def test_ensure_inside_rejects_a_sibling_with_a_common_prefix(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        ensure_inside(tmp_path / "data", tmp_path / "data-evil" / "x.json")
+
+
+def test_ensure_inside_follows_symlinks(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    outside = tmp_path / "outside"
+    base.mkdir()
+    outside.mkdir()
+    (base / "link").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ConfigError):
+        ensure_inside(base, base / "link" / "x.json")
+
+
+# --- parse_json / load_json_file ---
+
+
+def _load_error(tmp_path: Path, text: str, adapter: type[Any] | TypeAdapter[Any], what: str) -> str:
+    path = tmp_path / "app" / "doc.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_json_file(path, adapter, what)
+    message = str(info.value)
+    assert message.startswith(f"{what} file {path} is malformed: "), message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ('{"evalSetId": "s", "evalCases": [', ["not valid JSON", "EOF"]),
+        ("", ["not valid JSON"]),
+        ("[]", ["document: ", "(got [])"]),
+        ('{"evalCases": [{"sessionInput": {"userId": 5}}]}', ["field evalCases[0].sessionInput.userId: ", "(got 5)"]),
+        ('{"evalCases": [{"evalId": "a"}, {"evalMode": "replay"}]}', ["field evalCases[1].evalMode: ", "'replay'"]),
+        (
+            '{"evalCases": [{"conversation": [{"tools": [{"name": 1}]}]}]}',
+            ["field evalCases[0].conversation[0].tools[0].name: "],
+        ),
+        ('{"creationTimestamp": "2025-01-01"}', ["field creationTimestamp: ", "'2025-01-01'"]),
+        ('{"evalCases": "none"}', ["field evalCases: "]),
+    ],
+    ids=["truncated", "empty", "wrong-top-level", "wrong-type", "unknown-enum", "deep", "timestamp", "not-a-list"],
+)
+def test_eval_set_errors_name_the_file_and_the_field(tmp_path: Path, text: str, fragments: list[str]) -> None:
+    message = _load_error(tmp_path, text, EvalSet, "eval set")
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_metrics_errors_name_the_array_index(tmp_path: Path) -> None:
+    text = '[{"metricName": "a"}, {"metricName": "b", "criterion": {"finalResponse": {"rouge": {"rougeType": "x"}}}}]'
+    message = _load_error(tmp_path, text, METRICS, "metrics")
+    assert "field [1].criterion.finalResponse.rouge.rougeType: " in message
+
+
+def test_every_error_is_reported(tmp_path: Path) -> None:
+    message = _load_error(tmp_path, '[{"threshold": "1"}, {"evaluatorName": 2}]', METRICS, "metrics")
+    assert "field [0].threshold: " in message
+    assert "; field [1].evaluatorName: " in message
+
+
+def test_long_bad_values_are_shortened_in_messages(tmp_path: Path) -> None:
+    message = _load_error(tmp_path, json.dumps({"evalCases": [{"evalId": list(range(100))}]}), EvalSet, "eval set")
+    assert "..." in message
+    assert "99" not in message
+
+
+def test_load_json_file_returns_the_model(tmp_path: Path) -> None:
+    path = tmp_path / "set.evalset.json"
+    path.write_text('{"evalSetId": "s", "evalCases": [{"evalId": "a"}]}', encoding="utf-8")
+    loaded = load_json_file(path, EvalSet, "eval set")
+    assert isinstance(loaded, EvalSet)
+    assert loaded.eval_cases[0].eval_id == "a"
+    path.write_text('[{"metricName": "m", "threshold": 1}]', encoding="utf-8")
+    assert load_json_file(path, METRICS, "metrics")[0].threshold == 1.0
+
+
+def test_load_json_file_missing_file_is_not_found(tmp_path: Path) -> None:
+    path = tmp_path / "app" / "missing.evalset.json"
+    with pytest.raises(NotFoundError, match="eval set file .*missing.evalset.json does not exist") as info:
+        load_json_file(path, EvalSet, "eval set")
+    assert isinstance(info.value, LookupError)
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+
+
+def test_load_json_file_unreadable_path_is_a_storage_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="read eval set file"):
+        load_json_file(tmp_path, EvalSet, "eval set")
+
+
+def test_parse_json_names_the_source_and_accepts_bytes() -> None:
+    assert parse_json(b'{"evalSetId": "s"}', EvalSet, "request body").eval_set_id == "s"
+    with pytest.raises(ConfigError, match="^request body is malformed: field evalSetId: "):
+        parse_json('{"evalSetId": 1}', EvalSet, "request body")
+
+
+def test_parse_json_is_strict() -> None:
+    with pytest.raises(ConfigError, match="field threshold"):
+        parse_json('{"threshold": "0.5"}', EvalMetric, "metric")
+
+
+def test_malformed_file_errors_can_be_caught_as_value_errors() -> None:
+    with pytest.raises(ValueError):
+        parse_json("{", EvalSet, "x")
+
+
+# --- write_atomic ---
+
+
+def test_write_atomic_writes_text_with_a_trailing_newline(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "dir" / "set.evalset.json"
+    write_atomic(path, '{\n  "evalSetId": "é"\n}')
+    assert path.read_bytes() == '{\n  "evalSetId": "é"\n}\n'.encode()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert os.listdir(path.parent) == ["set.evalset.json"]
+
+
+def test_write_atomic_replaces_the_previous_content(tmp_path: Path) -> None:
+    path = tmp_path / "set.evalset.json"
+    write_atomic(path, "first, and longer")
+    write_atomic(path, "second")
+    assert path.read_text(encoding="utf-8") == "second\n"
+    assert os.listdir(tmp_path) == ["set.evalset.json"]
+
+
+def test_write_atomic_keeps_the_old_file_and_no_temp_file_when_replace_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "set.evalset.json"
+    path.write_text("old\n", encoding="utf-8")
+
+    def fail_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        raise PermissionError("replace denied")
+
+    monkeypatch.setattr(os, "replace", fail_replace)
+    with pytest.raises(StorageError, match=r"write .*set\.evalset\.json: replace denied"):
+        write_atomic(path, "new")
+    assert path.read_text(encoding="utf-8") == "old\n"
+    assert os.listdir(tmp_path) == ["set.evalset.json"]
+
+
+def test_write_atomic_leaves_no_temp_file_when_the_text_cannot_be_encoded(tmp_path: Path) -> None:
+    path = tmp_path / "set.evalset.json"
+    path.write_text("old\n", encoding="utf-8")
+    with pytest.raises(UnicodeEncodeError):
+        write_atomic(path, "lone surrogate \ud800")
+    assert path.read_text(encoding="utf-8") == "old\n"
+    assert os.listdir(tmp_path) == ["set.evalset.json"]
+
+
+def test_write_atomic_reports_a_directory_that_cannot_be_created(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(StorageError, match="create directory"):
+        write_atomic(blocker / "sub" / "x.json", "{}")
+
+
+# --- dump_models ---
+
+
+def test_dump_models_writes_a_two_space_indented_array_as_the_reference_does() -> None:
+    metrics = [
+        EvalMetric(metric_name="exact", threshold=1.0),
+        EvalMetric(
+            metric_name="judge",
+            threshold=0.5,
+            criterion=Criterion(
+                llm_judge=LLMCriterion(judge_model=JudgeModelOptions(model_name="模型", api_key="sk-x"))
+            ),
+        ),
+    ]
+    text = dump_models(metrics)
+    assert text == (
+        "[\n"
+        "  {\n"
+        '    "metricName": "exact",\n'
+        '    "threshold": 1\n'
+        "  },\n"
+        "  {\n"
+        '    "metricName": "judge",\n'
+        '    "threshold": 0.5,\n'
+        '    "criterion": {\n'
+        '      "llmJudge": {\n'
+        '        "judgeModel": {\n'
+        '          "modelName": "模型"\n'
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "  }\n"
+        "]"
+    )
+    assert [metric.to_dict() for metric in METRICS.validate_json(text, strict=True)] == json.loads(text)
+
+
+def test_dump_models_of_nothing_is_an_empty_array() -> None:
+    assert dump_models([]) == "[]"
+
+
+def test_dumped_models_round_trip_through_a_file(tmp_path: Path) -> None:
+    result = EvalSetResult(eval_set_result_id="r", creation_timestamp=1700000000.25)
+    path = tmp_path / "app" / "r.evalset_result.json"
+    write_atomic(path, result.to_json())
+    assert load_json_file(path, EvalSetResult, "eval set result") == result

@@ -1,0 +1,253 @@
+"""The reference framework's JSON conventions (``agenteval._json``): omitempty, unknown keys, numbers, strictness."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import ValidationError
+
+from agenteval._json import CamelModel, EpochTime, GoFloat, WireModel
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation, SessionInput
+from agenteval.metric.criterion import (
+    CategoryScore,
+    GenerationConfig,
+    JudgeModelOptions,
+    LengthCriterion,
+    TextCriterion,
+)
+from agenteval.metric.models import EvalMetric
+
+
+class _Child(CamelModel):
+    label: str = ""
+
+
+class _Sample(CamelModel):
+    """Every kind of field the omitempty rule distinguishes."""
+
+    _always_emit: ClassVar[frozenset[str]] = frozenset({"always_flag"})
+
+    name: str = ""
+    count: int = 0
+    ratio: GoFloat = 0.0
+    enabled: bool = False
+    tags: list[str] = []
+    attrs: dict[str, Any] = {}
+    limit: int | None = None
+    flag: bool | None = None
+    tolerance: GoFloat | None = None
+    child: _Child | None = None
+    when: EpochTime | None = None
+    always_flag: bool = False
+
+
+def _typed(value: Any) -> Any:
+    """Tag every JSON scalar with its type, so ``1`` vs ``1.0`` and ``0`` vs ``false`` compare unequal."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    return (type(value).__name__, value)
+
+
+def _strict_case_id(value: object) -> str:
+    if isinstance(value, type):
+        return value.__name__
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return "at-" + ".".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def test_zero_values_are_left_out_except_always_emitted_fields() -> None:
+    assert _Sample().to_dict() == {"alwaysFlag": False}
+    assert json.loads(_Sample().to_json()) == {"alwaysFlag": False}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("limit", 0, {"limit": 0}),
+        ("flag", False, {"flag": False}),
+        ("tolerance", 0.0, {"tolerance": 0}),
+        ("child", _Child(), {"child": {}}),
+        ("when", 0.0, {"when": 0}),
+    ],
+)
+def test_field_defaulting_to_none_is_written_when_set_even_to_a_zero_value(
+    field: str, value: Any, expected: dict[str, Any]
+) -> None:
+    data = _Sample(**{field: value}).to_dict()
+    data.pop("alwaysFlag")
+    assert _typed(data) == _typed(expected)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "key"),
+    [
+        ("name", "x", "name"),
+        ("count", -1, "count"),
+        ("ratio", 0.5, "ratio"),
+        ("enabled", True, "enabled"),
+        ("tags", [""], "tags"),
+        ("attrs", {"k": 0}, "attrs"),
+    ],
+)
+def test_non_zero_value_of_omitempty_field_is_written(field: str, value: Any, key: str) -> None:
+    assert _Sample(**{field: value}).to_dict()[key] == value
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        (Message(), {"role": ""}),
+        (Message.user("hi"), {"role": "user", "content": "hi"}),
+        (GenerationConfig(), {"stream": False}),
+        (GenerationConfig(max_tokens=0, temperature=0.0), {"max_tokens": 0, "temperature": 0, "stream": False}),
+        (CategoryScore(label="bad"), {"label": "bad", "score": 0}),
+    ],
+    ids=["message-role", "message-user", "stream", "generation-pointers", "category-score"],
+)
+def test_always_emitted_fields_of_reference_types(model: WireModel, expected: dict[str, Any]) -> None:
+    assert _typed(model.to_dict()) == _typed(expected)
+    assert _typed(json.loads(model.to_json())) == _typed(expected)
+
+
+def test_omitempty_also_applies_when_dumping_by_attribute_name() -> None:
+    assert _Sample(count=0, limit=0).model_dump(by_alias=False) == {"limit": 0, "always_flag": False}
+
+
+def test_to_json_is_indented_by_two_spaces_or_compact() -> None:
+    model = _Sample(name="a", child=_Child(label="b"))
+    assert model.to_json() == '{\n  "name": "a",\n  "child": {\n    "label": "b"\n  },\n  "alwaysFlag": false\n}'
+    assert model.to_json(indent=None) == '{"name":"a","child":{"label":"b"},"alwaysFlag":false}'
+
+
+UNKNOWN_KEYS_DOCUMENT: dict[str, Any] = {
+    "evalSetId": "set",
+    "futureTopLevel": {"nested": [1, 2.5, None]},
+    "evalCases": [
+        {
+            "evalId": "c1",
+            "futureCaseField": "",
+            "futureFlag": False,
+            "conversation": [
+                {
+                    "invocationId": "t1",
+                    "futureTurnField": [],
+                    "userContent": {"role": "user", "content": "hi", "future_message_field": {"a": 1}},
+                    "executionTrace": {
+                        "RootAgentName": "agent",
+                        "FutureTraceField": 0,
+                        "Steps": [{"StepID": "s1", "X": 1}],
+                    },
+                }
+            ],
+            "sessionInput": {"userId": "u", "futureSessionField": True},
+        }
+    ],
+}
+
+
+def test_unknown_keys_are_kept_verbatim_through_a_round_trip() -> None:
+    loaded = EvalSet.from_json(json.dumps(UNKNOWN_KEYS_DOCUMENT))
+    assert _typed(loaded.to_dict()) == _typed(UNKNOWN_KEYS_DOCUMENT)
+    assert _typed(json.loads(loaded.to_json())) == _typed(UNKNOWN_KEYS_DOCUMENT)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.0, "1"),
+        (0.0, "0"),
+        (-3.0, "-3"),
+        (0.25, "0.25"),
+        (0.1, "0.1"),
+        (1700000000.0, "1700000000"),
+        (1761134484.9804401, "1761134484.9804401"),
+        (1e20, "100000000000000000000"),
+    ],
+)
+def test_floats_are_written_as_go_writes_a_float64(value: float, text: str) -> None:
+    model = _Sample(tolerance=value, when=value)
+    compact = model.to_json(indent=None)
+    assert f'"tolerance":{text},' in compact
+    assert f'"when":{text},' in compact
+    data = model.to_dict()
+    assert _typed([data["tolerance"], data["when"]]) == _typed([json.loads(text)] * 2)
+
+
+def test_go_float_without_pointer_is_written_without_fraction() -> None:
+    assert _Sample(ratio=2.0).to_json(indent=None) == '{"ratio":2,"alwaysFlag":false}'
+    assert _typed(EvalMetric(threshold=1.0).to_dict()) == _typed({"threshold": 1})
+
+
+@pytest.mark.parametrize("value", [1700000000, 1761134484.9804401, 0])
+def test_epoch_time_accepts_json_numbers(value: float) -> None:
+    loaded = Invocation.from_json(json.dumps({"creationTimestamp": value}))
+    assert loaded.creation_timestamp == value
+    assert json.loads(loaded.to_json()) == {"creationTimestamp": value}
+
+
+def test_epoch_time_null_is_unset() -> None:
+    assert Invocation.from_json('{"creationTimestamp": null}').creation_timestamp is None
+
+
+@pytest.mark.parametrize("raw", ['"1700000000"', '"2025-10-22T12:00:00Z"', "true", "false", "{}", "[1]"])
+def test_epoch_time_rejects_anything_but_a_number_in_a_file(raw: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        EvalSet.from_json('{"creationTimestamp": ' + raw + "}")
+    assert info.value.errors()[0]["loc"] == ("creationTimestamp",)
+
+
+@pytest.mark.parametrize("value", ["1700000000", True, False])
+def test_epoch_time_rejects_strings_and_booleans_from_python_too(value: object) -> None:
+    with pytest.raises(ValidationError):
+        Invocation.model_validate({"creationTimestamp": value})
+
+
+@pytest.mark.parametrize(
+    ("model", "document", "loc"),
+    [
+        (EvalMetric, {"threshold": "1"}, ("threshold",)),
+        (EvalMetric, {"threshold": True}, ("threshold",)),
+        (EvalCaseResult, {"score": "0.5"}, ("score",)),
+        (EvalCaseResult, {"runId": "1"}, ("runId",)),
+        (EvalCaseResult, {"runId": 1.5}, ("runId",)),
+        (JudgeModelOptions, {"numSamples": 2.0}, ("numSamples",)),
+        (TextCriterion, {"caseInsensitive": "true"}, ("caseInsensitive",)),
+        (TextCriterion, {"ignore": 1}, ("ignore",)),
+        (EvalCase, {"expectedRunnerEnabled": "false"}, ("expectedRunnerEnabled",)),
+        (EvalCase, {"evalId": 5}, ("evalId",)),
+        (SessionInput, {"userId": 42}, ("userId",)),
+        (Message, {"role": "user", "content": 1}, ("content",)),
+        (LengthCriterion, {"max": "10"}, ("max",)),
+        (EvalSet, {"evalCases": {}}, ("evalCases",)),
+    ],
+    ids=_strict_case_id,
+)
+def test_loading_is_strict_about_types(model: type[WireModel], document: dict[str, Any], loc: tuple[str, ...]) -> None:
+    with pytest.raises(ValidationError) as info:
+        model.from_json(json.dumps(document))
+    assert [error["loc"] for error in info.value.errors()] == [loc]
+
+
+def test_integral_numbers_written_by_go_load_into_float_fields() -> None:
+    metric = EvalMetric.from_json('{"metricName": "m", "threshold": 1}')
+    assert metric.threshold == 1.0
+    assert isinstance(metric.threshold, float)
+
+
+def test_from_json_accepts_bytes() -> None:
+    assert EvalSet.from_json(b'{"evalSetId": "s"}').eval_set_id == "s"
+
+
+def test_null_reads_as_unset_like_go_but_unknown_nulls_are_kept() -> None:
+    result = EvalMetricResult.from_json('{"metricName": null, "score": null, "details": null, "futureKey": null}')
+    assert result.metric_name == ""
+    assert result.score == 0.0
+    assert result.details is None
+    assert result.to_dict() == {"futureKey": None}
