@@ -1,0 +1,156 @@
+"""agenteval: evaluate LLM agents from Jupyter.
+
+A Python port of the evaluation module of trpc-agent-go: eval sets of multi-turn cases, an
+inference phase that runs the agent, an evaluate phase that scores what it did with metrics,
+case aggregation, callbacks, concurrency, repeated runs and result stores — with results as
+pandas DataFrames.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from agenteval.context import EvalContext, current_context
+from agenteval.errors import (
+    AgentEvalError,
+    CallbackError,
+    ConfigError,
+    MissingDependencyError,
+    NotFoundError,
+    StorageError,
+)
+from agenteval.evalresult import (
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultDetails,
+    EvalMetricResultPerInvocation,
+    EvalResultManager,
+    EvalSetResult,
+    EvalSetResultSummary,
+    InMemoryEvalResultManager,
+    LocalEvalResultManager,
+    RubricScore,
+    ScoreKind,
+    ScoreValue,
+)
+from agenteval.evalset import (
+    ConversationScenario,
+    EvalCase,
+    EvalCaseRubric,
+    EvalMode,
+    EvalSet,
+    EvalSetManager,
+    ExecutionTrace,
+    InMemoryEvalSetManager,
+    Invocation,
+    LocalEvalSetManager,
+    Message,
+    SessionInput,
+    Tool,
+)
+from agenteval.evaluation import Evaluator, SaveError
+from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
+from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.locator import Locator, SuffixLocator
+from agenteval.metric import (
+    Criterion,
+    EvalMetric,
+    InMemoryMetricManager,
+    LocalMetricManager,
+    MetricManager,
+)
+from agenteval.passk import pass_at_k, pass_hat_k
+from agenteval.report import EvaluationReport
+from agenteval.runner import (
+    FunctionRunner,
+    Runner,
+    SimulatorDecision,
+    Turn,
+    TurnRequest,
+    TurnResult,
+    UserSimulator,
+)
+from agenteval.service import (
+    AggregationInput,
+    AggregationResult,
+    AllPassAggregator,
+    Callback,
+    CallbackResult,
+    Callbacks,
+    EvalCaseResultAggregator,
+    LocalService,
+)
+from agenteval.status import EvalStatus
+
+try:
+    __version__ = version("agenteval")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AgentEvalError",
+    "AggregationInput",
+    "AggregationResult",
+    "AllPassAggregator",
+    "Callback",
+    "CallbackError",
+    "CallbackResult",
+    "Callbacks",
+    "ConfigError",
+    "ConversationScenario",
+    "Criterion",
+    "EvalCase",
+    "EvalCaseResult",
+    "EvalCaseResultAggregator",
+    "EvalCaseRubric",
+    "EvalContext",
+    "EvalMetric",
+    "EvalMetricResult",
+    "EvalMetricResultDetails",
+    "EvalMetricResultPerInvocation",
+    "EvalMode",
+    "EvalResultManager",
+    "EvalSet",
+    "EvalSetManager",
+    "EvalSetResult",
+    "EvalSetResultSummary",
+    "EvalStatus",
+    "EvaluateResult",
+    "EvaluationReport",
+    "Evaluator",
+    "EvaluatorRegistry",
+    "ExecutionTrace",
+    "FunctionRunner",
+    "InMemoryEvalResultManager",
+    "InMemoryEvalSetManager",
+    "InMemoryMetricManager",
+    "Invocation",
+    "LocalEvalResultManager",
+    "LocalEvalSetManager",
+    "LocalMetricManager",
+    "LocalService",
+    "Locator",
+    "Message",
+    "MetricEvaluator",
+    "MetricManager",
+    "MissingDependencyError",
+    "NotFoundError",
+    "PerInvocationResult",
+    "Runner",
+    "RubricScore",
+    "SaveError",
+    "ScoreKind",
+    "ScoreValue",
+    "SessionInput",
+    "SimulatorDecision",
+    "StorageError",
+    "SuffixLocator",
+    "Tool",
+    "Turn",
+    "TurnRequest",
+    "TurnResult",
+    "UserSimulator",
+    "__version__",
+    "current_context",
+    "default_registry",
+    "pass_at_k",
+    "pass_hat_k",
+]

@@ -1,0 +1,158 @@
+"""The ``agenteval`` command: evaluate an app directory against an agent, or run the bundled demo."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agenteval._async import run_sync
+from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.evalresult.local import LocalEvalResultManager
+from agenteval.evalset.local import LocalEvalSetManager
+from agenteval.evaluation import Evaluator
+from agenteval.metric.local import LocalMetricManager
+from agenteval.report import EvaluationReport
+from agenteval.runner.function import AgentFunction
+
+__all__ = ["main"]
+
+DEFAULT_OUTPUT = "agenteval-results"
+
+
+def _load_agent(spec: str) -> AgentFunction:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"--agent must look like 'package.module:function', got {spec!r}")
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SystemExit(f"cannot import {module_name!r} for --agent: {exc}") from exc
+    try:
+        agent: AgentFunction = getattr(module, attribute)
+    except AttributeError:
+        raise SystemExit(f"module {module_name!r} has no attribute {attribute!r} (from --agent {spec})") from None
+    return agent
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def summary_text(report: EvaluationReport) -> str:
+    """A plain-text summary of a report: one line per case, then the metrics and the verdict."""
+    metric_names = [metric.metric_name for metric in report.eval_metrics]
+    rows = [["case", "status", *metric_names, "error"]]
+    for case in report.case_summaries:
+        scores = {m.metric_name: f"{m.score:.2f} {m.eval_status or ''}".strip() for m in case.metric_results}
+        errors = sorted({run.error_message.splitlines()[0] for run in case.runs if run.error_message})
+        rows.append(
+            [
+                case.eval_id,
+                str(case.overall_status),
+                *(scores.get(name, "-") for name in metric_names),
+                "; ".join(errors),
+            ]
+        )
+    passed = sum(1 for case in report.case_summaries if case.overall_status == "passed")
+    lines = [
+        f"eval set {report.eval_set_id} ({report.num_runs} run{'s' if report.num_runs != 1 else ''}, "
+        f"{report.execution_time:.2f}s)",
+        _table(rows),
+        f"{passed}/{len(report.case_summaries)} cases passed; overall {report.overall_status}",
+    ]
+    if report.result.summary and report.num_runs > 1:
+        lines.append(
+            f"pass@1 = {report.pass_at_k(1):.2f}, pass^{report.num_runs} = {report.pass_hat_k(report.num_runs):.2f}"
+        )
+    if report.result.eval_set_result_id:
+        lines.append(f"result saved as {report.result.eval_set_result_id}")
+    return "\n".join(lines)
+
+
+def _evaluate(
+    data_dir: Path, app_name: str, agent: AgentFunction, eval_set_ids: Sequence[str], args: argparse.Namespace
+) -> bool:
+    eval_sets = LocalEvalSetManager(data_dir)
+    if not eval_set_ids:
+        eval_set_ids = run_sync(eval_sets.list(app_name))
+        if not eval_set_ids:
+            raise ConfigError(f"no *.evalset.json files in {data_dir / app_name}")
+    evaluator = Evaluator(
+        app_name,
+        agent,
+        eval_set_manager=eval_sets,
+        metric_manager=LocalMetricManager(data_dir),
+        result_manager=LocalEvalResultManager(args.output),
+        num_runs=args.num_runs,
+        parallel_inference=args.parallel,
+        parallel_evaluation=args.parallel,
+    )
+    all_passed = True
+    for eval_set_id in eval_set_ids:
+        report = evaluator.evaluate(eval_set_id)
+        print(summary_text(report))
+        print()
+        all_passed = all_passed and report.overall_status != "failed"
+    print(f"results are in {Path(args.output).resolve() / app_name}")
+    return all_passed
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agenteval", description=__doc__)
+    commands = parser.add_subparsers(dest="command")
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--num-runs", type=int, default=1, help="run every case this many times (default 1)")
+        sub.add_argument("--parallel", action="store_true", help="infer and evaluate cases concurrently")
+        sub.add_argument(
+            "--output", default=DEFAULT_OUTPUT, help=f"directory for result files (default ./{DEFAULT_OUTPUT})"
+        )
+
+    demo = commands.add_parser("demo", help="evaluate the bundled calculator agent on its eval set (the default)")
+    common(demo)
+    run = commands.add_parser("run", help="evaluate an app directory (<dir>/<set>.evalset.json) against an agent")
+    run.add_argument("app_dir", type=Path, help="the app directory; its name is the app name")
+    run.add_argument("--agent", required=True, help="the agent as 'package.module:function'")
+    run.add_argument("--eval-set", action="append", default=[], help="eval set id (repeatable; default all)")
+    common(run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or (arguments[0].startswith("-") and arguments[0] not in ("-h", "--help")):
+        arguments.insert(0, "demo")
+    args = _parser().parse_args(arguments)
+    if args.command == "demo":
+        from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
+
+        try:
+            _evaluate(DATA_DIR, APP_NAME, calculator_agent, [EVAL_SET_ID], args)
+        except AgentEvalError as exc:
+            print(f"agenteval: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    app_dir: Path = args.app_dir
+    if not app_dir.is_dir():
+        print(f"agenteval: {app_dir} is not a directory", file=sys.stderr)
+        return 2
+    try:
+        passed = _evaluate(
+            app_dir.resolve().parent, app_dir.resolve().name, _load_agent(args.agent), args.eval_set, args
+        )
+    except AgentEvalError as exc:
+        print(f"agenteval: {exc}", file=sys.stderr)
+        return 2
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

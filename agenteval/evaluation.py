@@ -1,0 +1,343 @@
+"""The :class:`Evaluator` facade: run an eval set against an agent, N times, and save the result."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypedDict, Unpack
+
+from agenteval._async import run_sync
+from agenteval.errors import AgentEvalError, ConfigError, StorageError, rewrap
+from agenteval.evalresult.manager import EvalResultManager
+from agenteval.evalresult.memory import InMemoryEvalResultManager
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalset.manager import EvalSetManager
+from agenteval.evalset.memory import InMemoryEvalSetManager
+from agenteval.evalset.models import EvalSet
+from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.metric.manager import MetricManager
+from agenteval.metric.memory import InMemoryMetricManager
+from agenteval.metric.models import EvalMetric
+from agenteval.report import CaseSummary, EvaluationReport
+from agenteval.runner.base import Runner
+from agenteval.runner.function import AgentFunction, as_runner
+from agenteval.runner.simulation import UserSimulator
+from agenteval.service.aggregation import (
+    AggregatorFunction,
+    AllPassAggregator,
+    EvalCaseResultAggregator,
+    as_aggregator,
+)
+from agenteval.service.callbacks import Callbacks
+from agenteval.service.local import LocalService
+from agenteval.service.multirun import aggregate_case_runs, summarize_multi_run
+from agenteval.service.options import ServiceOptions, SessionIdSupplier, default_parallelism, uuid_session_id
+from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.status import summarize
+
+__all__ = ["EvaluationOptions", "Evaluator", "SaveError"]
+
+
+class SaveError(StorageError):
+    """The evaluation finished but its result could not be saved; nothing is lost.
+
+    Attributes:
+        report: The complete report, unsaved (its result has no id).
+    """
+
+    def __init__(self, message: str, report: EvaluationReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluationOptions:
+    """Everything an evaluation uses besides the app and the agent; see :class:`Evaluator`."""
+
+    eval_set_manager: EvalSetManager = field(default_factory=InMemoryEvalSetManager)
+    metric_manager: MetricManager = field(default_factory=InMemoryMetricManager)
+    result_manager: EvalResultManager = field(default_factory=InMemoryEvalResultManager)
+    registry: EvaluatorRegistry = field(default_factory=default_registry)
+    aggregator: EvalCaseResultAggregator = field(default_factory=AllPassAggregator)
+    callbacks: Callbacks = field(default_factory=Callbacks)
+    user_simulator: UserSimulator | None = None
+    expected_runner: Runner | None = None
+    session_id_supplier: SessionIdSupplier = uuid_session_id
+    num_runs: int = 1
+    parallel_inference: bool = False
+    parallel_evaluation: bool = False
+    parallel_runs: bool = False
+    parallelism: int = field(default_factory=default_parallelism)
+    eval_case_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.num_runs <= 0:
+            raise ConfigError(f"num runs must be greater than 0, got {self.num_runs}")
+        if self.parallelism <= 0:
+            raise ConfigError(f"eval case parallelism must be greater than 0, got {self.parallelism}")
+
+    def service_options(self) -> ServiceOptions:
+        """The options of the underlying :class:`~agenteval.service.LocalService`."""
+        return ServiceOptions(
+            eval_set_manager=self.eval_set_manager,
+            registry=self.registry,
+            aggregator=self.aggregator,
+            session_id_supplier=self.session_id_supplier,
+            expected_runner=self.expected_runner,
+            user_simulator=self.user_simulator,
+            callbacks=self.callbacks,
+            parallelism=self.parallelism,
+            parallel_inference=self.parallel_inference,
+            parallel_evaluation=self.parallel_evaluation,
+        )
+
+
+class EvaluateOverrides(TypedDict, total=False):
+    """Per-call overrides accepted by :meth:`Evaluator.evaluate` (same meaning as in the constructor)."""
+
+    eval_set_manager: EvalSetManager
+    metric_manager: MetricManager
+    result_manager: EvalResultManager
+    registry: EvaluatorRegistry
+    aggregator: EvalCaseResultAggregator | AggregatorFunction
+    callbacks: Callbacks
+    user_simulator: UserSimulator | None
+    expected_runner: Runner | AgentFunction | None
+    session_id_supplier: SessionIdSupplier
+    num_runs: int
+    parallel_inference: bool
+    parallel_evaluation: bool
+    parallel_runs: bool
+    parallelism: int
+    eval_case_ids: Sequence[str]
+
+
+def _normalized(overrides: EvaluateOverrides) -> dict[str, Any]:
+    """Turn user-facing option values into :class:`EvaluationOptions` field values."""
+    values: dict[str, Any] = dict(overrides)
+    if "aggregator" in values:
+        values["aggregator"] = as_aggregator(values["aggregator"])
+    if values.get("expected_runner") is not None:
+        values["expected_runner"] = as_runner(values["expected_runner"])
+    if "eval_case_ids" in values:
+        values["eval_case_ids"] = tuple(values["eval_case_ids"])
+    return values
+
+
+class Evaluator:
+    """Evaluates an agent on eval sets: runs every case (``num_runs`` times), scores, saves.
+
+    Example::
+
+        ev = ae.Evaluator("math-eval-app", my_agent,
+                          eval_set_manager=ae.LocalEvalSetManager("data"),
+                          metric_manager=ae.LocalMetricManager("data"))
+        report = ev.evaluate("math-basic")
+        report.cases          # one row per (run, case)
+
+    Args:
+        app_name: The app whose eval sets, metrics and results are used.
+        agent: The agent under test: a :class:`~agenteval.runner.Runner`, or a plain or async function
+            ``fn(message)`` / ``fn(message, turn)`` returning the reply.
+        **options: Any field of :class:`EvaluationOptions`:
+
+            - ``eval_set_manager``, ``metric_manager``, ``result_manager``: stores (in memory by default);
+            - ``registry``: evaluators by name (``default_registry()``);
+            - ``aggregator``: case aggregator (all metrics must pass), an object or a function;
+            - ``callbacks``: lifecycle callbacks;
+            - ``user_simulator``, ``expected_runner``: for scenario and expected-runner cases;
+            - ``session_id_supplier``: session id per case (a UUID4);
+            - ``num_runs``: repetitions of every case (1);
+            - ``parallel_inference``, ``parallel_evaluation``, ``parallel_runs``: the three independent
+              concurrency switches (all off); ``parallelism``: cases at once (CPU count);
+            - ``eval_case_ids``: restrict to these cases.
+    """
+
+    def __init__(self, app_name: str, agent: Runner | AgentFunction, **options: Unpack[EvaluateOverrides]) -> None:
+        if not app_name:
+            raise ConfigError("app name is empty")
+        self.app_name = app_name
+        self.runner: Runner = as_runner(agent)
+        self.options = EvaluationOptions(**_normalized(options))
+
+    def evaluate(
+        self,
+        eval_set: str | EvalSet,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        **overrides: Unpack[EvaluateOverrides],
+    ) -> EvaluationReport:
+        """Evaluate an eval set and return the report. Works in scripts and inside Jupyter.
+
+        Args:
+            eval_set: An eval-set id in the eval-set manager, or an :class:`~agenteval.EvalSet`
+                object to evaluate directly.
+            metrics: Metrics to use instead of the metric manager's for this eval set.
+            **overrides: Per-call values for any constructor option.
+
+        Returns:
+            The report; its ``result`` has been saved to the result manager.
+
+        Raises:
+            ConfigError: Bad options.
+            NotFoundError: The eval set does not exist.
+            SaveError: Saving failed; ``exc.report`` holds the complete, unsaved report.
+            AgentEvalError: A set-level failure (e.g. a callback raised).
+        """
+        return run_sync(self.aevaluate(eval_set, metrics=metrics, **overrides))
+
+    async def aevaluate(
+        self,
+        eval_set: str | EvalSet,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        **overrides: Unpack[EvaluateOverrides],
+    ) -> EvaluationReport:
+        """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
+        started = time.perf_counter()
+        options = replace(self.options, **_normalized(overrides)) if overrides else self.options
+        if isinstance(eval_set, EvalSet):
+            options, eval_set_id = await _with_eval_set(self.app_name, eval_set, options)
+        else:
+            eval_set_id = eval_set
+        if not eval_set_id:
+            raise ConfigError("eval set id is not configured")
+        try:
+            ordering = await options.eval_set_manager.get(self.app_name, eval_set_id)
+        except Exception as exc:
+            raise rewrap("get eval set", exc) from exc
+        eval_metrics = list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
+        service = LocalService(self.runner, options.service_options())
+        runs = await self._run_all(service, options, eval_set_id, eval_metrics)
+        case_results = [case for _, cases in runs for case in cases]
+        result = EvalSetResult(eval_set_id=eval_set_id, eval_case_results=case_results)
+        try:
+            result.summary = summarize_multi_run(case_results, options.num_runs)
+        except AgentEvalError as exc:
+            raise rewrap("summarize eval set result", exc) from exc
+        report = _build_report(self.app_name, ordering, result, eval_metrics, runs, options.num_runs)
+        try:
+            result_id = await options.result_manager.save(self.app_name, result)
+        except Exception as exc:
+            report.execution_time = time.perf_counter() - started
+            raise SaveError(f"save eval set result: {exc}", report) from exc
+        result.eval_set_result_id = result_id
+        result.eval_set_result_name = result_id
+        report.execution_time = time.perf_counter() - started
+        return report
+
+    async def _load_metrics(self, options: EvaluationOptions, eval_set_id: str) -> list[EvalMetric]:
+        try:
+            names = await options.metric_manager.list(self.app_name, eval_set_id)
+        except Exception as exc:
+            raise rewrap("list metrics", exc) from exc
+        metrics = []
+        for name in names:
+            try:
+                metrics.append(await options.metric_manager.get(self.app_name, eval_set_id, name))
+            except Exception as exc:
+                raise rewrap(f"get metric {name}", exc) from exc
+        return metrics
+
+    async def _run_all(
+        self, service: LocalService, options: EvaluationOptions, eval_set_id: str, metrics: list[EvalMetric]
+    ) -> list[tuple[list[InferenceResult], list[EvalCaseResult]]]:
+        run_ids = range(1, options.num_runs + 1)
+        if not options.parallel_runs:
+            return [await self._run_once(service, options, eval_set_id, metrics, run_id) for run_id in run_ids]
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(self._run_once(service, options, eval_set_id, metrics, run_id)) for run_id in run_ids
+            ]
+        return [task.result() for task in tasks]
+
+    async def _run_once(
+        self,
+        service: LocalService,
+        options: EvaluationOptions,
+        eval_set_id: str,
+        metrics: list[EvalMetric],
+        run_id: int,
+    ) -> tuple[list[InferenceResult], list[EvalCaseResult]]:
+        request = InferenceRequest(
+            app_name=self.app_name, eval_set_id=eval_set_id, eval_case_ids=list(options.eval_case_ids)
+        )
+        try:
+            inferences = await service.inference(request)
+        except Exception as exc:
+            raise rewrap(f"run {run_id} inference", exc) from exc
+        try:
+            run_result = await service.evaluate(
+                EvaluateRequest(
+                    app_name=self.app_name,
+                    eval_set_id=eval_set_id,
+                    inference_results=inferences,
+                    evaluate_config=EvaluateConfig(eval_metrics=metrics),
+                )
+            )
+        except Exception as exc:
+            raise rewrap(f"run {run_id} evaluate", exc) from exc
+        for case in run_result.eval_case_results:
+            case.run_id = run_id
+        return inferences, run_result.eval_case_results
+
+    async def aclose(self) -> None:
+        """Close the three stores."""
+        for manager in (self.options.eval_set_manager, self.options.metric_manager, self.options.result_manager):
+            await manager.close()
+
+    def close(self) -> None:
+        """Close the three stores (synchronous twin of :meth:`aclose`)."""
+        run_sync(self.aclose())
+
+    def __repr__(self) -> str:
+        return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+async def _with_eval_set(app_name: str, eval_set: EvalSet, options: EvaluationOptions) -> tuple[EvaluationOptions, str]:
+    """Options whose eval-set manager holds just ``eval_set`` (the user's stores stay untouched)."""
+    if not eval_set.eval_set_id:
+        raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
+    manager = InMemoryEvalSetManager()
+    await manager.create(app_name, eval_set.eval_set_id)
+    for case in eval_set.eval_cases:
+        await manager.add_case(app_name, eval_set.eval_set_id, case)
+    return replace(options, eval_set_manager=manager), eval_set.eval_set_id
+
+
+def _build_report(
+    app_name: str,
+    ordering: EvalSet,
+    result: EvalSetResult,
+    metrics: list[EvalMetric],
+    runs: list[tuple[list[InferenceResult], list[EvalCaseResult]]],
+    num_runs: int,
+) -> EvaluationReport:
+    by_case: dict[str, list[EvalCaseResult]] = {}
+    for case in result.eval_case_results:
+        by_case.setdefault(case.eval_id, []).append(case)
+    position = {case.eval_id: index for index, case in reversed(list(enumerate(ordering.eval_cases)))}
+    ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
+    summaries = []
+    for eval_id in ordered:
+        aggregate = aggregate_case_runs(by_case[eval_id])
+        summaries.append(
+            CaseSummary(
+                eval_id=eval_id,
+                overall_status=aggregate.overall_status,
+                runs=by_case[eval_id],
+                metric_results=aggregate.metric_results,
+            )
+        )
+    return EvaluationReport(
+        app_name=app_name,
+        eval_set_id=result.eval_set_id,
+        result=result,
+        case_summaries=summaries,
+        overall_status=summarize(summary.overall_status for summary in summaries),
+        eval_metrics=metrics,
+        inference_results=[inferences for inferences, _ in runs],
+        num_runs=num_runs,
+    )

@@ -1,0 +1,47 @@
+"""Deterministic matchers behind the built-in evaluators.
+
+Every matcher returns ``None`` on a match and a one-line, human-readable reason otherwise, and
+raises :class:`agenteval.errors.ConfigError` when its criterion cannot be applied.
+"""
+
+from agenteval.evaluators.criteria.final_response import (
+    NO_FINAL_RESPONSE,
+    check_final_response_criterion,
+    match_final_response,
+)
+from agenteval.evaluators.criteria.jsonmatch import (
+    DEFAULT_NUMBER_TOLERANCE,
+    format_value,
+    match_json,
+    match_json_text,
+    parse_json_text,
+)
+from agenteval.evaluators.criteria.text import check_length_criterion, match_length, match_text
+from agenteval.evaluators.criteria.trajectory import (
+    check_tool_trajectory_criterion,
+    default_tool_strategy,
+    match_tool,
+    match_tool_trajectory,
+    maximum_bipartite_matching,
+    strategy_for,
+)
+
+__all__ = [
+    "DEFAULT_NUMBER_TOLERANCE",
+    "NO_FINAL_RESPONSE",
+    "check_final_response_criterion",
+    "check_length_criterion",
+    "check_tool_trajectory_criterion",
+    "default_tool_strategy",
+    "format_value",
+    "match_final_response",
+    "match_json",
+    "match_json_text",
+    "match_length",
+    "match_text",
+    "match_tool",
+    "match_tool_trajectory",
+    "maximum_bipartite_matching",
+    "parse_json_text",
+    "strategy_for",
+]

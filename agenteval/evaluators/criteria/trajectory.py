@@ -1,0 +1,253 @@
+"""The tool-trajectory criterion: compare the tool calls of one turn.
+
+Without ``orderSensitive`` every expected call must be paired with a distinct matching actual
+call, found by maximum bipartite matching; with it, expected calls are looked for in order, each
+consuming the actual calls it scans. ``subsetMatching`` only allows extra actual calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agenteval.errors import ConfigError
+from agenteval.evalset.models import Invocation, Tool
+from agenteval.evaluators.criteria.jsonmatch import format_value, match_json
+from agenteval.evaluators.criteria.text import match_text
+from agenteval.metric.criterion import (
+    JSONCriterion,
+    TextCriterion,
+    TextMatchStrategy,
+    ToolTrajectoryCriterion,
+    ToolTrajectoryStrategy,
+)
+
+__all__ = [
+    "check_tool_trajectory_criterion",
+    "default_tool_strategy",
+    "match_tool",
+    "match_tool_trajectory",
+    "maximum_bipartite_matching",
+    "strategy_for",
+]
+
+_DEFAULT_STRATEGY = ToolTrajectoryStrategy(
+    name=TextCriterion(match_strategy=TextMatchStrategy.EXACT), arguments=JSONCriterion(), result=JSONCriterion()
+)
+
+
+def default_tool_strategy() -> ToolTrajectoryStrategy:
+    """Return (a copy of) the built-in strategy: exact name, exact JSON arguments and result."""
+    return _DEFAULT_STRATEGY.model_copy(deep=True)
+
+
+def _strategy_compare_names(strategy: ToolTrajectoryStrategy, where: str) -> list[tuple[str, str]]:
+    parts: list[tuple[str, TextCriterion | JSONCriterion | None]] = [
+        ("name", strategy.name),
+        ("arguments", strategy.arguments),
+        ("result", strategy.result),
+    ]
+    return [(f"{where}.{part}.compareName", c.compare_name) for part, c in parts if c is not None and c.compare_name]
+
+
+def check_tool_trajectory_criterion(criterion: ToolTrajectoryCriterion) -> None:
+    """Reject named compares anywhere in the criterion, as the reference does for unknown names.
+
+    Raises:
+        ConfigError: A ``compareName`` is set (no named compares are registered yet).
+    """
+    found: list[tuple[str, str]] = []
+    if criterion.compare_name:
+        found.append(("toolTrajectory.compareName", criterion.compare_name))
+    if criterion.default_strategy is not None:
+        found += _strategy_compare_names(criterion.default_strategy, "toolTrajectory.defaultStrategy")
+    for tool_name, strategy in criterion.tool_strategy.items():
+        found += _strategy_compare_names(strategy, f"toolTrajectory.toolStrategy.{tool_name}")
+    if found:
+        where, name = found[0]
+        raise ConfigError(f"{where} {name!r} is not registered (named compares are not registered yet)")
+
+
+def strategy_for(actual: Tool, expected: Tool, criterion: ToolTrajectoryCriterion) -> ToolTrajectoryStrategy:
+    """Pick the strategy for a pair: by actual name, by expected name, the default, the built-in one."""
+    for name in (actual.name, expected.name):
+        strategy = criterion.tool_strategy.get(name)
+        if strategy is not None:
+            return strategy
+    return criterion.default_strategy if criterion.default_strategy is not None else _DEFAULT_STRATEGY
+
+
+def match_tool(actual: Tool, expected: Tool, strategy: ToolTrajectoryStrategy) -> str | None:
+    """Compare one tool call with an expected one; parts the strategy leaves unset are not compared.
+
+    Returns:
+        ``None`` on a match, else ``"<part> mismatch: <reason>"``.
+
+    Raises:
+        ConfigError: A part's criterion is misconfigured.
+    """
+    if strategy.name is not None:
+        reason = match_text(actual.name, expected.name, strategy.name)
+        if reason is not None:
+            return f"name mismatch: {reason}"
+    if strategy.arguments is not None:
+        reason = match_json(actual.arguments, expected.arguments, strategy.arguments)
+        if reason is not None:
+            return f"arguments mismatch: {reason}"
+    if strategy.result is not None:
+        reason = match_json(actual.result, expected.result, strategy.result)
+        if reason is not None:
+            return f"result mismatch: {reason}"
+    return None
+
+
+def maximum_bipartite_matching(adjacency: Sequence[Sequence[int]], right_size: int) -> list[int | None]:
+    """Maximum matching of a bipartite graph by augmenting paths (Kuhn's algorithm).
+
+    Left vertices are tried in order and their edges in order, so the result is the one the
+    reference's recursive search finds; the search here is iterative, so long lists cannot
+    exhaust the recursion limit.
+
+    Args:
+        adjacency: For each left vertex, the right vertices it may be paired with.
+        right_size: Number of right vertices.
+
+    Returns:
+        For each left vertex, its matched right vertex, or ``None``.
+    """
+    match_right: list[int | None] = [None] * right_size
+    for root in range(len(adjacency)):
+        stack = [root]
+        next_edge = {root: 0}
+        chosen: dict[int, int] = {}
+        while stack:
+            left = stack[-1]
+            edges = adjacency[left]
+            if next_edge[left] == len(edges):
+                stack.pop()
+                continue
+            right = edges[next_edge[left]]
+            next_edge[left] += 1
+            owner = match_right[right]
+            if owner is None:
+                chosen[left] = right
+                for vertex in stack:
+                    match_right[chosen[vertex]] = vertex
+                break
+            if owner not in next_edge:
+                chosen[left] = right
+                next_edge[owner] = 0
+                stack.append(owner)
+    match_left: list[int | None] = [None] * len(adjacency)
+    for right, owner in enumerate(match_right):
+        if owner is not None:
+            match_left[owner] = right
+    return match_left
+
+
+def _describe(tools: Sequence[Tool], index: int, side: str) -> str:
+    return f"{side} tools[{index}] {format_value(tools[index].name, 80)}"
+
+
+def _names(tools: Sequence[Tool]) -> str:
+    return format_value([tool.name for tool in tools])
+
+
+def _closest(actual: Sequence[Tool], expected: Tool, candidates: Sequence[int]) -> int | None:
+    """Pick the actual call whose mismatch best explains a failure: same name first."""
+    same_name = [index for index in candidates if actual[index].name == expected.name]
+    if same_name:
+        return same_name[0]
+    return candidates[0] if candidates else None
+
+
+def _no_match(
+    head: str, actual: Sequence[Tool], expected: Tool, candidates: Sequence[int], reasons: dict[int, str]
+) -> str:
+    closest = _closest(actual, expected, candidates)
+    if closest is None:
+        return head
+    return f"{head}: closest is {_describe(actual, closest, 'actual')}: {reasons[closest]}"
+
+
+def _match_unordered(
+    actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion
+) -> str | None:
+    reasons: list[dict[int, str]] = [{} for _ in expected]
+    adjacency: list[list[int]] = [[] for _ in expected]
+    for i, expected_tool in enumerate(expected):
+        for j, actual_tool in enumerate(actual):
+            reason = match_tool(actual_tool, expected_tool, strategy_for(actual_tool, expected_tool, criterion))
+            if reason is None:
+                adjacency[i].append(j)
+            else:
+                reasons[i][j] = reason
+    matching = maximum_bipartite_matching(adjacency, len(actual))
+    unmatched = [i for i, right in enumerate(matching) if right is None]
+    if not unmatched:
+        return None
+    paired = {right for right in matching if right is not None}
+    free = [j for j in range(len(actual)) if j not in paired]
+    messages = []
+    for i in unmatched:
+        head = f"{_describe(expected, i, 'expected')} has no matching actual call"
+        if adjacency[i]:
+            taken = ", ".join(f"actual tools[{j}]" for j in adjacency[i])
+            messages.append(f"{head}: the calls it matches ({taken}) are paired with other expected calls")
+        else:
+            messages.append(_no_match(head, actual, expected[i], free, reasons[i]))
+    return "; ".join(messages)
+
+
+def _match_ordered(actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion) -> str | None:
+    position = 0
+    for i, expected_tool in enumerate(expected):
+        if position == len(actual):
+            return (
+                f"{_describe(expected, i, 'expected')} has no matching actual call in order: "
+                f"all {len(actual)} actual calls were consumed by earlier expected calls"
+            )
+        reasons: dict[int, str] = {}
+        while position < len(actual):
+            actual_tool = actual[position]
+            reason = match_tool(actual_tool, expected_tool, strategy_for(actual_tool, expected_tool, criterion))
+            position += 1
+            if reason is None:
+                break
+            reasons[position - 1] = reason
+        else:
+            head = f"{_describe(expected, i, 'expected')} has no matching actual call in order"
+            return _no_match(head, actual, expected_tool, list(reasons), reasons)
+    return None
+
+
+def match_tool_trajectory(actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion) -> str | None:
+    """Compare the tool calls of one turn.
+
+    Args:
+        actual: The agent's turn.
+        expected: The expected turn.
+        criterion: How to compare.
+
+    Returns:
+        ``None`` on a match, else a one-line reason naming the tools, the part and the JSON path.
+
+    Raises:
+        ConfigError: The criterion is misconfigured or uses a ``compareName``.
+    """
+    check_tool_trajectory_criterion(criterion)
+    actual_tools, expected_tools = actual.tools, expected.tools
+    if not actual_tools and not expected_tools:
+        return None
+    if criterion.subset_matching and len(actual_tools) < len(expected_tools):
+        return (
+            f"number of tool calls mismatch: actual({len(actual_tools)}) < expected({len(expected_tools)}), "
+            f"actual {_names(actual_tools)}, expected {_names(expected_tools)}"
+        )
+    if not criterion.subset_matching and len(actual_tools) != len(expected_tools):
+        return (
+            f"number of tool calls mismatch: actual({len(actual_tools)}) != expected({len(expected_tools)}), "
+            f"actual {_names(actual_tools)}, expected {_names(expected_tools)}"
+        )
+    if criterion.order_sensitive:
+        return _match_ordered(actual_tools, expected_tools, criterion)
+    return _match_unordered(actual_tools, expected_tools, criterion)

@@ -1,0 +1,50 @@
+"""``final_response_avg_score``: the share of turns whose final response matches the expected one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from agenteval.errors import ConfigError
+from agenteval.evalset.models import Invocation
+from agenteval.evaluators.base import EvaluateResult
+from agenteval.evaluators.criteria.final_response import check_final_response_criterion, match_final_response
+from agenteval.evaluators.tool_trajectory import score_binary_turns
+from agenteval.metric.models import EvalMetric
+
+__all__ = ["FinalResponseEvaluator"]
+
+
+class FinalResponseEvaluator:
+    """Scores each turn 1 when its final response passes every sub-criterion of ``criterion.finalResponse``.
+
+    The overall score is the mean over turns. A mismatch reason joins the failing sub-criteria's
+    reasons with ``"; "``, prefixed ``"final response mismatch: "``.
+    """
+
+    name: ClassVar[str] = "final_response_avg_score"
+    description: ClassVar[str] = "Evaluates agent final responses against expected outputs"
+
+    def evaluate(
+        self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
+    ) -> EvaluateResult:
+        """Score the turns of one case.
+
+        Raises:
+            ConfigError: No final response criterion, an unusable criterion, or turn counts differ.
+        """
+        criterion = metric.criterion.final_response if metric.criterion is not None else None
+        if criterion is None:
+            raise ConfigError("final response criterion not configured")
+        check_final_response_criterion(criterion)
+        return score_binary_turns(
+            actuals,
+            expecteds,
+            metric,
+            lambda actual, expected: match_final_response(actual, expected, criterion),
+            "final response mismatch: ",
+            "finalresponse",
+        )
+
+    def __repr__(self) -> str:
+        return "FinalResponseEvaluator()"

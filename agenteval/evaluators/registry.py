@@ -1,0 +1,98 @@
+"""Evaluators by name."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Mapping, Sequence
+
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalset.models import Invocation
+from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricEvaluator
+from agenteval.metric.models import EvalMetric
+
+__all__ = ["EvaluatorRegistry", "default_registry"]
+
+
+class _FunctionEvaluator:
+    """Adapts a plain function to :class:`MetricEvaluator`."""
+
+    def __init__(self, function: EvaluatorFunction) -> None:
+        self.function = function
+
+    def evaluate(
+        self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
+    ) -> EvaluateResult | Awaitable[EvaluateResult]:
+        return self.function(actuals, expecteds, metric)
+
+    def __repr__(self) -> str:
+        return f"FunctionEvaluator({getattr(self.function, '__qualname__', self.function)!r})"
+
+
+class EvaluatorRegistry:
+    """Maps evaluator names to evaluators.
+
+    A metric runs the evaluator named by its ``evaluatorName``, or by its ``metricName`` when that is
+    empty. A metric whose evaluator is not registered is skipped (no result), as in the reference.
+
+    Args:
+        evaluators: Initial entries, name to evaluator object or plain function.
+    """
+
+    def __init__(self, evaluators: Mapping[str, MetricEvaluator | EvaluatorFunction] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._evaluators: dict[str, MetricEvaluator] = {}
+        for name, evaluator in (evaluators or {}).items():
+            self.register(name, evaluator)
+
+    def register(self, name: str, evaluator: MetricEvaluator | EvaluatorFunction) -> None:
+        """Register (or replace) an evaluator under ``name``.
+
+        Args:
+            name: Evaluator name used by metrics.
+            evaluator: An object with an ``evaluate(actuals, expecteds, metric)`` method, or a plain
+                function with that signature; either may be ``async``.
+
+        Raises:
+            ConfigError: The name is empty or the evaluator is neither kind.
+        """
+        if not name:
+            raise ConfigError("evaluator name is empty")
+        if isinstance(evaluator, MetricEvaluator):
+            adapted: MetricEvaluator = evaluator
+        elif callable(evaluator):
+            adapted = _FunctionEvaluator(evaluator)
+        else:
+            raise ConfigError(f"evaluator {name!r} must have an evaluate() method or be callable, got {evaluator!r}")
+        with self._lock:
+            self._evaluators[name] = adapted
+
+    def get(self, name: str) -> MetricEvaluator:
+        """Return the evaluator registered under ``name``.
+
+        Raises:
+            NotFoundError: Nothing is registered under that name.
+        """
+        with self._lock:
+            evaluator = self._evaluators.get(name)
+        if evaluator is None:
+            raise NotFoundError(f"get evaluator {name}: not registered")
+        return evaluator
+
+    def names(self) -> list[str]:
+        """Return the registered names, sorted."""
+        with self._lock:
+            return sorted(self._evaluators)
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._evaluators
+
+    def __repr__(self) -> str:
+        return f"EvaluatorRegistry({self.names()!r})"
+
+
+def default_registry() -> EvaluatorRegistry:
+    """Return a new registry holding every built-in evaluator."""
+    from agenteval.evaluators.builtin import BUILTIN_EVALUATORS
+
+    return EvaluatorRegistry(BUILTIN_EVALUATORS)

@@ -1,0 +1,1 @@
+"""Bundled example apps, used by ``agenteval demo`` and the notebooks."""

@@ -1,0 +1,187 @@
+"""What an evaluation returns: the saved result, per-case outcomes across runs, and DataFrames."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalset.message import Message
+from agenteval.metric.models import EvalMetric
+from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
+from agenteval.service.types import InferenceResult
+from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "CASE_COLUMNS",
+    "INVOCATION_COLUMNS",
+    "METRIC_COLUMNS",
+    "CaseSummary",
+    "EvaluationReport",
+]
+
+CASE_COLUMNS = ("run_id", "eval_id", "status", "score", "error_message", "session_id", "user_id")
+"""Columns of :attr:`EvaluationReport.cases`: one row per (run, case)."""
+
+METRIC_COLUMNS = ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
+"""Columns of :attr:`EvaluationReport.metrics`: one row per (run, case, metric)."""
+
+INVOCATION_COLUMNS = (
+    "run_id",
+    "eval_id",
+    "turn",
+    "invocation_id",
+    "metric_name",
+    "score",
+    "status",
+    "threshold",
+    "reason",
+    "user_content",
+    "actual_response",
+    "expected_response",
+)
+"""Columns of :attr:`EvaluationReport.invocations`: one row per (run, case, turn, metric); ``turn`` is 1-based."""
+
+
+@dataclass(slots=True, kw_only=True)
+class CaseSummary:
+    """One case across all runs (the reference facade's ``EvaluationCaseResult``)."""
+
+    eval_id: str
+    """The case."""
+    overall_status: EvalStatus
+    """With one run, the case's status; with several, whether its averaged metrics pass."""
+    runs: list[EvalCaseResult]
+    """The case's result in each run, in run order."""
+    metric_results: list[EvalMetricResult]
+    """Each metric's score averaged over the runs that evaluated it, in configuration order."""
+
+
+def _text(message: Message | None) -> str:
+    return message.content if message is not None else ""
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame.from_records(rows, columns=list(columns))
+
+
+@dataclass(slots=True, kw_only=True)
+class EvaluationReport:
+    """The outcome of :meth:`agenteval.Evaluator.evaluate`.
+
+    The persisted :attr:`result` holds every case of every run; the DataFrames flatten it for
+    analysis (their columns are listed in ``CASE_COLUMNS``, ``METRIC_COLUMNS`` and
+    ``INVOCATION_COLUMNS``). The inference results are kept so that metrics can be re-scored
+    without running the agent again.
+    """
+
+    app_name: str
+    """The app evaluated."""
+    eval_set_id: str
+    """The eval set evaluated."""
+    result: EvalSetResult
+    """The saved result (its id is set once saved)."""
+    case_summaries: list[CaseSummary]
+    """Per-case outcome across runs, in eval-set order."""
+    overall_status: EvalStatus
+    """Passed when no case failed and at least one passed."""
+    eval_metrics: list[EvalMetric] = field(default_factory=list)
+    """The metrics the cases were scored with, in order."""
+    inference_results: list[list[InferenceResult]] = field(default_factory=list)
+    """What the agent did, per run (index 0 is run 1)."""
+    num_runs: int = 1
+    """How many times each case ran."""
+    execution_time: float = 0.0
+    """Wall time of the evaluation, in seconds."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the evaluation passed overall."""
+        return self.overall_status is EvalStatus.PASSED
+
+    @property
+    def cases(self) -> pd.DataFrame:
+        """One row per (run, case): status, score and error message (columns ``CASE_COLUMNS``)."""
+        rows = [
+            {
+                "run_id": case.run_id,
+                "eval_id": case.eval_id,
+                "status": str(case.final_eval_status or ""),
+                "score": case.score,
+                "error_message": case.error_message,
+                "session_id": case.session_id,
+                "user_id": case.user_id,
+            }
+            for case in self.result.eval_case_results
+        ]
+        return _frame(rows, CASE_COLUMNS)
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """One row per (run, case, metric) with the overall metric result (columns ``METRIC_COLUMNS``)."""
+        rows = [
+            {
+                "run_id": case.run_id,
+                "eval_id": case.eval_id,
+                "metric_name": metric.metric_name,
+                "score": metric.score,
+                "status": str(metric.eval_status or ""),
+                "threshold": metric.threshold,
+                "reason": metric.details.reason if metric.details else "",
+            }
+            for case in self.result.eval_case_results
+            for metric in case.overall_eval_metric_results
+        ]
+        return _frame(rows, METRIC_COLUMNS)
+
+    @property
+    def invocations(self) -> pd.DataFrame:
+        """One row per (run, case, turn, metric) with the turn's texts (columns ``INVOCATION_COLUMNS``)."""
+        rows = []
+        for case in self.result.eval_case_results:
+            for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1):
+                actual = per_turn.actual_invocation
+                expected = per_turn.expected_invocation
+                for metric in per_turn.eval_metric_results:
+                    rows.append(
+                        {
+                            "run_id": case.run_id,
+                            "eval_id": case.eval_id,
+                            "turn": turn,
+                            "invocation_id": actual.invocation_id if actual else "",
+                            "metric_name": metric.metric_name,
+                            "score": metric.score,
+                            "status": str(metric.eval_status or ""),
+                            "threshold": metric.threshold,
+                            "reason": metric.details.reason if metric.details else "",
+                            "user_content": _text(actual.user_content if actual else None),
+                            "actual_response": _text(actual.final_response if actual else None),
+                            "expected_response": _text(expected.final_response if expected else None),
+                        }
+                    )
+        return _frame(rows, INVOCATION_COLUMNS)
+
+    def pass_at_k(self, k: int) -> float:
+        """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""
+        n, c = parse_pass_nc(self.result)
+        return pass_at_k(n, c, k)
+
+    def pass_hat_k(self, k: int) -> float:
+        """Probability that ``k`` runs drawn with replacement all passed as a whole set."""
+        n, c = parse_pass_nc(self.result)
+        return pass_hat_k(n, c, k)
+
+    def __repr__(self) -> str:
+        cases = len(self.case_summaries)
+        failed = sum(1 for case in self.case_summaries if case.overall_status is EvalStatus.FAILED)
+        return (
+            f"EvaluationReport(app={self.app_name!r}, eval_set={self.eval_set_id!r}, "
+            f"status={self.overall_status.value}, cases={cases}, failed={failed}, runs={self.num_runs}, "
+            f"result_id={self.result.eval_set_result_id!r})"
+        )

@@ -1,0 +1,202 @@
+"""Run any Python function as the agent under test."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from agenteval.context import EvalContext
+from agenteval.errors import ConfigError
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import Tool
+from agenteval.evalset.trace import ExecutionTrace
+from agenteval.runner.base import Runner, TurnRequest, TurnResult
+
+__all__ = ["AgentFunction", "FunctionRunner", "Turn", "as_runner"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+AgentFunction = Callable[..., Any]
+"""``fn(message)`` or ``fn(message, turn)``, plain or ``async``, returning the reply (see :class:`FunctionRunner`)."""
+
+
+class Turn:
+    """One user turn, handed to an agent function: the input, the session, and a tool recorder.
+
+    Attributes:
+        message: The user's message.
+        session_id: The session (shared by every turn of a case).
+        user_id: The user the agent runs as.
+        history: Earlier messages of this session (user and assistant, oldest first).
+        context_messages: Context the case injects into every model call.
+        state: Runtime state from the case's ``sessionInput.state``.
+        context: Values set by callbacks.
+        tools: Tool calls recorded so far in this turn.
+        invocation_id: Set it to report the agent's own id for the turn.
+        execution_trace: Set it to report an execution trace for the turn.
+    """
+
+    def __init__(self, request: TurnRequest, history: list[Message]) -> None:
+        self.message: Message = request.message
+        self.session_id: str = request.session_id
+        self.user_id: str = request.user_id
+        self.history: list[Message] = history
+        self.context_messages: list[Message] = request.context_messages
+        self.state: dict[str, Any] = request.state
+        self.context: EvalContext = request.context
+        self.tools: list[Tool] = []
+        self.invocation_id: str = ""
+        self.execution_trace: ExecutionTrace | None = None
+
+    @property
+    def text(self) -> str:
+        """The user's message text."""
+        return self.message.content
+
+    def record_tool(self, name: str, arguments: Any = None, result: Any = None, *, id: str = "") -> Tool:
+        """Record a tool call the agent made in this turn.
+
+        Args:
+            name: Tool name.
+            arguments: Call arguments (usually a dict).
+            result: What the tool returned.
+            id: Tool call id, if the agent has one.
+
+        Returns:
+            The recorded call; its ``result`` may still be set afterwards.
+        """
+        tool = Tool(id=id, name=name, arguments=arguments, result=result)
+        self.tools.append(tool)
+        return tool
+
+    def tool(self, function: Callable[P, R]) -> Callable[P, R]:
+        """Wrap a tool function so that every call is recorded with its arguments and result.
+
+        The tool is recorded under the function's name, with its arguments bound to parameter
+        names. Works for plain and ``async`` functions.
+
+        Args:
+            function: The tool.
+
+        Returns:
+            A function with the same signature that records each call.
+        """
+        signature = inspect.signature(function)
+
+        def arguments_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            bound = signature.bind(*args, **kwargs)
+            return dict(bound.arguments)
+
+        if inspect.iscoroutinefunction(function):
+
+            @functools.wraps(function)
+            async def record_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+                call = self.record_tool(function.__name__, arguments_of(args, kwargs))
+                call.result = await function(*args, **kwargs)
+                return call.result
+
+            return record_async  # type: ignore[return-value]
+
+        @functools.wraps(function)
+        def record(*args: P.args, **kwargs: P.kwargs) -> R:
+            call = self.record_tool(function.__name__, arguments_of(args, kwargs))
+            result = function(*args, **kwargs)
+            call.result = result
+            return result
+
+        return record
+
+
+def _wants_turn(function: AgentFunction) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+def _to_result(reply: Any, turn: Turn) -> TurnResult:
+    if isinstance(reply, TurnResult):
+        if not reply.tools:
+            reply.tools = turn.tools
+        return reply
+    if reply is None:
+        final = None
+    elif isinstance(reply, Message):
+        final = reply
+    elif isinstance(reply, str):
+        final = Message.assistant(reply)
+    else:
+        raise TypeError(
+            f"the agent returned {type(reply).__name__}; return the reply as a str, a Message, a TurnResult or None"
+        )
+    return TurnResult(
+        final_response=final,
+        tools=turn.tools,
+        invocation_id=turn.invocation_id,
+        execution_trace=turn.execution_trace,
+    )
+
+
+class FunctionRunner:
+    """A :class:`Runner` around a plain or ``async`` Python function.
+
+    The function is called once per user turn as ``fn(text)`` or, if it takes two positional
+    parameters, ``fn(text, turn)`` with a :class:`Turn` that gives the session, the history of earlier
+    turns, context messages and state, and records tool calls. It returns the final reply as a
+    ``str``, a :class:`~agenteval.Message`, a :class:`TurnResult` or ``None``. Plain functions run in
+    a worker thread, so a blocking agent does not stall the event loop.
+
+    Args:
+        function: The agent.
+    """
+
+    def __init__(self, function: AgentFunction) -> None:
+        if not callable(function):
+            raise ConfigError(f"the agent must be callable, got {function!r}")
+        self.function = function
+        self._pass_turn = _wants_turn(function)
+        self._history: dict[str, list[Message]] = {}
+        self._lock = threading.Lock()
+
+    async def run(self, request: TurnRequest) -> TurnResult:
+        """Call the function for one turn and collect what it did."""
+        with self._lock:
+            history = list(self._history.get(request.session_id, ()))
+        turn = Turn(request, history)
+        args: tuple[Any, ...] = (turn.text, turn) if self._pass_turn else (turn.text,)
+        if inspect.iscoroutinefunction(self.function):
+            reply = await self.function(*args)
+        else:
+            reply = await asyncio.to_thread(self.function, *args)
+            if inspect.isawaitable(reply):
+                reply = await reply
+        result = _to_result(reply, turn)
+        with self._lock:
+            session = self._history.setdefault(request.session_id, [])
+            session.append(request.message)
+            if result.final_response is not None:
+                session.append(result.final_response)
+        return result
+
+    def __repr__(self) -> str:
+        return f"FunctionRunner({getattr(self.function, '__qualname__', self.function)!r})"
+
+
+def as_runner(agent: Runner | AgentFunction) -> Runner:
+    """Return ``agent`` if it is a :class:`Runner`, else wrap the callable in a :class:`FunctionRunner`.
+
+    Raises:
+        ConfigError: ``agent`` is neither.
+    """
+    if isinstance(agent, Runner):
+        return agent
+    if callable(agent):
+        return FunctionRunner(agent)
+    raise ConfigError(f"the agent must be a Runner or a callable, got {agent!r}")

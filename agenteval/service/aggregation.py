@@ -1,0 +1,144 @@
+"""Case aggregation: from a case's metric results to the case's score and status."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from agenteval.context import EvalContext
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception
+from agenteval.evalresult.models import EvalMetricResult
+from agenteval.evalset.models import EvalCase
+from agenteval.metric.models import EvalMetric
+from agenteval.service.types import InferenceResult
+from agenteval.status import EvalStatus, summarize
+
+__all__ = [
+    "AggregationInput",
+    "AggregationResult",
+    "AggregatorFunction",
+    "AllPassAggregator",
+    "EvalCaseResultAggregator",
+    "as_aggregator",
+    "run_aggregator",
+]
+
+
+@dataclass(slots=True, kw_only=True, frozen=True)
+class AggregationInput:
+    """Everything known about one scored case."""
+
+    app_name: str
+    eval_set_id: str
+    eval_case: EvalCase
+    """The case as stored in the eval set."""
+    inference_result: InferenceResult
+    """What the agent did."""
+    eval_metrics: list[EvalMetric]
+    """The metrics that were evaluated (with case rubrics merged), in the order of ``metric_results``."""
+    metric_results: list[EvalMetricResult]
+    """One overall result per evaluated metric."""
+    context: EvalContext = field(default_factory=EvalContext)
+    """Values set by callbacks."""
+
+
+@dataclass(slots=True)
+class AggregationResult:
+    """A case's score and status."""
+
+    score: float
+    status: EvalStatus
+
+
+@runtime_checkable
+class EvalCaseResultAggregator(Protocol):
+    """Decides a case's score and status from its metric results.
+
+    ``aggregate`` may be plain or ``async``. The score must be finite and the status ``passed``,
+    ``failed`` or ``not_evaluated``; anything else, or an exception, fails the case.
+    """
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult | Awaitable[AggregationResult]:
+        """Return the case's score and status."""
+        ...
+
+
+AggregatorFunction = Callable[[AggregationInput], AggregationResult | Awaitable[AggregationResult]]
+"""A plain function usable as a case aggregator."""
+
+
+class AllPassAggregator:
+    """The default: a case passes (score 1) when no metric failed and at least one passed.
+
+    Any failed metric fails the case (score 0); only not-evaluated metrics, or none, give
+    ``not_evaluated`` (score 0). Metric scores themselves are not used.
+    """
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult:
+        """Fold the metric statuses."""
+        try:
+            status = summarize(result.eval_status for result in data.metric_results)
+        except AgentEvalError as exc:
+            raise AgentEvalError(f"summarize metric results: {exc}") from exc
+        return AggregationResult(score=1.0 if status is EvalStatus.PASSED else 0.0, status=status)
+
+    def __repr__(self) -> str:
+        return "AllPassAggregator()"
+
+
+class _FunctionAggregator:
+    def __init__(self, function: AggregatorFunction) -> None:
+        self.function = function
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult | Awaitable[AggregationResult]:
+        return self.function(data)
+
+    def __repr__(self) -> str:
+        return f"FunctionAggregator({getattr(self.function, '__qualname__', self.function)!r})"
+
+
+def as_aggregator(aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvalCaseResultAggregator:
+    """Return ``aggregator`` as an :class:`EvalCaseResultAggregator`, wrapping a plain function.
+
+    Raises:
+        ConfigError: It is neither an aggregator nor callable.
+    """
+    if isinstance(aggregator, EvalCaseResultAggregator):
+        return aggregator
+    if callable(aggregator):
+        return _FunctionAggregator(aggregator)
+    raise ConfigError(f"the case aggregator must have an aggregate() method or be callable, got {aggregator!r}")
+
+
+_VALID_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+
+
+async def run_aggregator(aggregator: EvalCaseResultAggregator, data: AggregationInput) -> AggregationResult:
+    """Run an aggregator and check what it returned.
+
+    Raises:
+        AgentEvalError: With the reference's messages: ``aggregate eval case result: <error>``,
+            ``eval case result aggregation result is nil``, ``unexpected eval case result aggregation
+            status <status>`` or ``eval case result aggregation score must be finite: <score>``.
+    """
+    try:
+        result = aggregator.aggregate(data)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as exc:
+        raise AgentEvalError(f"aggregate eval case result: {describe_exception(exc)}") from exc
+    if result is None:
+        raise AgentEvalError("eval case result aggregation result is nil")
+    if not isinstance(result, AggregationResult):
+        raise AgentEvalError(
+            f"aggregate eval case result: the aggregator returned {type(result).__name__}; "
+            "return an AggregationResult(score, status)"
+        )
+    if result.status not in _VALID_STATUSES:
+        raise AgentEvalError(f"unexpected eval case result aggregation status {result.status}")
+    if isinstance(result.score, bool) or not isinstance(result.score, int | float) or not math.isfinite(result.score):
+        raise AgentEvalError(f"eval case result aggregation score must be finite: {result.score}")
+    return AggregationResult(score=float(result.score), status=EvalStatus(result.status))

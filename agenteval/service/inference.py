@@ -1,0 +1,322 @@
+"""Inference of one case: run the agent turn by turn (or replay a trace, or simulate a user)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from agenteval.context import EvalContext
+from agenteval.errors import describe_exception
+from agenteval.evalset.message import Message, Role
+from agenteval.evalset.models import (
+    ConversationScenario,
+    EvalCase,
+    EvalMode,
+    Invocation,
+    ScenarioDriver,
+    SessionInput,
+)
+from agenteval.evalset.trace import ExecutionTrace
+from agenteval.runner.base import Runner, TurnRequest, TurnResult
+from agenteval.runner.simulation import SimulatedConversation, SimulationStart, SimulatorDecision, UserSimulator
+from agenteval.service.options import ServiceOptions
+
+__all__ = ["CaseFailure", "CaseInference", "infer_case", "user_input_only"]
+
+
+class CaseFailure(Exception):
+    """A failure inside one case; its message becomes the case's ``errorMessage``.
+
+    Attributes:
+        traces: Execution traces gathered before the failure (kept on the failed result).
+    """
+
+    def __init__(self, message: str, traces: list[ExecutionTrace | None] | None = None) -> None:
+        super().__init__(message)
+        self.traces = traces or []
+
+
+@dataclass(slots=True)
+class CaseInference:
+    """The turns one case produced."""
+
+    inferences: list[Invocation] = field(default_factory=list)
+    traces: list[ExecutionTrace | None] = field(default_factory=list)
+    expected: list[Invocation] = field(default_factory=list)
+
+
+def user_input_only(invocations: list[Invocation]) -> list[Invocation]:
+    """Return placeholder turns holding only each turn's id and user message."""
+    return [Invocation(invocation_id=inv.invocation_id, user_content=inv.user_content) for inv in invocations]
+
+
+@dataclass(slots=True, kw_only=True)
+class _Session:
+    runner: Runner
+    session_input: SessionInput
+    session_id: str
+    context_messages: list[Message]
+    context: EvalContext
+
+    async def run_turn(self, message: Message) -> tuple[Invocation, ExecutionTrace | None]:
+        request = TurnRequest(
+            message=message,
+            session_id=self.session_id,
+            user_id=self.session_input.user_id,
+            context_messages=list(self.context_messages),
+            state=self.session_input.state,
+            context=self.context,
+        )
+        try:
+            result = await self.runner.run(request)
+        except Exception as exc:
+            raise CaseFailure(f"runner run: {describe_exception(exc)}") from exc
+        if not isinstance(result, TurnResult):
+            raise CaseFailure(f"runner run: the runner returned {type(result).__name__}; return a TurnResult")
+        invocation = Invocation(
+            invocation_id=result.invocation_id or str(uuid.uuid4()),
+            user_content=message,
+            final_response=result.final_response,
+            tools=list(result.tools),
+        )
+        return invocation, result.execution_trace
+
+    async def run_turns(self, inputs: list[Invocation]) -> CaseInference:
+        """Run the user turns of ``inputs`` in order; on a failure, keep the traces gathered so far."""
+        if not inputs:
+            raise CaseFailure("invocations are empty")
+        produced = CaseInference()
+        for expected in inputs:
+            if expected.user_content is None:
+                raise CaseFailure(
+                    f'invocation user content is nil for eval case invocation "{expected.invocation_id}"',
+                    produced.traces,
+                )
+            try:
+                invocation, trace = await self.run_turn(expected.user_content)
+            except CaseFailure as failure:
+                failure.traces = produced.traces
+                raise
+            produced.inferences.append(invocation)
+            produced.traces.append(trace)
+        return produced
+
+
+async def _expected_turns(
+    case: EvalCase, inputs: list[Invocation], options: ServiceOptions, session_id: str, context: EvalContext
+) -> list[Invocation]:
+    runner = options.expected_runner
+    if runner is None:
+        raise CaseFailure("expected runner is nil")
+    if not inputs:
+        raise CaseFailure("input invocations are empty")
+    for index, invocation in enumerate(inputs):
+        if invocation.user_content is None:
+            raise CaseFailure(f"input invocation user content is nil at index {index}")
+    session = _Session(
+        runner=runner,
+        session_input=case.session_input or SessionInput(),
+        session_id=f"{session_id}-expected",
+        context_messages=case.context_messages,
+        context=context,
+    )
+    try:
+        return (await session.run_turns(inputs)).inferences
+    except CaseFailure as failure:
+        raise CaseFailure(f"run expected runner: {failure}") from failure
+
+
+async def _simulate(
+    simulator: UserSimulator, session: _Session, case: EvalCase, options: ServiceOptions
+) -> CaseInference:
+    scenario = case.conversation_scenario
+    assert scenario is not None
+    try:
+        conversation = await simulator.start(
+            SimulationStart(
+                eval_case_id=case.eval_id,
+                scenario=scenario,
+                session_input=session.session_input,
+                session_id=session.session_id,
+                context=session.context,
+            )
+        )
+    except Exception as exc:
+        raise CaseFailure(f"start user simulator: {describe_exception(exc)}") from exc
+    if conversation is None:
+        raise CaseFailure("user simulator conversation is nil")
+    try:
+        produced = await _converse(conversation, session, scenario, options)
+    except BaseException as failure:
+        await _close(conversation, failure)
+        raise
+    await _close(conversation, None)
+    return produced
+
+
+async def _converse(
+    conversation: SimulatedConversation, session: _Session, scenario: ConversationScenario, options: ServiceOptions
+) -> CaseInference:
+    produced = CaseInference()
+    limit = scenario.max_allowed_invocations or 0
+    guard = limit if limit > 0 else options.max_simulated_turns
+    last: Message | None = None
+    while len(produced.inferences) < guard:
+        try:
+            decision = await conversation.next(last)
+        except Exception as exc:
+            raise CaseFailure(f"simulate next turn: {describe_exception(exc)}") from exc
+        message = _user_message(decision)
+        if message is None:
+            return produced
+        invocation, trace = await session.run_turn(message)
+        if invocation.final_response is None:
+            raise CaseFailure("target final response is nil")
+        produced.inferences.append(invocation)
+        produced.traces.append(trace)
+        last = invocation.final_response
+    if limit > 0:
+        return produced
+    raise CaseFailure(
+        f"user simulator did not stop within {guard} turns; give the scenario a stopSignal or "
+        "maxAllowedInvocations, or raise max_simulated_turns"
+    )
+
+
+def _user_message(decision: SimulatorDecision | None) -> Message | None:
+    """The user message a decision carries, or ``None`` for stop."""
+    if decision is None:
+        raise CaseFailure("simulate next turn: decision is nil")
+    if decision.stop:
+        return None
+    if decision.message is None:
+        raise CaseFailure("simulate next turn: message is nil")
+    message = decision.message.model_copy()
+    if message.role == Role.UNSET:
+        message.role = Role.USER
+    if message.role != Role.USER:
+        raise CaseFailure(f'simulate next turn: invalid message role "{message.role}"')
+    return message
+
+
+async def _close(conversation: SimulatedConversation, failure: BaseException | None) -> None:
+    """Close a simulated conversation; a close error joins a case failure or becomes one."""
+    try:
+        await conversation.close()
+    except Exception as exc:
+        text = f"close user simulator conversation: {describe_exception(exc)}"
+        if failure is None:
+            raise CaseFailure(text) from exc
+        if isinstance(failure, CaseFailure):
+            raise CaseFailure(f"{failure}\n{text}") from exc
+
+
+async def _infer_trace(case: EvalCase, options: ServiceOptions, session_id: str, context: EvalContext) -> CaseInference:
+    if case.conversation_scenario is not None:
+        raise CaseFailure("conversationScenario is not supported in trace mode")
+    if case.actual_conversation:
+        actual = case.actual_conversation
+        if case.conversation and len(case.conversation) != len(actual):
+            raise CaseFailure(
+                f"actual conversation length {len(actual)} does not match conversation length {len(case.conversation)}"
+            )
+        for index, invocation in enumerate(actual):
+            if invocation.user_content is None:
+                raise CaseFailure(f"actual invocation user content is nil at index {index}")
+        inferences = actual
+        expected_inputs = (
+            [
+                Invocation(invocation_id=a.invocation_id, user_content=a.user_content, tool_mock=c.tool_mock)
+                for a, c in zip(actual, case.conversation, strict=True)
+            ]
+            if case.conversation
+            else actual
+        )
+    elif case.conversation:
+        inferences = expected_inputs = case.conversation
+    else:
+        raise CaseFailure("invocations are empty")
+    produced = CaseInference(inferences=list(inferences), traces=[inv.execution_trace for inv in inferences])
+    if case.expected_runner_enabled:
+        try:
+            produced.expected = await _expected_turns(case, expected_inputs, options, session_id, context)
+        except CaseFailure as failure:
+            failure.traces = produced.traces
+            raise
+    return produced
+
+
+async def infer_case(
+    runner: Runner, case: EvalCase, options: ServiceOptions, session_id: str, context: EvalContext
+) -> CaseInference:
+    """Produce the actual (and, when enabled, expected) turns of one case.
+
+    Args:
+        runner: The agent under test.
+        case: The case.
+        options: Service options (expected runner, user simulator, guards).
+        session_id: The case's session id.
+        context: The context of the case.
+
+    Returns:
+        The turns, their traces and the expected turns.
+
+    Raises:
+        CaseFailure: Anything that fails the case, with the reference's message.
+    """
+    if case.session_input is None:
+        raise CaseFailure("session input is nil")
+    if case.actual_conversation and case.eval_mode != EvalMode.TRACE:
+        raise CaseFailure("actualConversation is only supported in trace mode")
+    if case.eval_mode == EvalMode.TRACE:
+        return await _infer_trace(case, options, session_id, context)
+    scenario = case.conversation_scenario
+    if case.conversation and scenario is not None:
+        raise CaseFailure("conversation and conversationScenario cannot both be configured")
+    if not case.conversation and scenario is None:
+        raise CaseFailure("invocations are empty")
+    session = _Session(
+        runner=runner,
+        session_input=case.session_input,
+        session_id=session_id,
+        context_messages=case.context_messages,
+        context=context,
+    )
+    if scenario is None:
+        produced = await session.run_turns(case.conversation)
+        expected_inputs = case.conversation
+    else:
+        if options.user_simulator is None:
+            raise CaseFailure("user simulator is nil")
+        if scenario.driver == ScenarioDriver.EXPECTED:
+            return await _infer_expected_driver(runner, session, case, options)
+        produced = await _simulate(options.user_simulator, session, case, options)
+        expected_inputs = produced.inferences
+    if case.expected_runner_enabled:
+        try:
+            produced.expected = await _expected_turns(case, expected_inputs, options, session_id, context)
+        except CaseFailure as failure:
+            failure.traces = produced.traces
+            raise
+    return produced
+
+
+async def _infer_expected_driver(
+    runner: Runner, session: _Session, case: EvalCase, options: ServiceOptions
+) -> CaseInference:
+    """The expected runner talks to the simulated user; the agent then replays those user turns."""
+    if options.expected_runner is None:
+        raise CaseFailure("expected runner is nil")
+    assert options.user_simulator is not None
+    expected_session = _Session(
+        runner=options.expected_runner,
+        session_input=session.session_input,
+        session_id=f"{session.session_id}-expected",
+        context_messages=session.context_messages,
+        context=session.context,
+    )
+    simulated = await _simulate(options.user_simulator, expected_session, case, options)
+    produced = await session.run_turns(user_input_only(simulated.inferences))
+    if case.expected_runner_enabled:
+        produced.expected = simulated.inferences
+    return produced

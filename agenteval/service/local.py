@@ -1,0 +1,376 @@
+"""The local service: inference (run the agent on each case) and evaluate (score each case)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar, Unpack
+
+from agenteval.context import EvalContext, use_context
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
+from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalset.models import EvalCase, Invocation
+from agenteval.evalset.trace import ExecutionTrace
+from agenteval.runner.base import Runner
+from agenteval.runner.function import AgentFunction, as_runner
+from agenteval.service.callbacks import (
+    AfterEvaluateCaseArgs,
+    AfterEvaluateSetArgs,
+    AfterInferenceCaseArgs,
+    AfterInferenceSetArgs,
+    BeforeEvaluateCaseArgs,
+    BeforeEvaluateSetArgs,
+    BeforeInferenceCaseArgs,
+    BeforeInferenceSetArgs,
+)
+from agenteval.service.inference import CaseFailure, infer_case
+from agenteval.service.options import ServiceOptions, ServiceOverrides
+from agenteval.service.scoring import CaseLookup, failed_case_result, score_case
+from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.status import EvalStatus
+
+__all__ = ["LocalService"]
+
+T = TypeVar("T")
+I = TypeVar("I")  # noqa: E741
+
+
+async def _map_in_order(
+    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, limit: int
+) -> list[T | BaseException]:
+    """Apply ``work`` to every item, at most ``limit`` at a time when ``parallel``; results in input order.
+
+    Exceptions are returned in place of results so that one failing item never cancels the others.
+    """
+    if not parallel:
+        outcomes: list[T | BaseException] = []
+        for item in items:
+            try:
+                outcomes.append(await work(item))
+            except Exception as exc:
+                outcomes.append(exc)
+                break
+        return outcomes
+    gate = asyncio.Semaphore(limit)
+
+    async def gated(item: I) -> T:
+        async with gate:
+            return await work(item)
+
+    return await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
+
+
+def _attach_context_messages(invocations: list[Invocation], case: EvalCase) -> list[Invocation]:
+    if not case.context_messages:
+        return invocations
+    return [
+        inv if inv.context_messages else inv.model_copy(update={"context_messages": list(case.context_messages)})
+        for inv in invocations
+    ]
+
+
+class LocalService:
+    """Runs inference and evaluation in this process.
+
+    ``inference`` runs the agent on the cases of an eval set and records what it did;
+    ``evaluate`` scores those records with metrics. Failures inside one case (the agent raising,
+    a bad case, an evaluator error) become a failed result with an ``error_message``; only set-level
+    problems (bad request, unknown eval set, a set-level callback raising) raise.
+
+    Args:
+        runner: The agent under test: a :class:`~agenteval.runner.Runner` or a plain/async function.
+        options: Service options; keyword arguments override single fields.
+        **overrides: Fields of :class:`~agenteval.service.options.ServiceOptions`.
+    """
+
+    def __init__(
+        self,
+        runner: Runner | AgentFunction,
+        options: ServiceOptions | None = None,
+        **overrides: Unpack[ServiceOverrides],
+    ) -> None:
+        if runner is None:
+            raise ConfigError("runner is nil")
+        self.runner: Runner = as_runner(runner)
+        self.options: ServiceOptions = (options or ServiceOptions()).updated(overrides)
+
+    async def close(self) -> None:
+        """Release resources (nothing is held between calls)."""
+
+    # ------------------------------------------------------------------ inference
+
+    async def inference(
+        self, request: InferenceRequest, **overrides: Unpack[ServiceOverrides]
+    ) -> list[InferenceResult]:
+        """Run the agent on the requested cases of an eval set.
+
+        Args:
+            request: App, eval set and (optionally) case ids. ``before_inference_set`` callbacks
+                receive this object and may change it.
+            **overrides: Per-call option overrides (``callbacks`` replaces, it does not merge).
+
+        Returns:
+            One result per selected case, in eval-set order (``[]`` when no case matched).
+
+        Raises:
+            ConfigError: An invalid request or option.
+            NotFoundError: The eval set does not exist.
+            CallbackError: A set-level callback raised.
+        """
+        if request is None:
+            raise ConfigError("validate inference request: inference request is nil")
+        if not request.app_name:
+            raise ConfigError("validate inference request: app name is empty")
+        if not request.eval_set_id:
+            raise ConfigError("validate inference request: eval set id is empty")
+        options = self.options.updated(overrides)
+        where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
+        context = EvalContext()
+        try:
+            context = await options.callbacks.run(
+                "before_inference_set", context, BeforeInferenceSetArgs(request=request)
+            )
+        except AgentEvalError as exc:
+            raise rewrap(f"run before inference set callbacks ({where})", exc) from exc
+        start = time.time()
+        results: list[InferenceResult] | None = None
+        error: BaseException | None = None
+        try:
+            results = await self._infer_cases(request, options, context)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            try:
+                await options.callbacks.run(
+                    "after_inference_set",
+                    context,
+                    AfterInferenceSetArgs(request=request, results=results, error=error, start_time=start),
+                )
+            except AgentEvalError as exc:
+                raise rewrap(f"run after inference set callbacks ({where})", exc) from exc
+        return results
+
+    async def _infer_cases(
+        self, request: InferenceRequest, options: ServiceOptions, context: EvalContext
+    ) -> list[InferenceResult]:
+        try:
+            with use_context(context):
+                eval_set = await options.eval_set_manager.get(request.app_name, request.eval_set_id)
+        except Exception as exc:
+            raise rewrap("load inference eval cases: get eval set", exc) from exc
+        wanted = set(request.eval_case_ids)
+        cases = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+        outcomes = await _map_in_order(
+            cases,
+            lambda case: self._infer_case(request, case, options, context),
+            parallel=options.parallel_inference,
+            limit=options.parallelism,
+        )
+        results: list[InferenceResult] = []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            results.append(outcome)
+        return results
+
+    async def _infer_case(
+        self, request: InferenceRequest, case: EvalCase, options: ServiceOptions, context: EvalContext
+    ) -> InferenceResult:
+        with use_context(context):
+            session_id = options.session_id_supplier(context)
+        result = InferenceResult(
+            app_name=request.app_name,
+            eval_set_id=request.eval_set_id,
+            eval_case_id=case.eval_id,
+            session_id=session_id,
+        )
+        try:
+            case_context = await options.callbacks.run(
+                "before_inference_case",
+                context,
+                BeforeInferenceCaseArgs(request=request, eval_case_id=case.eval_id, session_id=session_id),
+            )
+        except AgentEvalError as exc:
+            return _failed_inference(
+                result,
+                f"run before inference case callbacks (app={request.app_name}, evalSetID={request.eval_set_id}, "
+                f"evalCaseID={case.eval_id}, sessionID={session_id}): {exc}",
+            )
+        start = time.time()
+        result.eval_mode = case.eval_mode
+        result.user_id = case.session_input.user_id if case.session_input else ""
+        try:
+            with use_context(case_context):
+                produced = await infer_case(self.runner, case, options, session_id, case_context)
+        except CaseFailure as failure:
+            result.execution_traces = failure.traces
+            result = _failed_inference(
+                result, f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {failure}"
+            )
+        except Exception as exc:  # a bug in a user-supplied runner or simulator, not in the case
+            result = _failed_inference(
+                result,
+                f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {describe_exception(exc)}",
+            )
+        else:
+            result.inferences = _attach_context_messages(produced.inferences, case)
+            result.expected_inferences = _attach_context_messages(produced.expected, case)
+            result.execution_traces = _traces_or_empty(produced.traces)
+            result.status = EvalStatus.PASSED
+        try:
+            await options.callbacks.run(
+                "after_inference_case",
+                case_context,
+                AfterInferenceCaseArgs(request=request, result=result, error=None, start_time=start),
+            )
+        except AgentEvalError as exc:
+            after = (
+                f"run after inference case callbacks (app={request.app_name}, evalSetID={request.eval_set_id}, "
+                f"evalCaseID={case.eval_id}): {exc}"
+            )
+            message = f"{result.error_message}\n{after}" if result.error_message else after
+            result = _failed_inference(result, message)
+        return result
+
+    # ------------------------------------------------------------------ evaluate
+
+    async def evaluate(self, request: EvaluateRequest, **overrides: Unpack[ServiceOverrides]) -> EvalSetRunResult:
+        """Score inference results with the request's metrics.
+
+        Nothing is saved; metrics run in order within a case, and a metric whose evaluator is not
+        registered is skipped.
+
+        Args:
+            request: Inference results and metrics. ``before_evaluate_set`` callbacks may change it.
+            **overrides: Per-call option overrides.
+
+        Returns:
+            One case result per inference result, in the same order.
+
+        Raises:
+            ConfigError: An invalid request or option.
+            CallbackError: A set-level or case-level evaluate callback raised.
+        """
+        if request is None:
+            raise ConfigError("evaluate request is nil")
+        if not request.app_name:
+            raise ConfigError("app name is empty")
+        if not request.eval_set_id:
+            raise ConfigError("eval set id is empty")
+        if request.evaluate_config is None:
+            raise ConfigError("evaluate config is nil")
+        options = self.options.updated(overrides)
+        where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
+        context = EvalContext()
+        try:
+            context = await options.callbacks.run(
+                "before_evaluate_set", context, BeforeEvaluateSetArgs(request=request)
+            )
+        except AgentEvalError as exc:
+            raise rewrap(f"run before evaluate set callbacks ({where})", exc) from exc
+        start = time.time()
+        run_result: EvalSetRunResult | None = None
+        error: BaseException | None = None
+        try:
+            case_results = await self._evaluate_cases(request, options, context)
+            run_result = EvalSetRunResult(
+                app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=case_results
+            )
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            try:
+                await options.callbacks.run(
+                    "after_evaluate_set",
+                    context,
+                    AfterEvaluateSetArgs(request=request, result=run_result, error=error, start_time=start),
+                )
+            except AgentEvalError as exc:
+                raise rewrap(f"run after evaluate set callbacks ({where})", exc) from exc
+        return run_result
+
+    async def _evaluate_cases(
+        self, request: EvaluateRequest, options: ServiceOptions, context: EvalContext
+    ) -> list[EvalCaseResult]:
+        cases = CaseLookup(options.eval_set_manager)
+        outcomes = await _map_in_order(
+            request.inference_results,
+            lambda inference: self._evaluate_case(request, inference, options, cases, context),
+            parallel=options.parallel_evaluation,
+            limit=options.parallelism,
+        )
+        errors: list[BaseException] = []
+        results: list[EvalCaseResult] = []
+        for inference, outcome in zip(request.inference_results, outcomes, strict=False):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome
+                errors.append(
+                    rewrap(
+                        f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, "
+                        f"evalCaseID={inference.eval_case_id})",
+                        outcome,
+                    )
+                )
+            else:
+                results.append(outcome)
+        if errors:
+            message = "\n".join(str(error) for error in errors)
+            raise type(errors[0])(
+                f"evaluate case results (app={request.app_name}, evalSetID={request.eval_set_id}): {message}"
+            ) from errors[0]
+        return results
+
+    async def _evaluate_case(
+        self,
+        request: EvaluateRequest,
+        inference: InferenceResult,
+        options: ServiceOptions,
+        cases: CaseLookup,
+        context: EvalContext,
+    ) -> EvalCaseResult:
+        case_id = inference.eval_case_id
+        where = f"app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id}"
+        try:
+            case_context = await options.callbacks.run(
+                "before_evaluate_case", context, BeforeEvaluateCaseArgs(request=request, eval_case_id=case_id)
+            )
+        except AgentEvalError as exc:
+            raise rewrap(f"run before evaluate case callbacks ({where})", exc) from exc
+        start = time.time()
+        if inference.status != EvalStatus.PASSED:
+            result = failed_case_result(request.eval_set_id, inference, inference.error_message)
+        else:
+            try:
+                with use_context(case_context):
+                    result = await score_case(
+                        inference, request.evaluate_config.eval_metrics, options, cases, case_context
+                    )
+            except CaseFailure as failure:
+                result = failed_case_result(request.eval_set_id, inference, str(failure))
+        try:
+            await options.callbacks.run(
+                "after_evaluate_case",
+                case_context,
+                AfterEvaluateCaseArgs(
+                    request=request, inference_result=inference, result=result, error=None, start_time=start
+                ),
+            )
+        except AgentEvalError as exc:
+            raise rewrap(f"run after evaluate case callbacks ({where})", exc) from exc
+        return result
+
+
+def _failed_inference(result: InferenceResult, message: str) -> InferenceResult:
+    result.status = EvalStatus.FAILED
+    result.error_message = message
+    result.inferences = []
+    return result
+
+
+def _traces_or_empty(traces: list[ExecutionTrace | None]) -> list[ExecutionTrace | None]:
+    """Drop the trace list when no turn recorded one, so results without traces stay light."""
+    return traces if any(trace is not None for trace in traces) else []

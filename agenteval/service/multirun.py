@@ -1,0 +1,334 @@
+"""Aggregation of case results across runs: the persisted summary and the facade's per-case view.
+
+Both follow the reference framework (``internal/multirun`` and ``aggregateCaseRuns``): a metric's
+score is averaged over the runs in which it was evaluated, and with more than one run the averaged
+metric statuses, not the case aggregator's verdicts, decide a case's status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from agenteval.errors import AgentEvalError, ConfigError, rewrap
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.summary import (
+    EvalCaseResultSummary,
+    EvalCaseRunSummary,
+    EvalMetricRunSummary,
+    EvalMetricSummary,
+    EvalSetResultSummary,
+    EvalSetRunSummary,
+    EvalStatusCounts,
+)
+from agenteval.metric.criterion import Criterion
+from agenteval.status import EvalStatus, summarize
+
+__all__ = ["CaseRunsAggregate", "aggregate_case_runs", "summarize_multi_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRunsAggregate:
+    """One case's outcome across its runs, as the evaluation facade reports it.
+
+    Attributes:
+        overall_status: The case's status across runs.
+        metric_results: One averaged result per metric evaluated in at least one run, in order of
+            the metric's first appearance across the runs.
+    """
+
+    overall_status: EvalStatus
+    metric_results: list[EvalMetricResult]
+
+
+def summarize_multi_run(cases: Sequence[EvalCaseResult], expected_num_runs: int) -> EvalSetResultSummary:
+    """Build the summary stored with an eval-set result from the case results of every run.
+
+    The input is not modified.
+
+    Args:
+        cases: Case results of all runs; each needs an eval id and a 1-based run id.
+        expected_num_runs: The configured number of runs; ``0`` means the highest run id seen
+            (at least 1).
+
+    Returns:
+        The summary: one run summary per run id ``1..num_runs`` (runs without results are not
+        evaluated), one case summary per eval id sorted by id, metric summaries sorted by name.
+
+    Raises:
+        ConfigError: ``expected_num_runs`` is negative.
+        AgentEvalError: A case has no eval id or run id, a run id exceeds ``expected_num_runs``,
+            or a case or metric status is not passed, failed or not evaluated.
+    """
+    by_run, num_runs = _group_by_run(cases, expected_num_runs)
+    run_ids = range(1, num_runs + 1)
+    run_summaries, run_counts = _run_summaries(by_run, run_ids)
+    case_summaries, overall_status = _case_summaries(by_run, run_ids)
+    return EvalSetResultSummary(
+        overall_status=overall_status,
+        num_runs=num_runs,
+        run_status_counts=run_counts.to_model(),
+        run_summaries=run_summaries,
+        eval_case_summaries=case_summaries,
+    )
+
+
+def aggregate_case_runs(case_runs: Sequence[EvalCaseResult]) -> CaseRunsAggregate:
+    """Aggregate one case's results from every run into the facade's per-case outcome.
+
+    For each metric, the score is the mean over the runs in which it was evaluated; the threshold
+    comes from the first such run, the criterion from the last; the status is passed iff the mean
+    reaches the threshold. Metrics never evaluated are left out. The reference orders metrics by
+    Go map iteration (random); here they keep the order of their first appearance across the runs,
+    which is the metric configuration order.
+
+    With at most one run the case status is that run's final status (so a custom case aggregator
+    decides); with more, it is the summary of the averaged metric statuses. Either way a
+    not-evaluated outcome becomes failed when any run has an error message.
+
+    Args:
+        case_runs: The case's results, one per run, in run order.
+
+    Returns:
+        The case's overall status and averaged metric results.
+
+    Raises:
+        AgentEvalError: With at most one run, its final status is not passed, failed or not
+            evaluated (``summarize case run status: ...``).
+    """
+    metrics: dict[str, _RunsMetric | None] = {}
+    for run in case_runs:
+        for result in run.overall_eval_metric_results:
+            metric = metrics.setdefault(result.metric_name, None)
+            # Skipped so that a metric that did not run does not dilute the average.
+            if result.eval_status == EvalStatus.NOT_EVALUATED:
+                continue
+            if metric is None:
+                metric = metrics[result.metric_name] = _RunsMetric(threshold=result.threshold)
+            metric.count += 1
+            metric.score_sum += result.score
+            metric.criterion = result.criterion
+    metric_results: list[EvalMetricResult] = []
+    for name, metric in metrics.items():
+        if metric is None:
+            continue
+        average = metric.score_sum / metric.count
+        metric_results.append(
+            EvalMetricResult(
+                metric_name=name,
+                score=average,
+                eval_status=EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED,
+                threshold=metric.threshold,
+                criterion=metric.criterion,
+            )
+        )
+    has_run_error = any(run.error_message for run in case_runs)
+    try:
+        if len(case_runs) <= 1:
+            status = summarize(run.final_eval_status for run in case_runs)
+        else:
+            status = summarize(result.eval_status for result in metric_results)
+    except AgentEvalError as error:
+        raise rewrap("summarize case run status", error) from error
+    return CaseRunsAggregate(overall_status=_fail_if_errored(status, has_run_error), metric_results=metric_results)
+
+
+@dataclass(slots=True)
+class _RunsMetric:
+    """One metric accumulated over a case's runs, for :func:`aggregate_case_runs`."""
+
+    threshold: float
+    count: int = 0
+    score_sum: float = 0.0
+    criterion: Criterion | None = None
+
+
+@dataclass(slots=True)
+class _Counts:
+    passed: int = 0
+    failed: int = 0
+    not_evaluated: int = 0
+
+    def add(self, status: EvalStatus | str | None) -> None:
+        if status == EvalStatus.PASSED:
+            self.passed += 1
+        elif status == EvalStatus.FAILED:
+            self.failed += 1
+        elif status == EvalStatus.NOT_EVALUATED:
+            self.not_evaluated += 1
+        else:
+            raise AgentEvalError(f"unexpected eval status {'' if status is None else status}")
+
+    def to_model(self) -> EvalStatusCounts | None:
+        if not (self.passed or self.failed or self.not_evaluated):
+            return None
+        return EvalStatusCounts(passed=self.passed, failed=self.failed, not_evaluated=self.not_evaluated)
+
+
+@dataclass(slots=True)
+class _MetricAgg:
+    """One metric accumulated for a summary; the threshold is the first occurrence's, evaluated or not."""
+
+    threshold: float
+    evaluated_count: int = 0
+    score_sum: float = 0.0
+    counts: _Counts = field(default_factory=_Counts)
+
+
+@dataclass(slots=True)
+class _CaseAgg:
+    run_counts: _Counts = field(default_factory=_Counts)
+    run_statuses: list[EvalStatus | None] = field(default_factory=list)
+    has_run_error: bool = False
+    run_summaries: list[EvalCaseRunSummary] = field(default_factory=list)
+    metrics: dict[str, _MetricAgg] = field(default_factory=dict)
+
+
+def _group_by_run(
+    cases: Sequence[EvalCaseResult], expected_num_runs: int
+) -> tuple[dict[int, list[EvalCaseResult]], int]:
+    if expected_num_runs < 0:
+        raise ConfigError(f"expected num runs is negative: {expected_num_runs}")
+    by_run: dict[int, list[EvalCaseResult]] = {}
+    max_run_id = 0
+    for index, case in enumerate(cases):
+        if not case.eval_id:
+            raise AgentEvalError(f"eval id at index {index} is empty")
+        run_id = case.run_id
+        if run_id <= 0:
+            raise AgentEvalError(f"run id at index {index} is not set")
+        if expected_num_runs > 0 and run_id > expected_num_runs:
+            raise AgentEvalError(f"run id {run_id} at index {index} exceeds expected num runs {expected_num_runs}")
+        max_run_id = max(max_run_id, run_id)
+        by_run.setdefault(run_id, []).append(case)
+    num_runs = expected_num_runs if expected_num_runs > 0 else max_run_id
+    return by_run, max(num_runs, 1)
+
+
+def _run_summaries(
+    by_run: Mapping[int, Sequence[EvalCaseResult]], run_ids: Iterable[int]
+) -> tuple[list[EvalSetRunSummary], _Counts]:
+    summaries: list[EvalSetRunSummary] = []
+    run_counts = _Counts()
+    for run_id in run_ids:
+        run_cases = by_run.get(run_id, ())
+        case_counts = _Counts()
+        metrics: dict[str, _MetricAgg] = {}
+        for case in run_cases:
+            case_counts.add(case.final_eval_status)
+            _merge_metrics(metrics, case.overall_eval_metric_results)
+        try:
+            status = summarize(case.final_eval_status for case in run_cases)
+        except AgentEvalError as error:
+            raise rewrap(f"summarize run {run_id} status", error) from error
+        run_counts.add(status)
+        summaries.append(
+            EvalSetRunSummary(
+                run_id=run_id,
+                overall_status=status,
+                case_status_counts=case_counts.to_model(),
+                metric_summaries=_metric_summaries(metrics),
+            )
+        )
+    return summaries, run_counts
+
+
+def _case_summaries(
+    by_run: Mapping[int, Sequence[EvalCaseResult]], run_ids: Sequence[int]
+) -> tuple[list[EvalCaseResultSummary], EvalStatus]:
+    aggs: dict[str, _CaseAgg] = {}
+    for run_id in run_ids:
+        for case in by_run.get(run_id, ()):
+            agg = aggs.setdefault(case.eval_id, _CaseAgg())
+            agg.run_statuses.append(case.final_eval_status)
+            if case.error_message:
+                agg.has_run_error = True
+            agg.run_counts.add(case.final_eval_status)
+            agg.run_summaries.append(
+                EvalCaseRunSummary(
+                    run_id=run_id,
+                    final_eval_status=case.final_eval_status,
+                    error_message=case.error_message,
+                    metric_results=_metric_run_summaries(case.overall_eval_metric_results),
+                )
+            )
+            _merge_metrics(agg.metrics, case.overall_eval_metric_results)
+    summaries: list[EvalCaseResultSummary] = []
+    for eval_id in sorted(aggs):
+        agg = aggs[eval_id]
+        metric_summaries = _metric_summaries(agg.metrics)
+        try:
+            # The configured run count decides, not how many runs this case has.
+            if len(run_ids) <= 1:
+                status = summarize(agg.run_statuses)
+            else:
+                status = summarize(summary.eval_status for summary in metric_summaries)
+        except AgentEvalError as error:
+            raise rewrap(f"summarize case {eval_id} status", error) from error
+        summaries.append(
+            EvalCaseResultSummary(
+                eval_id=eval_id,
+                overall_status=_fail_if_errored(status, agg.has_run_error),
+                run_status_counts=agg.run_counts.to_model(),
+                metric_summaries=metric_summaries,
+                run_summaries=agg.run_summaries,
+            )
+        )
+    try:
+        overall_status = summarize(summary.overall_status for summary in summaries)
+    except AgentEvalError as error:
+        raise rewrap("summarize eval set status", error) from error
+    return summaries, overall_status
+
+
+def _fail_if_errored(status: EvalStatus, has_run_error: bool) -> EvalStatus:
+    if status == EvalStatus.NOT_EVALUATED and has_run_error:
+        return EvalStatus.FAILED
+    return status
+
+
+def _merge_metrics(metrics: dict[str, _MetricAgg], results: Iterable[EvalMetricResult]) -> None:
+    for result in results:
+        metric = metrics.get(result.metric_name)
+        if metric is None:
+            metric = metrics[result.metric_name] = _MetricAgg(threshold=result.threshold)
+        metric.counts.add(result.eval_status)
+        if result.eval_status == EvalStatus.NOT_EVALUATED:
+            continue
+        metric.evaluated_count += 1
+        metric.score_sum += result.score
+
+
+def _metric_summaries(metrics: Mapping[str, _MetricAgg]) -> list[EvalMetricSummary]:
+    summaries: list[EvalMetricSummary] = []
+    for name in sorted(metrics):
+        metric = metrics[name]
+        average = 0.0
+        status = EvalStatus.NOT_EVALUATED
+        if metric.evaluated_count > 0:
+            average = metric.score_sum / metric.evaluated_count
+            status = EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED
+        summaries.append(
+            EvalMetricSummary(
+                metric_name=name,
+                average_score=average,
+                eval_status=status,
+                threshold=metric.threshold,
+                status_counts=metric.counts.to_model(),
+            )
+        )
+    return summaries
+
+
+def _metric_run_summaries(results: Iterable[EvalMetricResult]) -> list[EvalMetricRunSummary]:
+    summaries = [
+        EvalMetricRunSummary(
+            metric_name=result.metric_name,
+            score=result.score,
+            eval_status=result.eval_status,
+            threshold=result.threshold,
+        )
+        for result in results
+    ]
+    summaries.sort(key=lambda summary: summary.metric_name)
+    return summaries

@@ -1,0 +1,91 @@
+"""Options of the local service, settable per service and overridable per call."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TypedDict
+
+from agenteval.context import EvalContext
+from agenteval.errors import ConfigError
+from agenteval.evalset.manager import EvalSetManager
+from agenteval.evalset.memory import InMemoryEvalSetManager
+from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.runner.base import Runner
+from agenteval.runner.simulation import UserSimulator
+from agenteval.service.aggregation import AllPassAggregator, EvalCaseResultAggregator
+from agenteval.service.callbacks import Callbacks
+
+__all__ = ["ServiceOptions", "ServiceOverrides", "SessionIdSupplier", "default_parallelism", "uuid_session_id"]
+
+SessionIdSupplier = Callable[[EvalContext], str]
+"""Returns the session id for a case, given the current context."""
+
+DEFAULT_MAX_SIMULATED_TURNS = 100
+
+
+def uuid_session_id(context: EvalContext) -> str:
+    """The default session-id supplier: a new UUID4 per case."""
+    return str(uuid.uuid4())
+
+
+def default_parallelism() -> int:
+    """The number of logical CPUs (the reference uses ``GOMAXPROCS``)."""
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceOptions:
+    """Everything the local service needs besides the agent."""
+
+    eval_set_manager: EvalSetManager = field(default_factory=InMemoryEvalSetManager)
+    """Where eval sets and cases are read from."""
+    registry: EvaluatorRegistry = field(default_factory=default_registry)
+    """Evaluators by name."""
+    aggregator: EvalCaseResultAggregator = field(default_factory=AllPassAggregator)
+    """Decides each case's score and status."""
+    session_id_supplier: SessionIdSupplier = uuid_session_id
+    """Session id per case (called once per case, per run)."""
+    expected_runner: Runner | None = None
+    """Produces expected turns for ``expectedRunnerEnabled`` cases and ``driver: expected`` scenarios."""
+    user_simulator: UserSimulator | None = None
+    """Plays the user in ``conversationScenario`` cases."""
+    callbacks: Callbacks = field(default_factory=Callbacks)
+    """Lifecycle callbacks."""
+    parallelism: int = field(default_factory=default_parallelism)
+    """Most cases inferred or evaluated at once when a parallel switch is on."""
+    parallel_inference: bool = False
+    """Run the agent on several cases at once (turns of one case stay in order)."""
+    parallel_evaluation: bool = False
+    """Score several cases at once (metrics of one case stay in order)."""
+    max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
+    """Guard for scenarios without ``maxAllowedInvocations``: a simulator still talking after this many
+    user turns fails the case instead of running forever."""
+
+    def __post_init__(self) -> None:
+        if self.parallelism <= 0:
+            raise ConfigError(f"eval case parallelism must be greater than 0, got {self.parallelism}")
+        if self.max_simulated_turns <= 0:
+            raise ConfigError(f"max simulated turns must be greater than 0, got {self.max_simulated_turns}")
+
+    def updated(self, overrides: ServiceOverrides) -> ServiceOptions:
+        """Return a copy with ``overrides`` applied (validated again)."""
+        return replace(self, **overrides) if overrides else self
+
+
+class ServiceOverrides(TypedDict, total=False):
+    """Per-call overrides of :class:`ServiceOptions` (same names)."""
+
+    eval_set_manager: EvalSetManager
+    registry: EvaluatorRegistry
+    aggregator: EvalCaseResultAggregator
+    session_id_supplier: SessionIdSupplier
+    expected_runner: Runner | None
+    user_simulator: UserSimulator | None
+    callbacks: Callbacks
+    parallelism: int
+    parallel_inference: bool
+    parallel_evaluation: bool
+    max_simulated_turns: int

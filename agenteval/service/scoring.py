@@ -1,0 +1,322 @@
+"""Scoring of one case: align actual and expected turns, run each metric, aggregate."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agenteval.context import EvalContext
+from agenteval.errors import NotFoundError, describe_exception
+from agenteval.evalresult.models import (
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultDetails,
+    EvalMetricResultPerInvocation,
+    RubricScore,
+)
+from agenteval.evalset.manager import EvalSetManager
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import EvalCase, EvalCaseRubric, EvalMode, Invocation, RubricContent
+from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, MetricEvaluator
+from agenteval.metric.criterion import Criterion, Rubric
+from agenteval.metric.models import EvalMetric
+from agenteval.service.aggregation import AggregationInput, run_aggregator
+from agenteval.service.inference import CaseFailure, user_input_only
+from agenteval.service.options import ServiceOptions
+from agenteval.service.types import InferenceResult
+from agenteval.status import EvalStatus
+
+__all__ = ["CaseLookup", "failed_case_result", "score_case"]
+
+_REASON_SEPARATOR = ";"
+
+
+def failed_case_result(eval_set_id: str, inference: InferenceResult, error_message: str) -> EvalCaseResult:
+    """A case result for a case that could not be scored: failed, with the reason and no metrics."""
+    return EvalCaseResult(
+        eval_set_id=eval_set_id,
+        eval_id=inference.eval_case_id,
+        final_eval_status=EvalStatus.FAILED,
+        error_message=error_message,
+        session_id=inference.session_id,
+        user_id=inference.user_id,
+    )
+
+
+class CaseLookup:
+    """Answers ``get_case`` for one evaluate call, reading each eval set from its store only once.
+
+    Asking the store per case would re-read (and, for local files, re-parse) the whole eval set
+    for every case.
+    """
+
+    def __init__(self, manager: EvalSetManager) -> None:
+        self._manager = manager
+        self._lock = asyncio.Lock()
+        self._sets: dict[tuple[str, str], dict[str, EvalCase]] = {}
+
+    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        """Return a copy of a case (the first with that id)."""
+        key = (app_name, eval_set_id)
+        async with self._lock:
+            cases = self._sets.get(key)
+            if cases is None:
+                eval_set = await self._manager.get(app_name, eval_set_id)
+                cases = {}
+                for case in eval_set.eval_cases:
+                    cases.setdefault(case.eval_id, case)
+                self._sets[key] = cases
+        found = cases.get(eval_case_id)
+        if found is None:
+            raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
+        return found.model_copy(deep=True)
+
+
+@dataclass(slots=True)
+class _Inputs:
+    actuals: list[Invocation]
+    expecteds: list[Invocation]
+
+
+def _with_context_messages(invocations: list[Invocation], messages: list[Message]) -> list[Invocation]:
+    if not messages:
+        return invocations
+    return [
+        inv if inv.context_messages else inv.model_copy(update={"context_messages": list(messages)})
+        for inv in invocations
+    ]
+
+
+def _expecteds(case: EvalCase, inference: InferenceResult) -> list[Invocation]:
+    if case.expected_runner_enabled:
+        if not inference.expected_inferences:
+            raise CaseFailure("expected inferences are empty")
+        return inference.expected_inferences
+    if case.conversation_scenario is not None and case.eval_mode != EvalMode.TRACE:
+        return user_input_only(inference.inferences)
+    if case.eval_mode == EvalMode.TRACE:
+        if case.conversation:
+            return case.conversation if case.actual_conversation else user_input_only(case.conversation)
+        if case.actual_conversation:
+            return user_input_only(case.actual_conversation)
+    elif case.conversation:
+        return case.conversation
+    raise CaseFailure(f"build expecteds for eval (evalCaseID={case.eval_id}): invalid eval case")
+
+
+def _prepare_inputs(case: EvalCase, inference: InferenceResult) -> _Inputs:
+    if case.session_input is None:
+        raise CaseFailure("session input is nil")
+    actuals = list(inference.inferences)
+    expecteds = _expecteds(case, inference)
+    if len(actuals) != len(expecteds):
+        raise CaseFailure(
+            f"inference count {len(actuals)} does not match expected conversation length {len(expecteds)}"
+        )
+    traces = inference.execution_traces
+    if traces:
+        if len(traces) != len(actuals):
+            raise CaseFailure(f"execution trace count {len(traces)} does not match inference count {len(actuals)}")
+        actuals = [a.model_copy(update={"execution_trace": t}) for a, t in zip(actuals, traces, strict=True)]
+    return _Inputs(
+        actuals=_with_context_messages(actuals, case.context_messages),
+        expecteds=_with_context_messages(list(expecteds), case.context_messages),
+    )
+
+
+def _case_rubrics(case: EvalCase, metrics: Sequence[EvalMetric]) -> dict[str, list[Rubric]]:
+    names = {m.metric_name for m in metrics if m.metric_name.strip()}
+    by_metric: dict[str, list[Rubric]] = {}
+    for index, rubric in enumerate(case.rubrics):
+        where = f"case rubric {case.eval_id}[{index}]"
+        if not rubric.metric_name.strip():
+            raise CaseFailure(f"{where}: metricName is empty")
+        if rubric.content is None:
+            raise CaseFailure(f"{where}: content is nil")
+        text = rubric.content.text.strip()
+        if not text:
+            raise CaseFailure(f"{where}: content.text is empty")
+        if rubric.metric_name not in names:
+            raise CaseFailure(f"{where}: metric {rubric.metric_name} not found")
+        by_metric.setdefault(rubric.metric_name, []).append(_as_metric_rubric(rubric, index, text))
+    return by_metric
+
+
+def _as_metric_rubric(rubric: EvalCaseRubric, index: int, text: str) -> Rubric:
+    return Rubric(
+        id=rubric.id.strip() or f"case_rubric_{index + 1}",
+        content=RubricContent(text=text),
+        description=rubric.description,
+        type=rubric.type.strip(),
+    )
+
+
+def _effective_metric(case_id: str, metric: EvalMetric, case_rubrics: list[Rubric]) -> EvalMetric:
+    """The metric with this case's rubrics appended (a copy); the metric itself when there are none."""
+    if not case_rubrics:
+        return metric
+    if metric.criterion is None or metric.criterion.llm_judge is None:
+        raise CaseFailure(
+            f"case rubric {case_id}: metric {metric.metric_name} llmJudge criterion is required as rubric container"
+        )
+    effective = metric.model_copy(deep=True)
+    judge = effective.criterion.llm_judge  # type: ignore[union-attr]
+    assert judge is not None
+    seen: set[str] = set()
+    for rubric in judge.rubrics:
+        rubric_id = rubric.id.strip()
+        if rubric_id and rubric_id in seen:
+            raise CaseFailure(f"case rubric {case_id}: duplicate rubric id {rubric_id}")
+        seen.add(rubric_id)
+    for rubric in case_rubrics:
+        if rubric.id in seen:
+            raise CaseFailure(f"case rubric {case_id}: duplicate rubric id {rubric.id}")
+        seen.add(rubric.id)
+        judge.rubrics.append(rubric)
+    return effective
+
+
+def _lookup(options: ServiceOptions, metric: EvalMetric) -> MetricEvaluator | None:
+    try:
+        return options.registry.get(metric.evaluator)
+    except NotFoundError:
+        return None
+    except Exception as exc:
+        raise CaseFailure(f"get evaluator for metric {metric.evaluator}: {describe_exception(exc)}") from exc
+
+
+async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs) -> EvaluateResult:
+    try:
+        result = evaluator.evaluate(inputs.actuals, inputs.expecteds, metric)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as exc:
+        raise CaseFailure(f"run evaluation for metric {metric.metric_name}: {describe_exception(exc)}") from exc
+    if not isinstance(result, EvaluateResult):
+        raise CaseFailure(
+            f"run evaluation for metric {metric.metric_name}: the evaluator returned {type(result).__name__}; "
+            "return an EvaluateResult"
+        )
+    if len(result.per_invocation_results) != len(inputs.actuals):
+        raise CaseFailure(
+            f"metric {metric.metric_name} returned {len(result.per_invocation_results)} per-invocation results, "
+            f"expected {len(inputs.actuals)}"
+        )
+    scores = [result.overall_score, *(r.score for r in result.per_invocation_results)]
+    if not all(math.isfinite(score) for score in scores):
+        raise CaseFailure(f"run evaluation for metric {metric.metric_name}: scores must be finite, got {scores}")
+    return result
+
+
+def _turn_criterion(evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs, turn: int) -> Criterion | None:
+    if isinstance(evaluator, CriterionMaterializer):
+        try:
+            return evaluator.materialize_criterion(metric, inputs.actuals[: turn + 1], inputs.expecteds[: turn + 1])
+        except Exception as exc:
+            raise CaseFailure(
+                f"materialize criterion for metric {metric.metric_name} invocation {turn}: {describe_exception(exc)}"
+            ) from exc
+    return _criterion_copy(metric)
+
+
+def _criterion_copy(metric: EvalMetric) -> Criterion | None:
+    return metric.criterion.model_copy(deep=True) if metric.criterion is not None else None
+
+
+async def score_case(
+    inference: InferenceResult,
+    metrics: Sequence[EvalMetric],
+    options: ServiceOptions,
+    cases: CaseLookup,
+    context: EvalContext,
+) -> EvalCaseResult:
+    """Score one successfully inferred case with every metric, then aggregate.
+
+    Raises:
+        CaseFailure: Anything that fails the case (reference messages).
+    """
+    try:
+        case = await cases.get_case(inference.app_name, inference.eval_set_id, inference.eval_case_id)
+    except Exception as exc:
+        raise CaseFailure(
+            f"get eval case (app={inference.app_name}, evalSetID={inference.eval_set_id}, "
+            f"evalCaseID={inference.eval_case_id}): {describe_exception(exc)}"
+        ) from exc
+    try:
+        inputs = _prepare_inputs(case, inference)
+    except CaseFailure as failure:
+        raise CaseFailure(f"prepare case evaluation inputs (evalCaseID={inference.eval_case_id}): {failure}") from None
+    rubrics = _case_rubrics(case, metrics)
+    per_turn = [
+        EvalMetricResultPerInvocation(actual_invocation=actual, expected_invocation=expected)
+        for actual, expected in zip(inputs.actuals, inputs.expecteds, strict=True)
+    ]
+    overall: list[EvalMetricResult] = []
+    effective_metrics: list[EvalMetric] = []
+    for configured in metrics:
+        evaluator = _lookup(options, configured)
+        if evaluator is None:
+            continue
+        metric = _effective_metric(case.eval_id, configured, rubrics.get(configured.metric_name, []))
+        result = await _run_evaluator(evaluator, metric, inputs)
+        effective_metrics.append(metric)
+        reasons: list[str] = []
+        rubric_scores: list[RubricScore] = []
+        for turn, turn_result in enumerate(result.per_invocation_results):
+            details = turn_result.details.model_copy(deep=True) if turn_result.details is not None else None
+            if details is not None:
+                reasons.append(details.reason)
+                rubric_scores.extend(details.rubric_scores)
+            per_turn[turn].eval_metric_results.append(
+                EvalMetricResult(
+                    metric_name=metric.metric_name,
+                    threshold=metric.threshold,
+                    criterion=_turn_criterion(evaluator, metric, inputs, turn),
+                    score=turn_result.score,
+                    eval_status=turn_result.status,
+                    details=details,
+                )
+            )
+        overall.append(
+            EvalMetricResult(
+                metric_name=metric.metric_name,
+                threshold=metric.threshold,
+                criterion=_criterion_copy(metric),
+                score=result.overall_score,
+                eval_status=result.overall_status,
+                details=EvalMetricResultDetails(
+                    reason=_REASON_SEPARATOR.join(reasons),
+                    score=result.overall_score,
+                    rubric_scores=[score.model_copy() for score in rubric_scores],
+                ),
+            )
+        )
+    try:
+        aggregation = await run_aggregator(
+            options.aggregator,
+            AggregationInput(
+                app_name=inference.app_name,
+                eval_set_id=inference.eval_set_id,
+                eval_case=case,
+                inference_result=inference,
+                eval_metrics=effective_metrics,
+                metric_results=overall,
+                context=context,
+            ),
+        )
+    except Exception as exc:
+        raise CaseFailure(describe_exception(exc)) from exc
+    assert case.session_input is not None
+    return EvalCaseResult(
+        eval_set_id=inference.eval_set_id,
+        eval_id=inference.eval_case_id,
+        score=aggregation.score,
+        final_eval_status=aggregation.status,
+        overall_eval_metric_results=overall,
+        eval_metric_result_per_invocation=per_turn,
+        session_id=inference.session_id,
+        user_id=case.session_input.user_id,
+    )

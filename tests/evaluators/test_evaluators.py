@@ -1,0 +1,264 @@
+"""The two deterministic evaluators, end to end on the reference framework's example files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalSetResult, ScoreKind
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import EvalSet, Invocation, Tool
+from agenteval.evaluators.base import EvaluateResult, MetricEvaluator
+from agenteval.evaluators.builtin import BUILTIN_EVALUATORS
+from agenteval.evaluators.final_response import FinalResponseEvaluator
+from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
+from agenteval.metric.models import EvalMetric
+from agenteval.status import EvalStatus
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "interop" / "trpc-examples"
+MATH = EXAMPLES / "local" / "data" / "math-eval-app"
+RESULT_FILES = sorted(EXAMPLES.glob("*/output/*/*.evalset_result.json"))
+
+TRAJECTORY: dict[str, Any] = {"toolTrajectory": {}}
+TEXT_EXACT: dict[str, Any] = {"finalResponse": {"text": {}}}
+
+
+def _metric(criterion: dict[str, Any] | None, threshold: float = 1.0, name: str = "m") -> EvalMetric:
+    return EvalMetric.model_validate({"metricName": name, "threshold": threshold, "criterion": criterion})
+
+
+def _turn(content: str | None = None, *tools: Tool) -> Invocation:
+    return Invocation(final_response=None if content is None else Message.assistant(content), tools=list(tools))
+
+
+EVALUATORS: list[tuple[MetricEvaluator, dict[str, Any]]] = [
+    (ToolTrajectoryEvaluator(), TRAJECTORY),
+    (FinalResponseEvaluator(), TEXT_EXACT),
+]
+
+
+def _evaluate(
+    evaluator: MetricEvaluator, actuals: list[Invocation], expecteds: list[Invocation], metric: EvalMetric
+) -> EvaluateResult:
+    result = evaluator.evaluate(actuals, expecteds, metric)
+    assert isinstance(result, EvaluateResult)
+    return result
+
+
+@pytest.mark.parametrize(
+    ("evaluator", "criterion", "message"),
+    [
+        (ToolTrajectoryEvaluator(), None, "tool trajectory criterion not configured"),
+        (ToolTrajectoryEvaluator(), {"finalResponse": {"text": {}}}, "tool trajectory criterion not configured"),
+        (FinalResponseEvaluator(), None, "final response criterion not configured"),
+        (FinalResponseEvaluator(), TRAJECTORY, "final response criterion not configured"),
+        (FinalResponseEvaluator(), {"finalResponse": {}}, "must configure text, json, rouge, or xml"),
+        (FinalResponseEvaluator(), {"finalResponse": {"rouge": {"rougeType": "rougeL"}}}, "rouge is not supported yet"),
+        (FinalResponseEvaluator(), {"finalResponse": {"xml": {"matchStrategy": "skip"}}}, "xml is not supported yet"),
+        (ToolTrajectoryEvaluator(), {"toolTrajectory": {"compareName": "x"}}, "named compares are not registered yet"),
+        (FinalResponseEvaluator(), {"finalResponse": {"compareName": "x"}}, "named compares are not registered yet"),
+    ],
+)
+def test_configuration_errors(evaluator: MetricEvaluator, criterion: dict[str, Any] | None, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        evaluator.evaluate([], [], _metric(criterion))
+
+
+@pytest.mark.parametrize(("evaluator", "criterion"), EVALUATORS)
+def test_turn_count_mismatch(evaluator: MetricEvaluator, criterion: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match=r"actual invocations \(2\) and expected invocations \(1\) count mismatch"):
+        evaluator.evaluate([_turn("a"), _turn("a")], [_turn("a")], _metric(criterion))
+
+
+@pytest.mark.parametrize(("evaluator", "criterion"), EVALUATORS)
+def test_zero_turns_not_evaluated(evaluator: MetricEvaluator, criterion: dict[str, Any]) -> None:
+    result = _evaluate(evaluator, [], [], _metric(criterion))
+    assert result.overall_status == EvalStatus.NOT_EVALUATED
+    assert result.overall_score == 0.0
+    assert result.per_invocation_results == []
+
+
+TWO_TURNS = [
+    (
+        ToolTrajectoryEvaluator(),
+        TRAJECTORY,
+        [_turn(None, Tool(name="calc", arguments={"a": 1})), _turn(None, Tool(name="calc", arguments={"a": 1}))],
+        [_turn(None, Tool(name="calc", arguments={"a": 1})), _turn(None, Tool(name="calc", arguments={"a": 2}))],
+        'tool trajectory mismatch: expected tools[0] "calc" has no matching actual call: closest is actual '
+        'tools[0] "calc": arguments mismatch: $.a: actual 1 and expected 2 do not match',
+    ),
+    (
+        FinalResponseEvaluator(),
+        TEXT_EXACT,
+        [_turn("yes"), _turn("no")],
+        [_turn("yes"), _turn("yes")],
+        'final response mismatch: text mismatch: actual "no" and expected "yes" do not match',
+    ),
+]
+
+
+@pytest.mark.parametrize(("evaluator", "criterion", "actuals", "expecteds", "reason"), TWO_TURNS)
+@pytest.mark.parametrize(
+    ("threshold", "overall"), [(1.0, EvalStatus.FAILED), (0.5, EvalStatus.PASSED), (0.0, EvalStatus.PASSED)]
+)
+def test_two_turns_one_passing(
+    evaluator: MetricEvaluator,
+    criterion: dict[str, Any],
+    actuals: list[Invocation],
+    expecteds: list[Invocation],
+    reason: str,
+    threshold: float,
+    overall: EvalStatus,
+) -> None:
+    before = [turn.model_dump() for turn in actuals + expecteds]
+    metric = _metric(criterion, threshold)
+    result = _evaluate(evaluator, actuals, expecteds, metric)
+    assert result.overall_score == 0.5
+    assert result.overall_status == overall
+    first, second = result.per_invocation_results
+    assert (first.score, second.score) == (1.0, 0.0)
+    assert first.status == EvalStatus.PASSED
+    assert second.status == (EvalStatus.PASSED if threshold == 0.0 else EvalStatus.FAILED)
+    assert first.details is not None and second.details is not None
+    assert first.details.reason == ""
+    assert second.details.reason == reason
+    assert second.details.score == 0.0
+    assert second.details.value is not None
+    assert second.details.value.kind == ScoreKind.NUMERIC
+    assert second.details.value.numeric == 0.0
+    assert first.details.value is not None and first.details.value.numeric == 1.0
+    assert first.actual_invocation is actuals[0]
+    assert second.expected_invocation is expecteds[1]
+    assert [turn.model_dump() for turn in actuals + expecteds] == before
+    assert metric.criterion is not None and metric.criterion.to_dict() == _metric(criterion).criterion.to_dict()  # type: ignore[union-attr]
+
+
+def test_final_response_missing_actual() -> None:
+    result = _evaluate(
+        FinalResponseEvaluator(), [_turn(None), _turn(None)], [_turn("hi"), _turn(None)], _metric(TEXT_EXACT)
+    )
+    first, second = result.per_invocation_results
+    assert first.score == 0.0
+    assert first.details is not None
+    assert first.details.reason == 'final response mismatch: the agent gave no final response (expected "hi")'
+    assert second.score == 1.0
+
+
+def test_builtin_evaluators() -> None:
+    assert set(BUILTIN_EVALUATORS) == {"tool_trajectory_avg_score", "final_response_avg_score"}
+    assert isinstance(BUILTIN_EVALUATORS["tool_trajectory_avg_score"], ToolTrajectoryEvaluator)
+    assert isinstance(BUILTIN_EVALUATORS["final_response_avg_score"], FinalResponseEvaluator)
+    for name, evaluator in BUILTIN_EVALUATORS.items():
+        assert isinstance(evaluator, MetricEvaluator)
+        assert getattr(evaluator, "name") == name  # noqa: B009
+
+
+# --- the reference's math example ------------------------------------------------------------
+
+
+def _math() -> tuple[EvalSet, list[EvalMetric]]:
+    eval_set = EvalSet.from_json((MATH / "math-basic.evalset.json").read_text(encoding="utf-8"))
+    metrics = TypeAdapter(list[EvalMetric]).validate_json(
+        (MATH / "math-basic.metrics.json").read_text(encoding="utf-8")
+    )
+    return eval_set, metrics
+
+
+def _score_case(eval_set: EvalSet, metrics: list[EvalMetric], actual_for: Any) -> dict[tuple[str, str], EvaluateResult]:
+    scores = {}
+    for case in eval_set.eval_cases:
+        actuals = [actual_for(turn) for turn in case.conversation]
+        for metric in metrics:
+            evaluator = BUILTIN_EVALUATORS[metric.evaluator]
+            scores[case.eval_id, metric.metric_name] = _evaluate(evaluator, actuals, case.conversation, metric)
+    return scores
+
+
+def _with_final_response_metric(metrics: list[EvalMetric]) -> list[EvalMetric]:
+    return [*metrics, _metric(TEXT_EXACT, name="final_response_avg_score")]
+
+
+def test_math_example_all_pass() -> None:
+    eval_set, metrics = _math()
+    assert [m.metric_name for m in metrics] == ["tool_trajectory_avg_score"]
+    scores = _score_case(eval_set, _with_final_response_metric(metrics), lambda turn: turn.model_copy(deep=True))
+    assert len(scores) == 4
+    for result in scores.values():
+        assert result.overall_score == 1.0
+        assert result.overall_status == EvalStatus.PASSED
+        assert [r.details.reason for r in result.per_invocation_results if r.details] == [""]
+
+
+def test_math_example_wrong_argument() -> None:
+    eval_set, metrics = _math()
+
+    def wrong(turn: Invocation) -> Invocation:
+        actual = turn.model_copy(deep=True)
+        actual.tools[0].arguments["b"] += 1
+        actual.tools[0].id = "other-id"
+        assert actual.final_response is not None
+        actual.final_response.content = "calc result: 0"
+        return actual
+
+    originals = [case.model_dump() for case in eval_set.eval_cases]
+    scores = _score_case(eval_set, _with_final_response_metric(metrics), wrong)
+    assert [case.model_dump() for case in eval_set.eval_cases] == originals
+    trajectory = scores["calc_add", "tool_trajectory_avg_score"]
+    assert trajectory.overall_score == 0.0
+    assert trajectory.overall_status == EvalStatus.FAILED
+    details = trajectory.per_invocation_results[0].details
+    assert details is not None
+    assert details.reason == (
+        'tool trajectory mismatch: expected tools[0] "calculator" has no matching actual call: closest is actual '
+        'tools[0] "calculator": arguments mismatch: $.b: actual 4 and expected 3 do not match'
+    )
+    multiply = scores["calc_multiply", "tool_trajectory_avg_score"].per_invocation_results[0].details
+    assert multiply is not None and "$.b: actual 8 and expected 7" in multiply.reason
+    final = scores["calc_add", "final_response_avg_score"].per_invocation_results[0].details
+    assert final is not None
+    assert final.reason == (
+        'final response mismatch: text mismatch: actual "calc result: 0" and expected "calc result: 5" do not match'
+    )
+
+
+# --- the reference's recorded results --------------------------------------------------------
+
+
+def _recorded() -> list[tuple[str, Any]]:
+    rows = []
+    for path in RESULT_FILES:
+        result = EvalSetResult.from_json(path.read_text(encoding="utf-8"))
+        for case in result.eval_case_results:
+            for turn in case.eval_metric_result_per_invocation:
+                for metric_result in turn.eval_metric_results:
+                    criterion = metric_result.criterion
+                    if criterion and (criterion.tool_trajectory or criterion.final_response):
+                        label = f"{path.parent.parent.parent.name}/{case.eval_id}/{metric_result.metric_name}"
+                        rows.append((label, (turn, metric_result)))
+    return rows
+
+
+RECORDED = _recorded()
+
+
+def test_recorded_results_found() -> None:
+    assert len(RECORDED) >= 10
+    assert any("length mismatch" in row[1][1].details.reason for row in RECORDED if row[1][1].details)
+
+
+@pytest.mark.parametrize("row", [r[1] for r in RECORDED], ids=[r[0] for r in RECORDED])
+def test_reproduces_recorded_results(row: Any) -> None:
+    turn, recorded = row
+    metric = EvalMetric(metric_name=recorded.metric_name, threshold=recorded.threshold, criterion=recorded.criterion)
+    assert metric.criterion is not None
+    evaluator = ToolTrajectoryEvaluator() if metric.criterion.tool_trajectory else FinalResponseEvaluator()
+    result = _evaluate(evaluator, [turn.actual_invocation], [turn.expected_invocation], metric)
+    (mine,) = result.per_invocation_results
+    assert mine.score == recorded.score
+    assert mine.status == recorded.eval_status
+    assert mine.details is not None
+    assert mine.details.reason == (recorded.details.reason if recorded.details else "")

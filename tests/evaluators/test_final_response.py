@@ -1,0 +1,172 @@
+"""The final-response criterion, mirroring the reference's tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agenteval.errors import ConfigError
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import Invocation
+from agenteval.evaluators.criteria import check_final_response_criterion, match_final_response
+from agenteval.metric.criterion import FinalResponseCriterion
+
+
+def _turn(content: str | None) -> Invocation:
+    return Invocation(final_response=None if content is None else Message.assistant(content))
+
+
+CASES: list[tuple[str, dict[str, Any], str | None, str | None, str | None]] = [
+    # (id, criterion, actual content, expected content, None on a match or a substring of the reason)
+    (
+        "text mismatch",
+        {"text": {"matchStrategy": "exact"}},
+        "a",
+        "b",
+        'text mismatch: actual "a" and expected "b" do not match',
+    ),
+    ("text contains", {"text": {"matchStrategy": "contains"}}, "calc result: 5", "5", None),
+    ("json keys reordered", {"json": {}}, '{"a":1,"b":[2,3]}', '{"b":[2,3],"a":1}', None),
+    ("json actual not json", {"json": {}}, "not json", "{}", "json mismatch: parse actual raw json"),
+    ("json expected not json", {"json": {}}, "{}", "not json", "json mismatch: parse expected raw json"),
+    (
+        "json value differs",
+        {"json": {}},
+        '{"city":"Paris"}',
+        '{"city":"Rome"}',
+        'json mismatch: $.city: actual "Paris" and expected "Rome" do not match',
+    ),
+    ("json skip", {"json": {"matchStrategy": "skip"}}, "not json", None, None),
+    ("json ignore", {"json": {"ignore": True}}, "not json", "still not json", None),
+    ("text length CJK", {"text": {"length": {"min": 2, "max": 4}}}, "你好", "你好", None),
+    (
+        "text length only",
+        {"text": {"length": {"min": 2, "max": 4}, "matchStrategy": "skip"}},
+        "abcd",
+        "different",
+        None,
+    ),
+    (
+        "length mismatch",
+        {"text": {"length": {"min": 3}}},
+        "ab",
+        "ab",
+        "text mismatch: length mismatch: actual length 2 is less than min 3, expected range [3, +inf)",
+    ),
+    (
+        "reference length reason",
+        {"text": {"matchStrategy": "skip", "length": {"max": 6}}},
+        "x" * 137,
+        None,
+        "text mismatch: length mismatch: actual length 137 is greater than max 6, expected range [0, 6]",
+    ),
+    ("both missing", {"text": {"matchStrategy": "exact"}}, None, None, None),
+    (
+        "actual missing",
+        {"text": {"matchStrategy": "exact"}},
+        None,
+        "ok",
+        'the agent gave no final response (expected "ok")',
+    ),
+    ("expected missing compares with empty", {"text": {}}, "a", None, 'actual "a" and expected "" do not match'),
+    ("expected missing, empty actual", {"text": {}}, "", None, None),
+    ("expected missing, skip", {"text": {"matchStrategy": "skip"}}, "a", None, None),
+    ("expected missing, json", {"json": {}}, "{}", None, "json mismatch: parse expected raw json"),
+    (
+        "ignored criteria, both missing",
+        {"json": {"ignore": True}, "text": {"ignore": True}, "xml": {"ignore": True}},
+        None,
+        None,
+        None,
+    ),
+    ("ignored criteria, actual missing", {"text": {"ignore": True}}, None, "ok", "the agent gave no final response"),
+    ("ignored criteria, actual present", {"text": {"ignore": True}, "rouge": {"ignore": True}}, "a", "b", None),
+    ("text and json pass", {"text": {"matchStrategy": "exact"}, "json": {}}, '{"a":1}', '{"a":1}', None),
+    (
+        "text fails, json passes",
+        {"text": {"matchStrategy": "exact"}, "json": {}},
+        '{"a":1}',
+        '{\n  "a": 1\n}',
+        'text mismatch: actual "{\\"a\\":1}" and expected "{\\n  \\"a\\": 1\\n}" do not match',
+    ),
+    (
+        "json fails, text passes",
+        {"text": {"matchStrategy": "contains"}, "json": {}},
+        "not json",
+        "not",
+        'json mismatch: parse actual raw json: Expecting value: line 1 column 1 (char 0) (text "not json")',
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "actual", "expected", "reason"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_match_final_response(
+    fields: dict[str, Any], actual: str | None, expected: str | None, reason: str | None
+) -> None:
+    result = match_final_response(_turn(actual), _turn(expected), FinalResponseCriterion.model_validate(fields))
+    if reason is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert reason in result, result
+
+
+def test_mismatches_are_joined_json_first() -> None:
+    criterion = FinalResponseCriterion.model_validate({"text": {"matchStrategy": "exact"}, "json": {}})
+    result = match_final_response(_turn("not json"), _turn("expected"), criterion)
+    assert result == (
+        'json mismatch: parse actual raw json: Expecting value: line 1 column 1 (char 0) (text "not json"); '
+        'text mismatch: actual "not json" and expected "expected" do not match'
+    )
+
+
+def test_text_and_length_mismatches_both_reported() -> None:
+    criterion = FinalResponseCriterion.model_validate(
+        {"text": {"matchStrategy": "exact", "length": {"min": 10}}, "json": {"matchStrategy": "skip"}}
+    )
+    result = match_final_response(_turn("short"), _turn("expected"), criterion)
+    assert result == "text mismatch: length mismatch: actual length 5 is less than min 10, expected range [10, +inf)"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({}, "final response criterion must configure text, json, rouge, or xml"),
+        ({"compareName": "always_pass"}, "finalResponse.compareName 'always_pass' is not registered"),
+        ({"text": {"compareName": "trim"}}, "finalResponse.text.compareName 'trim' is not registered"),
+        ({"json": {"compareName": "delta", "ignore": True}}, "finalResponse.json.compareName 'delta'"),
+        ({"rouge": {"rougeType": "rouge1"}}, "final response criterion: rouge is not supported yet"),
+        (
+            {"text": {}, "xml": {"matchStrategy": "skip", "valid": True}},
+            "final response criterion: xml is not supported yet",
+        ),
+    ],
+)
+def test_check_final_response_criterion_errors(fields: dict[str, Any], message: str) -> None:
+    criterion = FinalResponseCriterion.model_validate(fields)
+    with pytest.raises(ConfigError, match=message):
+        check_final_response_criterion(criterion)
+    with pytest.raises(ConfigError, match=message):
+        match_final_response(_turn(None), _turn(None), criterion)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"rouge": {"ignore": True}}, {"xml": {"ignore": True}}, {"text": {}}, {"json": {}}],
+)
+def test_check_final_response_criterion_accepts(fields: dict[str, Any]) -> None:
+    check_final_response_criterion(FinalResponseCriterion.model_validate(fields))
+
+
+@pytest.mark.parametrize("fields", [{"valid": True}, {"schema": {"type": "object"}}])
+def test_json_valid_and_schema_not_supported_yet(fields: dict[str, Any]) -> None:
+    criterion = FinalResponseCriterion.model_validate({"json": fields})
+    with pytest.raises(ConfigError, match="json criterion: 'valid' and 'schema' are not supported yet"):
+        match_final_response(_turn("{}"), _turn("{}"), criterion)
+
+
+def test_config_errors_surface_through_text() -> None:
+    criterion = FinalResponseCriterion.model_validate({"text": {"matchStrategy": "regex"}})
+    with pytest.raises(ConfigError, match="invalid regex"):
+        match_final_response(_turn("a"), _turn("("), criterion)

@@ -1,0 +1,419 @@
+"""The JSON criterion, mirroring the reference's tables plus the inventory's edge cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agenteval.errors import ConfigError
+from agenteval.evaluators.criteria import format_value, match_json, match_json_text, parse_json_text
+from agenteval.metric.criterion import JSONCriterion, JSONMatchStrategy
+
+IGNORE_TREE = {"time": True, "meta": {"time": True}}
+
+CASES: list[tuple[str, dict[str, Any], Any, Any, str | None]] = [
+    # (id, criterion, actual, expected, None on a match or a substring of the reason)
+    # Plain exact comparison.
+    ("map equal", {}, {"k": "v"}, {"k": "v"}, None),
+    ("map value differs", {}, {"k": "v"}, {"k": "diff"}, '$.k: actual "v" and expected "diff" do not match'),
+    ("key order irrelevant", {}, {"a": 1, "b": [2, 3]}, {"b": [2, 3], "a": 1}, None),
+    ("extra actual key", {}, {"a": 1, "b": 2}, {"a": 1}, '$: key "b" in actual but not in expected'),
+    ("missing key", {}, {"a": 1}, {"a": 1, "b": 2}, '$: key "b" in expected but not in actual'),
+    ("several missing keys", {}, {}, {"a": 1, "b": 2}, '$: keys "a", "b" in expected but not in actual'),
+    ("scalar equal", {}, "ok", "ok", None),
+    ("both null", {}, None, None, None),
+    ("null vs string", {}, None, "x", '$: actual null and expected "x" do not match'),
+    ("string vs null", {}, "x", None, '$: actual "x" and expected null do not match'),
+    ("null vs zero", {}, None, 0, "do not match"),
+    ("map vs scalar", {}, {"k": "v"}, "x", "$: actual is an object but expected is a string"),
+    ("scalar vs map", {}, "x", {"k": "v"}, "$: actual is a string but expected is an object"),
+    ("array vs scalar", {}, [1], "x", "$: actual is an array but expected is a string"),
+    ("scalar vs array", {}, "x", [1], "$: actual is a string but expected is an array"),
+    ("array equal", {}, [1, 2], [1, 2], None),
+    ("array order matters", {}, [1, 2], [2, 1], "$[0]: actual 1 and expected 2 do not match"),
+    ("array element differs", {}, [1.0], [2.0], "$[0]: actual 1.0 and expected 2.0 do not match (tolerance 1e-06)"),
+    ("array length", {}, [1], [1, 2], "$: array length mismatch: actual(1) != expected(2)"),
+    ("nested path", {}, {"items": [1, 2, {"a": "x"}]}, {"items": [1, 2, {"a": "y"}]}, "$.items[2].a: actual"),
+    ("quoted path", {}, {"a b": {"c": 1}}, {"a b": {"c": 2}}, '$["a b"].c: actual 1 and expected 2'),
+    ("string vs number", {}, "1", 1, '$: actual "1" and expected 1 do not match'),
+    # Numbers: absolute tolerance 1e-6 by default, ints and floats alike, bool is never a number.
+    ("default tolerance", {}, {"value": 0.3000005}, {"value": 0.3}, None),
+    ("tolerance exceeded", {}, {"value": 0.301}, {"value": 0.3}, "$.value: actual 0.301 and expected 0.3"),
+    ("exactly at the boundary", {}, {"value": 1e-6}, {"value": 0}, None),
+    ("just past the boundary", {}, {"value": 1.0000011e-6}, {"value": 0}, "$.value"),
+    ("int vs float", {}, {"value": 10.0000004}, {"value": 10}, None),
+    ("int vs int", {}, 3, 3, None),
+    ("int vs int differs", {}, 3, 4, "$: actual 3 and expected 4 do not match"),
+    ("float64 semantics", {}, 2**53 + 1, 2**53, None),
+    ("huge ints", {}, 10**400, 10**400, None),
+    ("huge ints differ", {}, 10**400, 10**400 + 1, "do not match"),
+    ("array tolerance", {}, [0.3000005], [0.3], None),
+    ("zero tolerance", {"numberTolerance": 0}, {"value": 1.0000001}, {"value": 1.0}, "$.value"),
+    ("custom tolerance", {"numberTolerance": 0.2}, {"value": 1.1}, {"value": 1.0}, None),
+    ("negative tolerance", {"numberTolerance": -0.1}, {"value": 1.0}, {"value": 1.0}, "tolerance -0.1"),
+    (
+        "tolerance with ignoreTree",
+        {"ignoreTree": {"skip": True}},
+        {"skip": 1.5, "value": 10.0000004},
+        {"skip": 2, "value": 10},
+        None,
+    ),
+    (
+        "true vs 1",
+        {},
+        {"v": True},
+        {"v": 1},
+        "$.v: actual true and expected 1 do not match (a bool never equals a number)",
+    ),
+    ("1 vs true", {}, 1, True, "$: actual 1 and expected true do not match"),
+    ("false vs 0", {}, False, 0, "do not match"),
+    ("bool vs bool", {}, [True, False], [True, False], None),
+    ("bool differs", {}, True, False, "do not match"),
+    # ignoreTree.
+    (
+        "ignoreTree",
+        {"ignoreTree": IGNORE_TREE},
+        {"city": "Shanghai", "time": "t", "meta": {"time": "12:00", "id": "t-1"}},
+        {"city": "Shanghai", "meta": {"id": "t-1"}},
+        None,
+    ),
+    (
+        "ignoreTree mismatch",
+        {"ignoreTree": IGNORE_TREE},
+        {"city": "Beijing", "time": "t", "meta": {"time": "12:00", "id": "t-1"}},
+        {"city": "Shanghai", "meta": {"id": "t-1"}},
+        '$.city: actual "Beijing" and expected "Shanghai"',
+    ),
+    ("empty ignoreTree", {"ignoreTree": {}}, {"city": "Shanghai"}, {"city": "Shanghai"}, None),
+    (
+        "nested child ignored",
+        {"ignoreTree": {"meta": {"time": True}}},
+        {"meta": {"id": "1", "time": "12:00"}},
+        {"meta": {"id": "1"}},
+        None,
+    ),
+    (
+        "nested mismatch on kept key",
+        {"ignoreTree": {"meta": {"time": True}}},
+        {"meta": {"id": "1", "time": "12:00"}},
+        {"meta": {"id": "2"}},
+        '$.meta.id: actual "1" and expected "2"',
+    ),
+    (
+        "ignored key present on both sides",
+        {"ignoreTree": {"time": True}},
+        {"meta": {"id": "1"}, "time": "12:00"},
+        {"time": "ignored", "meta": {"id": "1"}},
+        None,
+    ),
+    (
+        "nested extra key",
+        {"ignoreTree": {"meta": {"time": True}}},
+        {"meta": {"id": "1", "time": "12:00", "country": "CN"}},
+        {"meta": {"id": "1"}},
+        '$.meta: key "country" in actual but not in expected',
+    ),
+    (
+        "ignored keys missing either side",
+        {"ignoreTree": {"skipActual": True, "skipExpected": True}},
+        {"keep": "v", "skipActual": "x"},
+        {"keep": "v", "skipExpected": "y"},
+        None,
+    ),
+    (
+        "non-bool does not ignore",
+        {"ignoreTree": {"skip": "true"}},
+        {"skip": "x"},
+        {},
+        '$: key "skip" in actual but not in expected',
+    ),
+    ("false does not ignore", {"ignoreTree": {"skip": False}}, {"skip": "x"}, {"skip": "y"}, "$.skip"),
+    (
+        "non-object child not nested",
+        {"ignoreTree": {"meta": "true"}},
+        {"meta": {"id": "1", "time": "12:00"}},
+        {"meta": {"id": "1", "time": "ignored"}},
+        "$.meta.time",
+    ),
+    (
+        "ignoreTree not inside arrays",
+        {"ignoreTree": {"items": {"t": True}}},
+        {"items": [{"t": 1, "id": 1}]},
+        {"items": [{"t": 2, "id": 1}]},
+        "$.items[0].t: actual 1 and expected 2",
+    ),
+    ("ignoreTree on non-objects", {"ignoreTree": {"a": True}}, [1], [1], None),
+    # onlyTree.
+    (
+        "onlyTree top level",
+        {"onlyTree": {"city": True}},
+        {"city": "Shanghai", "time": "t"},
+        {"city": "Shanghai", "unexpectedKey": "x"},
+        None,
+    ),
+    (
+        "onlyTree nested",
+        {"onlyTree": {"meta": {"id": True}}},
+        {"city": "Beijing", "meta": {"id": "t-1", "time": "12:00"}},
+        {"city": "Shanghai", "meta": {"id": "t-1", "time": "x"}},
+        None,
+    ),
+    (
+        "onlyTree nested mismatch",
+        {"onlyTree": {"meta": {"id": True}}},
+        {"meta": {"id": "t-1"}},
+        {"meta": {"id": "t-2"}},
+        '$.meta.id: actual "t-1" and expected "t-2"',
+    ),
+    (
+        "onlyTree key missing in expected",
+        {"onlyTree": {"meta": {"id": True}}},
+        {"meta": {"id": "t-1"}},
+        {},
+        "$.meta: key in onlyTree but not in expected",
+    ),
+    (
+        "onlyTree key missing in actual",
+        {"onlyTree": {"missing": True}},
+        {},
+        {"missing": "v"},
+        "$.missing: key in onlyTree but not in actual",
+    ),
+    (
+        "onlyTree nested key missing in actual",
+        {"onlyTree": {"meta": {"id": True}}},
+        {},
+        {"meta": {"id": "1"}},
+        "$.meta: key in onlyTree but not in actual",
+    ),
+    (
+        "onlyTree deep key missing",
+        {"onlyTree": {"meta": {"id": True}}},
+        {"meta": {}},
+        {"meta": {"id": "1"}},
+        "$.meta.id: key in onlyTree but not in actual",
+    ),
+    (
+        "empty onlyTree does not conflict",
+        {"ignoreTree": {"skip": True}, "onlyTree": {}},
+        {"keep": "v", "skip": "x"},
+        {"keep": "v"},
+        None,
+    ),
+    (
+        "empty ignoreTree does not conflict",
+        {"ignoreTree": {}, "onlyTree": {"keep": True}},
+        {"keep": "v", "other": "x"},
+        {"keep": "v", "other": "y"},
+        None,
+    ),
+    ("onlyTree scalar falls back to exact", {"onlyTree": {"keep": True}}, "x", "x", None),
+    ("onlyTree scalar mismatch", {"onlyTree": {"keep": True}}, "x", "y", '$: actual "x" and expected "y"'),
+    (
+        "onlyTree true compares subtree",
+        {"onlyTree": {"meta": True}},
+        {"meta": {"id": "1", "extra": "x"}, "other": 1},
+        {"meta": {"id": "1", "extra": "x"}, "unexpected": 2},
+        None,
+    ),
+    (
+        "onlyTree true subtree extra key",
+        {"onlyTree": {"meta": True}},
+        {"meta": {"id": "1", "extra": "x"}},
+        {"meta": {"id": "1"}},
+        '$.meta: key "extra" in actual but not in expected',
+    ),
+    (
+        "onlyTree true subtree missing key",
+        {"onlyTree": {"meta": True}},
+        {"meta": {"id": "1"}},
+        {"meta": {"id": "1", "extra": "x"}},
+        '$.meta: key "extra" in expected but not in actual',
+    ),
+    (
+        "onlyTree true subtree mismatch",
+        {"onlyTree": {"meta": True}},
+        {"meta": {"id": "1"}},
+        {"meta": {"id": "2"}},
+        "$.meta.id",
+    ),
+    (
+        "onlyTree false skipped",
+        {"onlyTree": {"skip": False, "keep": True}},
+        {"keep": "v", "skip": "x"},
+        {"keep": "v", "skip": "y"},
+        None,
+    ),
+    ("onlyTree false missing key", {"onlyTree": {"skip": False}}, {}, {"skip": "y"}, None),
+    (
+        "onlyTree map vs scalar",
+        {"onlyTree": {"keep": True}},
+        {"keep": "v"},
+        "x",
+        "actual is an object but expected is a string",
+    ),
+    (
+        "onlyTree scalar vs map",
+        {"onlyTree": {"keep": True}},
+        "x",
+        {"keep": "v"},
+        "actual is a string but expected is an object",
+    ),
+    ("onlyTree both null", {"onlyTree": {"keep": True}}, None, None, None),
+    ("onlyTree null vs value", {"onlyTree": {"keep": True}}, None, "x", "do not match"),
+    ("onlyTree value vs null", {"onlyTree": {"keep": True}}, "x", None, "do not match"),
+    ("onlyTree subtree nulls", {"onlyTree": {"meta": True}}, {"meta": None}, {"meta": None}, None),
+    (
+        "onlyTree subtree null mismatch",
+        {"onlyTree": {"meta": True}},
+        {"meta": None},
+        {"meta": "x"},
+        '$.meta: actual null and expected "x"',
+    ),
+    (
+        "onlyTree subtree map vs scalar",
+        {"onlyTree": {"meta": True}},
+        {"meta": {"id": "1"}},
+        {"meta": "x"},
+        "$.meta: actual is an object",
+    ),
+    (
+        "onlyTree subtree scalar vs map",
+        {"onlyTree": {"meta": True}},
+        {"meta": "x"},
+        {"meta": {"id": "1"}},
+        "$.meta: actual is a string",
+    ),
+    (
+        "onlyTree not inside arrays",
+        {"onlyTree": {"items": {"id": True}}},
+        {"items": [{"id": 1, "t": 1}]},
+        {"items": [{"id": 1, "t": 2}]},
+        "$.items[0].t",
+    ),
+    ("onlyTree empty selector object", {"onlyTree": {"meta": {}}}, {"meta": {"a": 1}}, {"meta": {"b": 2}}, None),
+    # ignore / skip.
+    ("ignore", {"ignore": True}, {"k": "v"}, {"k": "diff"}, None),
+    (
+        "ignore beats conflicting trees",
+        {"ignore": True, "onlyTree": {"a": True}, "ignoreTree": {"b": True}},
+        1,
+        2,
+        None,
+    ),
+    ("skip", {"matchStrategy": "skip"}, "not json", "not checked", None),
+    ("exact explicit", {"matchStrategy": "exact"}, {"a": 1}, {"a": 2}, "$.a"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "actual", "expected", "reason"), [case[1:] for case in CASES], ids=[case[0] for case in CASES]
+)
+def test_match_json(fields: dict[str, Any], actual: Any, expected: Any, reason: str | None) -> None:
+    result = match_json(actual, expected, JSONCriterion.model_validate(fields))
+    if reason is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert reason in result, result
+
+
+def test_match_json_does_not_mutate_inputs() -> None:
+    actual = {"meta": {"id": "1", "time": "x"}, "items": [1, 2]}
+    expected = {"meta": {"id": "1"}, "items": [1, 2]}
+    snapshot = (repr(actual), repr(expected))
+    assert match_json(actual, expected, JSONCriterion(ignore_tree={"meta": {"time": True}})) is None
+    assert (repr(actual), repr(expected)) == snapshot
+
+
+CONFIG_ERRORS = [
+    (
+        {"onlyTree": {"keep": True}, "ignoreTree": {"skip": True}},
+        "onlyTree and ignoreTree cannot be set at the same time",
+    ),
+    ({"onlyTree": {"meta": "true"}}, 'onlyTree.meta must be a bool or an object, got "true"'),
+    ({"onlyTree": {"meta": {"id": 1}}}, "onlyTree.meta.id must be a bool or an object, got 1"),
+    ({"onlyTree": {"a b": None}}, r'onlyTree\["a b"\] must be a bool or an object, got null'),
+    ({"valid": True}, "json criterion: 'valid' and 'schema' are not supported yet"),
+    ({"schema": {"type": "object"}}, "json criterion: 'valid' and 'schema' are not supported yet"),
+    ({"valid": True, "matchStrategy": "skip"}, "'valid' and 'schema' are not supported yet"),
+    ({"compareName": "allow_delta"}, "compareName 'allow_delta' is not registered"),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), CONFIG_ERRORS)
+def test_match_json_config_errors(fields: dict[str, Any], message: str) -> None:
+    criterion = JSONCriterion.model_validate(fields)
+    with pytest.raises(ConfigError, match=message):
+        match_json({"meta": {"id": "1"}, "keep": 1}, {"meta": {"id": "1"}, "keep": 1}, criterion)
+    with pytest.raises(ConfigError, match=message):
+        match_json_text('{"keep": 1}', '{"keep": 1}', criterion)
+
+
+def test_match_json_unknown_strategy() -> None:
+    criterion = JSONCriterion.model_construct(match_strategy="invalid")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="invalid matchStrategy 'invalid'"):
+        match_json({"k": "v"}, {"k": "v"}, criterion)
+
+
+def test_skip_does_not_validate_only_tree() -> None:
+    # The reference only looks at onlyTree leaves while comparing; skip never compares.
+    criterion = JSONCriterion(match_strategy=JSONMatchStrategy.SKIP, only_tree={"meta": "true"})
+    assert match_json(1, 2, criterion) is None
+
+
+TEXT_CASES = [
+    ({}, '{"a":1,"b":[2,3]}', '{"b":[2,3],"a":1}', None),
+    ({}, ' {"a": 1.0000001}\n', '{"a":1}', None),
+    ({}, '{"a":1}', '{"a":2}', "$.a: actual 1 and expected 2 do not match"),
+    ({}, "not json", "{}", 'parse actual raw json: Expecting value: line 1 column 1 (char 0) (text "not json")'),
+    ({}, "{}", "not json", "parse expected raw json"),
+    ({}, "{}", "", "parse expected raw json"),
+    ({}, "{} {}", "{}", "parse actual raw json: Extra data"),
+    ({}, "NaN", "NaN", "parse actual raw json: invalid JSON constant NaN"),
+    ({}, '"Paris"', '"Paris"', None),
+    ({}, "true", "1", "$: actual true and expected 1 do not match"),
+    ({"matchStrategy": "skip"}, "not json", "not checked", None),
+    ({"ignore": True}, "not json", "still not json", None),
+    ({"onlyTree": {"city": True}}, '{"city":"Paris","t":1}', '{"city":"Paris","t":2}', None),
+]
+
+
+@pytest.mark.parametrize(("fields", "actual", "expected", "reason"), TEXT_CASES)
+def test_match_json_text(fields: dict[str, Any], actual: str, expected: str, reason: str | None) -> None:
+    result = match_json_text(actual, expected, JSONCriterion.model_validate(fields))
+    if reason is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert reason in result, result
+
+
+def test_parse_json_text_rejects_non_standard_constants() -> None:
+    assert parse_json_text(" [1, 2.5, null] ") == [1, 2.5, None]
+    for text in ("Infinity", "-Infinity", "[NaN]"):
+        with pytest.raises(ValueError, match="invalid JSON constant"):
+            parse_json_text(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("text", '"text"'),
+        ({"a": [1, True, None]}, '{"a":[1,true,null]}'),
+        ("line\nbreak", '"line\\nbreak"'),
+        ("北京", '"北京"'),
+        (object, "\"<class 'object'>\""),
+        ({(1, 2): "x"}, "{(1, 2): 'x'}"),
+    ],
+)
+def test_format_value(value: Any, shown: str) -> None:
+    assert format_value(value) == shown
+
+
+def test_format_value_truncates() -> None:
+    shown = format_value("x" * 1000)
+    assert len(shown) == 200
+    assert shown.endswith("…")
+    assert format_value("x" * 1000, limit=10) == '"xxxxxxxx…'

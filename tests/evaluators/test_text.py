@@ -1,0 +1,143 @@
+"""Text and length criteria, mirroring the reference's tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agenteval.errors import ConfigError
+from agenteval.evaluators.criteria import match_length, match_text
+from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
+
+
+def _text(**fields: Any) -> TextCriterion:
+    return TextCriterion.model_validate(fields)
+
+
+LENGTH_CASES = [
+    # (criterion, text, expected reason or None)
+    ({"min": 2, "max": 4}, "你好", None),
+    ({"min": 2, "max": 4}, "abcd", None),
+    ({"min": 2, "max": 4}, "a", "actual length 1 is less than min 2, expected range [2, 4]"),
+    ({"min": 2, "max": 4}, "abcde", "actual length 5 is greater than max 4, expected range [2, 4]"),
+    ({"min": 1}, "a", None),
+    ({"max": 2}, "ab", None),
+    ({"min": 2}, "a", "actual length 1 is less than min 2, expected range [2, +inf)"),
+    ({"max": 1}, "ab", "actual length 2 is greater than max 1, expected range [0, 1]"),
+    ({"max": 6}, "x" * 137, "actual length 137 is greater than max 6, expected range [0, 6]"),
+    # Code points, not bytes or grapheme clusters.
+    ({"max": 2}, "😀😀", None),
+    ({"max": 2}, "👍🏽", None),
+    ({"max": 4}, "👨‍👩‍👧", "actual length 5 is greater than max 4, expected range [0, 4]"),
+    ({"min": 3, "max": 3}, "北京市", None),
+    ({"min": 0, "max": 0}, "", None),
+    ({"ignore": True}, "", None),
+    ({"ignore": True, "min": 5, "max": 1}, "", None),
+]
+
+
+@pytest.mark.parametrize(("fields", "text", "reason"), LENGTH_CASES)
+def test_match_length(fields: dict[str, Any], text: str, reason: str | None) -> None:
+    assert match_length(text, LengthCriterion.model_validate(fields)) == reason
+
+
+def test_match_length_none_passes() -> None:
+    assert match_length("anything", None) is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({}, "must configure min or max"),
+        ({"min": -1}, "min must be non-negative"),
+        ({"max": -1}, "max must be non-negative"),
+        ({"min": 3, "max": 2}, "min (3) must be less than or equal to max (2)"),
+    ],
+)
+def test_match_length_invalid_config(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        match_length("abc", LengthCriterion.model_validate(fields))
+
+
+TEXT_CASES = [
+    # (criterion, actual, expected, None on a match or a substring of the reason)
+    ({"caseInsensitive": True, "matchStrategy": "contains"}, "Hello World", "hello", None),
+    ({"ignore": True}, "anything", "value", None),
+    ({"ignore": True, "length": {"min": 9}}, "a", "b", None),
+    ({"length": {"min": 2, "max": 4}}, "你好", "你好", None),
+    ({"length": {"min": 2, "max": 4}}, "你好", "", 'actual "你好" and expected "" do not match'),
+    ({"length": {"min": 2, "max": 4}}, "a", "", "length mismatch: actual length 1 is less than min 2"),
+    ({"length": {"max": 10}, "matchStrategy": "contains"}, "hello world", "hello", "length mismatch"),
+    ({"length": {"max": 10}, "matchStrategy": "contains"}, "hello", "ell", None),
+    ({"length": {"min": 2, "max": 4}, "matchStrategy": "skip"}, "abcd", "not checked", None),
+    ({"length": {"min": 2, "max": 4}, "matchStrategy": "skip"}, "a", "not checked", "length mismatch"),
+    ({"matchStrategy": "skip"}, "a", "b", None),
+    ({"matchStrategy": "exact"}, "same", "same", None),
+    ({"matchStrategy": "exact"}, "same", "diff", 'actual "same" and expected "diff" do not match'),
+    ({}, "same", "same", None),
+    ({}, "Same", "same", 'actual "Same" and expected "same" do not match'),
+    ({"caseInsensitive": True}, "Same", "sAME", None),
+    ({"caseInsensitive": True}, "Same", "other", "do not match (case-insensitive)"),
+    ({"matchStrategy": "contains"}, "hello", "missing", 'actual "hello" does not contain expected "missing"'),
+    ({"matchStrategy": "contains"}, "hello", "", None),
+    ({"matchStrategy": "contains"}, "Hello", "hello", "does not contain"),
+    ({"matchStrategy": "regex"}, "abc123", "abc[0-9]+", None),
+    ({"matchStrategy": "regex"}, "xyz", "abc[0-9]+", 'actual "xyz" does not match regex "abc[0-9]+"'),
+    # Unanchored search, like Go's MatchString.
+    ({"matchStrategy": "regex"}, "result: abc1 done", "abc[0-9]", None),
+    ({"matchStrategy": "regex"}, "result: abc1 done", "^abc", "does not match regex"),
+    ({"matchStrategy": "regex"}, "ABC123", "abc[0-9]+", "does not match regex"),
+    ({"matchStrategy": "regex", "caseInsensitive": True}, "ABC123", "abc[0-9]+", None),
+    # The pattern is lower-cased too.
+    ({"matchStrategy": "regex", "caseInsensitive": True}, "abc123", "ABC[0-9]+", None),
+    # … which turns \D into \d, exactly as the reference does.
+    ({"matchStrategy": "regex", "caseInsensitive": True}, "abc", r"^\D+$", r'does not match regex "^\\d+$"'),
+    ({"matchStrategy": "regex"}, "abc", r"^\D+$", None),
+    ({"matchStrategy": "regex"}, "line one\nline two", "one$", "does not match regex"),
+    ({"matchStrategy": "regex"}, "line one\nline two", "(?m)one$", None),
+]
+
+
+@pytest.mark.parametrize(("fields", "actual", "expected", "reason"), TEXT_CASES)
+def test_match_text(fields: dict[str, Any], actual: str, expected: str, reason: str | None) -> None:
+    result = match_text(actual, expected, _text(**fields))
+    if reason is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert reason in result
+
+
+def test_reason_is_one_line_and_truncated() -> None:
+    result = match_text("a\n" * 500, "b", _text())
+    assert result is not None
+    assert "\n" not in result
+    assert len(result) < 500
+    assert "…" in result
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected", "message"),
+    [
+        ({"matchStrategy": "regex"}, "[invalid(", "invalid regex"),
+        ({"length": {}}, "x", "must configure min or max"),
+        ({"length": {"min": 3, "max": 1}}, "x", "min"),
+        ({"compareName": "trim_equal"}, "x", "compareName 'trim_equal' is not registered"),
+    ],
+)
+def test_match_text_config_errors(fields: dict[str, Any], expected: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        match_text("source", expected, _text(**fields))
+
+
+def test_match_text_unknown_strategy() -> None:
+    criterion = TextCriterion.model_construct(match_strategy="unknown")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="invalid matchStrategy 'unknown'"):
+        match_text("a", "b", criterion)
+
+
+def test_default_strategy_is_exact() -> None:
+    assert TextCriterion().match_strategy == TextMatchStrategy.DEFAULT
+    assert match_text("a", "a", TextCriterion()) is None
+    assert match_text("a", "ab", TextCriterion()) is not None

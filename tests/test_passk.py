@@ -1,0 +1,145 @@
+"""Tests for pass@k, pass^k and reading (n, c) from a result."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import pytest
+
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.summary import EvalSetResultSummary, EvalStatusCounts
+from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
+from agenteval.service.multirun import summarize_multi_run
+from agenteval.status import EvalStatus
+
+
+def exact_pass_at_k(n: int, c: int, k: int) -> Fraction:
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def enumerated_pass_at_k(n: int, c: int, k: int) -> Fraction:
+    """Share of the k-subsets of n runs (the first c successful) that contain a success."""
+    subsets = list(itertools.combinations(range(n), k))
+    return Fraction(sum(1 for subset in subsets if min(subset) < c), len(subsets))
+
+
+# pass@k
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (-1, 0, 1, "n must be >= 0"),
+        (1, 0, 0, "k must be >= 1"),
+        (1, -1, 1, "c must be >= 0"),
+        (1, 2, 1, "c cannot exceed n"),
+        (1, 0, 2, "k cannot exceed n"),
+        (0, 0, 1, "k cannot exceed n"),
+    ],
+)
+def test_pass_at_k_validates(n: int, c: int, k: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{message}$"):
+        pass_at_k(n, c, k)
+
+
+def test_pass_at_k_edge_values() -> None:
+    assert pass_at_k(10, 0, 1) == 0.0
+    assert pass_at_k(10, 10, 1) == 1.0
+    assert pass_at_k(5, 4, 2) == 1.0  # one failure cannot fill two draws
+    assert pass_at_k(5, 1, 5) == 1.0
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(5, 1, 1), (5, 1, 2), (10, 3, 1), (10, 3, 5), (20, 7, 3)])
+def test_pass_at_k_known_values(n: int, c: int, k: int) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(float(exact_pass_at_k(n, c, k)), rel=1e-12)
+
+
+def test_pass_at_k_matches_enumeration_for_small_n() -> None:
+    for n in range(1, 9):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                want = float(enumerated_pass_at_k(n, c, k))
+                assert pass_at_k(n, c, k) == pytest.approx(want, rel=1e-12, abs=1e-15), (n, c, k)
+
+
+def test_pass_at_k_is_stable_for_large_n() -> None:
+    for n, c, k in [(1000, 1, 1), (100_000, 3, 50), (10**6, 999_000, 10)]:
+        got = pass_at_k(n, c, k)
+        assert 0.0 <= got <= 1.0
+        assert not math.isnan(got)
+        assert got == pytest.approx(float(exact_pass_at_k(n, c, k)), rel=1e-6)
+
+
+# pass^k
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (0, 0, 1, "n must be > 0"),
+        (-1, 0, 1, "n must be > 0"),
+        (1, 0, 0, "k must be >= 1"),
+        (1, -1, 1, "c must be >= 0"),
+        (1, 2, 1, "c cannot exceed n"),
+    ],
+)
+def test_pass_hat_k_validates(n: int, c: int, k: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{message}$"):
+        pass_hat_k(n, c, k)
+
+
+def test_pass_hat_k_edge_and_known_values() -> None:
+    assert pass_hat_k(10, 0, 3) == 0.0
+    assert pass_hat_k(10, 10, 3) == 1.0
+    assert pass_hat_k(10, 5, 2) == pytest.approx(0.25, abs=1e-12)
+    assert pass_hat_k(2, 1, 10) == pytest.approx(2.0**-10, rel=1e-12)  # k may exceed n
+
+
+def test_pass_hat_k_matches_enumeration_for_small_n() -> None:
+    for n in range(1, 6):
+        for c in range(n + 1):
+            for k in range(1, 5):
+                draws = list(itertools.product(range(n), repeat=k))
+                want = Fraction(sum(1 for draw in draws if max(draw) < c), len(draws))
+                assert pass_hat_k(n, c, k) == pytest.approx(float(want), rel=1e-12), (n, c, k)
+
+
+# parse_pass_nc
+
+
+def test_parse_pass_nc_reads_runs_and_passed_runs() -> None:
+    result = EvalSetResult(
+        summary=EvalSetResultSummary(num_runs=4, run_status_counts=EvalStatusCounts(passed=2, failed=2))
+    )
+    assert parse_pass_nc(result) == (4, 2)
+
+
+def test_parse_pass_nc_counts_runs_not_cases() -> None:
+    cases = [
+        EvalCaseResult(eval_id=eval_id, run_id=run_id, final_eval_status=status)
+        for eval_id, run_id, status in [
+            ("A", 1, EvalStatus.PASSED),
+            ("B", 1, EvalStatus.PASSED),
+            ("A", 2, EvalStatus.PASSED),
+            ("B", 2, EvalStatus.FAILED),
+            ("A", 3, EvalStatus.FAILED),
+            ("B", 3, EvalStatus.FAILED),
+        ]
+    ]
+    result = EvalSetResult(eval_case_results=cases, summary=summarize_multi_run(cases, 3))
+    n, c = parse_pass_nc(result)
+    assert (n, c) == (3, 1)
+    assert pass_at_k(n, c, 2) == pytest.approx(2 / 3)
+
+
+def test_parse_pass_nc_without_summary_raises() -> None:
+    with pytest.raises(ConfigError, match="summary is missing.*produced by an evaluation"):
+        parse_pass_nc(EvalSetResult())
+
+
+def test_parse_pass_nc_without_run_status_counts_raises() -> None:
+    with pytest.raises(ConfigError, match="run status counts is missing.*produced by an evaluation"):
+        parse_pass_nc(EvalSetResult(summary=EvalSetResultSummary()))
