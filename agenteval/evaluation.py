@@ -74,9 +74,9 @@ class EvaluationOptions:
 
     def __post_init__(self) -> None:
         if self.num_runs <= 0:
-            raise ConfigError(f"num runs must be greater than 0, got {self.num_runs}")
-        if self.parallelism <= 0:
-            raise ConfigError(f"eval case parallelism must be greater than 0, got {self.parallelism}")
+            raise ConfigError("num runs must be greater than 0")
+        if (self.parallel_inference or self.parallel_evaluation) and self.parallelism <= 0:
+            raise ConfigError("eval case parallelism must be greater than 0")
 
     def service_options(self) -> ServiceOptions:
         """The options of the underlying :class:`~agenteval.service.LocalService`."""
@@ -92,6 +92,9 @@ class EvaluationOptions:
             parallel_inference=self.parallel_inference,
             parallel_evaluation=self.parallel_evaluation,
         )
+
+
+_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator"})
 
 
 class EvaluateOverrides(TypedDict, total=False):
@@ -116,7 +119,11 @@ class EvaluateOverrides(TypedDict, total=False):
 
 def _normalized(overrides: EvaluateOverrides) -> dict[str, Any]:
     """Turn user-facing option values into :class:`EvaluationOptions` field values."""
-    values: dict[str, Any] = dict(overrides)
+    values: dict[str, Any] = {
+        key: value
+        for key, value in overrides.items()
+        if value is not None or key in ("expected_runner", "user_simulator")
+    }
     if "aggregator" in values:
         values["aggregator"] = as_aggregator(values["aggregator"])
     if values.get("expected_runner") is not None:

@@ -159,9 +159,10 @@ async def _converse(
 ) -> CaseInference:
     produced = CaseInference()
     limit = scenario.max_allowed_invocations or 0
-    guard = limit if limit > 0 else options.max_simulated_turns
     last: Message | None = None
-    while len(produced.inferences) < guard:
+    while True:
+        if limit > 0 and len(produced.inferences) >= limit:
+            return produced
         try:
             decision = await conversation.next(last)
         except Exception as exc:
@@ -169,18 +170,17 @@ async def _converse(
         message = _user_message(decision)
         if message is None:
             return produced
+        if limit <= 0 and len(produced.inferences) >= options.max_simulated_turns:
+            raise CaseFailure(
+                f"user simulator did not stop within {options.max_simulated_turns} turns; give the scenario a "
+                "stopSignal or maxAllowedInvocations, or raise max_simulated_turns"
+            )
         invocation, trace = await session.run_turn(message)
         if invocation.final_response is None:
             raise CaseFailure("target final response is nil")
         produced.inferences.append(invocation)
         produced.traces.append(trace)
         last = invocation.final_response
-    if limit > 0:
-        return produced
-    raise CaseFailure(
-        f"user simulator did not stop within {guard} turns; give the scenario a stopSignal or "
-        "maxAllowedInvocations, or raise max_simulated_turns"
-    )
 
 
 def _user_message(decision: SimulatorDecision | None) -> Message | None:

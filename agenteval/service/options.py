@@ -6,7 +6,7 @@ import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
@@ -24,6 +24,7 @@ SessionIdSupplier = Callable[[EvalContext], str]
 """Returns the session id for a case, given the current context."""
 
 DEFAULT_MAX_SIMULATED_TURNS = 100
+_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator"})
 
 
 def uuid_session_id(context: EvalContext) -> str:
@@ -65,14 +66,21 @@ class ServiceOptions:
     user turns fails the case instead of running forever."""
 
     def __post_init__(self) -> None:
-        if self.parallelism <= 0:
-            raise ConfigError(f"eval case parallelism must be greater than 0, got {self.parallelism}")
+        if (self.parallel_inference or self.parallel_evaluation) and self.parallelism <= 0:
+            raise ConfigError("eval case parallelism must be greater than 0")
         if self.max_simulated_turns <= 0:
             raise ConfigError(f"max simulated turns must be greater than 0, got {self.max_simulated_turns}")
 
     def updated(self, overrides: ServiceOverrides) -> ServiceOptions:
-        """Return a copy with ``overrides`` applied (validated again)."""
-        return replace(self, **overrides) if overrides else self
+        """Return a copy with ``overrides`` applied (validated again).
+
+        ``None`` means "keep the current value", except for ``expected_runner`` and
+        ``user_simulator``, where it means "none".
+        """
+        values: dict[str, Any] = {
+            key: value for key, value in overrides.items() if value is not None or key in _NONE_MEANS_NONE
+        }
+        return replace(self, **values) if values else self
 
 
 class ServiceOverrides(TypedDict, total=False):
