@@ -308,13 +308,13 @@ class LocalService:
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, Exception):
                     raise outcome
-                errors.append(
-                    rewrap(
-                        f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, "
-                        f"evalCaseID={inference.eval_case_id})",
-                        outcome,
-                    )
+                wrapped = rewrap(
+                    f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, "
+                    f"evalCaseID={inference.eval_case_id})",
+                    outcome,
                 )
+                wrapped.__cause__ = outcome
+                errors.append(wrapped)
             else:
                 results.append(outcome)
         if errors:

@@ -14,8 +14,9 @@ from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.runner.base import Runner
+from agenteval.runner.function import as_runner
 from agenteval.runner.simulation import UserSimulator
-from agenteval.service.aggregation import AllPassAggregator, EvalCaseResultAggregator
+from agenteval.service.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.service.callbacks import Callbacks
 
 __all__ = ["ServiceOptions", "ServiceOverrides", "SessionIdSupplier", "default_parallelism", "uuid_session_id"]
@@ -66,6 +67,10 @@ class ServiceOptions:
     user turns fails the case instead of running forever."""
 
     def __post_init__(self) -> None:
+        # Accept plain functions where the reference takes interfaces, as the facade does.
+        object.__setattr__(self, "aggregator", as_aggregator(self.aggregator))
+        if self.expected_runner is not None:
+            object.__setattr__(self, "expected_runner", as_runner(self.expected_runner))
         if (self.parallel_inference or self.parallel_evaluation) and self.parallelism <= 0:
             raise ConfigError("eval case parallelism must be greater than 0")
         if self.max_simulated_turns <= 0:
