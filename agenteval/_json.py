@@ -8,17 +8,13 @@ load/save round trip, and load files strictly (a string is never silently read a
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, Self
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     PlainSerializer,
-    SerializationInfo,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -51,22 +47,14 @@ EpochTime = Annotated[float, BeforeValidator(_reject_non_number), PlainSerialize
 """A timestamp in JSON: Unix seconds as a number (``1761134484.9804401``); strings are rejected."""
 
 
-def _is_zero(value: object) -> bool:
-    if value is None or value is False:
-        return True
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value == 0
-    if isinstance(value, str | list | dict | tuple):
-        return len(value) == 0
-    return False
-
-
 class WireModel(BaseModel):
     """Base of every persisted model: Go ``omitempty`` on write, unknown keys kept.
 
-    A field whose default is ``None`` is written whenever it is set, even to ``0`` or ``False``
-    (a Go pointer). Any other field is left out when it holds its zero value (``0``, ``False``,
-    ``""``, an empty list or mapping), unless it is named in ``_always_emit``.
+    :meth:`to_json` and :meth:`to_dict` leave out every field that holds its default. A field whose
+    default is ``None`` is therefore written whenever it is set, even to ``0`` or ``False`` (a Go
+    pointer), and any other field is left out at its zero value (``0``, ``False``, ``""``, an empty
+    list or mapping) — Go's ``omitempty``. Fields are never ``null`` in a file: a ``null`` is only
+    accepted where the default is ``None``.
     """
 
     model_config = ConfigDict(
@@ -74,46 +62,7 @@ class WireModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
-        validate_assignment=False,
     )
-
-    _always_emit: ClassVar[frozenset[str]] = frozenset()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_means_unset(cls, data: Any) -> Any:
-        # Go leaves a field at its zero value when the JSON says null; unknown keys keep their null.
-        if isinstance(data, dict) and None in data.values():
-            known = cls._field_keys()
-            return {key: value for key, value in data.items() if value is not None or key not in known}
-        return data
-
-    @classmethod
-    def _field_keys(cls) -> frozenset[str]:
-        keys = cls.__dict__.get("_field_keys_cache")
-        if keys is None:
-            keys = frozenset(
-                key for name, field in cls.model_fields.items() for key in (name, field.alias) if key is not None
-            )
-            type.__setattr__(cls, "_field_keys_cache", keys)
-        return keys
-
-    @model_serializer(mode="wrap")
-    def _omit_empty(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        data = handler(self)
-        if not isinstance(data, dict):
-            return data
-        by_alias = info.by_alias is not False
-        for name, field in type(self).model_fields.items():
-            if name in self._always_emit:
-                continue
-            key = field.alias if by_alias and field.alias else name
-            if key not in data:
-                continue
-            value = getattr(self, name)
-            if value is None or (field.default is not None and _is_zero(value)):
-                del data[key]
-        return data
 
     @classmethod
     def from_json(cls, data: str | bytes) -> Self:
@@ -139,11 +88,11 @@ class WireModel(BaseModel):
         Returns:
             The JSON text, without a trailing newline.
         """
-        return self.model_dump_json(indent=indent)
+        return self.model_dump_json(indent=indent, exclude_defaults=True)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-ready dictionary that :meth:`to_json` would write."""
-        data: dict[str, Any] = self.model_dump(mode="json")
+        data: dict[str, Any] = self.model_dump(mode="json", exclude_defaults=True)
         return data
 
 

@@ -25,16 +25,16 @@ DEFAULT_OUTPUT = "agenteval-results"
 def _load_agent(spec: str) -> AgentFunction:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise SystemExit(f"--agent must look like 'package.module:function', got {spec!r}")
+        raise ConfigError(f"--agent must look like 'package.module:function', got {spec!r}")
     sys.path.insert(0, str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise SystemExit(f"cannot import {module_name!r} for --agent: {exc}") from exc
+        raise ConfigError(f"cannot import {module_name!r} for --agent: {exc}") from exc
     try:
         agent: AgentFunction = getattr(module, attribute)
     except AttributeError:
-        raise SystemExit(f"module {module_name!r} has no attribute {attribute!r} (from --agent {spec})") from None
+        raise ConfigError(f"module {module_name!r} has no attribute {attribute!r} (from --agent {spec})") from None
     return agent
 
 

@@ -254,10 +254,15 @@ class Evaluator:
         run_ids = range(1, options.num_runs + 1)
         if not options.parallel_runs:
             return [await self._run_once(service, options, eval_set_id, metrics, run_id) for run_id in run_ids]
-        async with asyncio.TaskGroup() as group:
-            tasks = [
-                group.create_task(self._run_once(service, options, eval_set_id, metrics, run_id)) for run_id in run_ids
-            ]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(self._run_once(service, options, eval_set_id, metrics, run_id))
+                    for run_id in run_ids
+                ]
+        except BaseExceptionGroup as group_error:
+            # The first run to fail cancelled the others; surface its error as a serial run would.
+            raise group_error.exceptions[0] from None
         return [task.result() for task in tasks]
 
     async def _run_once(

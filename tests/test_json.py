@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -29,8 +29,6 @@ class _Child(CamelModel):
 class _Sample(CamelModel):
     """Every kind of field the omitempty rule distinguishes."""
 
-    _always_emit: ClassVar[frozenset[str]] = frozenset({"always_flag"})
-
     name: str = ""
     count: int = 0
     ratio: GoFloat = 0.0
@@ -42,7 +40,6 @@ class _Sample(CamelModel):
     tolerance: GoFloat | None = None
     child: _Child | None = None
     when: EpochTime | None = None
-    always_flag: bool = False
 
 
 def _typed(value: Any) -> Any:
@@ -62,9 +59,9 @@ def _strict_case_id(value: object) -> str:
     return "at-" + ".".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
-def test_zero_values_are_left_out_except_always_emitted_fields() -> None:
-    assert _Sample().to_dict() == {"alwaysFlag": False}
-    assert json.loads(_Sample().to_json()) == {"alwaysFlag": False}
+def test_zero_values_are_left_out() -> None:
+    assert _Sample().to_dict() == {}
+    assert json.loads(_Sample().to_json()) == {}
 
 
 @pytest.mark.parametrize(
@@ -81,7 +78,6 @@ def test_field_defaulting_to_none_is_written_when_set_even_to_a_zero_value(
     field: str, value: Any, expected: dict[str, Any]
 ) -> None:
     data = _Sample(**{field: value}).to_dict()
-    data.pop("alwaysFlag")
     assert _typed(data) == _typed(expected)
 
 
@@ -103,7 +99,7 @@ def test_non_zero_value_of_omitempty_field_is_written(field: str, value: Any, ke
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
-        (Message(), {"role": ""}),
+        (Message(), {}),
         (Message.user("hi"), {"role": "user", "content": "hi"}),
         (GenerationConfig(), {"stream": False}),
         (GenerationConfig(max_tokens=0, temperature=0.0), {"max_tokens": 0, "temperature": 0, "stream": False}),
@@ -111,19 +107,19 @@ def test_non_zero_value_of_omitempty_field_is_written(field: str, value: Any, ke
     ],
     ids=["message-role", "message-user", "stream", "generation-pointers", "category-score"],
 )
-def test_always_emitted_fields_of_reference_types(model: WireModel, expected: dict[str, Any]) -> None:
+def test_fields_go_always_writes_are_written(model: WireModel, expected: dict[str, Any]) -> None:
     assert _typed(model.to_dict()) == _typed(expected)
     assert _typed(json.loads(model.to_json())) == _typed(expected)
 
 
-def test_omitempty_also_applies_when_dumping_by_attribute_name() -> None:
-    assert _Sample(count=0, limit=0).model_dump(by_alias=False) == {"limit": 0, "always_flag": False}
+def test_plain_model_dump_keeps_every_field_for_python_use() -> None:
+    assert _Sample(limit=0).model_dump(by_alias=False)["count"] == 0
 
 
 def test_to_json_is_indented_by_two_spaces_or_compact() -> None:
     model = _Sample(name="a", child=_Child(label="b"))
-    assert model.to_json() == '{\n  "name": "a",\n  "child": {\n    "label": "b"\n  },\n  "alwaysFlag": false\n}'
-    assert model.to_json(indent=None) == '{"name":"a","child":{"label":"b"},"alwaysFlag":false}'
+    assert model.to_json() == '{\n  "name": "a",\n  "child": {\n    "label": "b"\n  }\n}'
+    assert model.to_json(indent=None) == '{"name":"a","child":{"label":"b"}}'
 
 
 UNKNOWN_KEYS_DOCUMENT: dict[str, Any] = {
@@ -174,14 +170,13 @@ def test_unknown_keys_are_kept_verbatim_through_a_round_trip() -> None:
 def test_floats_are_written_as_go_writes_a_float64(value: float, text: str) -> None:
     model = _Sample(tolerance=value, when=value)
     compact = model.to_json(indent=None)
-    assert f'"tolerance":{text},' in compact
-    assert f'"when":{text},' in compact
+    assert compact == f'{{"tolerance":{text},"when":{text}}}'
     data = model.to_dict()
     assert _typed([data["tolerance"], data["when"]]) == _typed([json.loads(text)] * 2)
 
 
 def test_go_float_without_pointer_is_written_without_fraction() -> None:
-    assert _Sample(ratio=2.0).to_json(indent=None) == '{"ratio":2,"alwaysFlag":false}'
+    assert _Sample(ratio=2.0).to_json(indent=None) == '{"ratio":2}'
     assert _typed(EvalMetric(threshold=1.0).to_dict()) == _typed({"threshold": 1})
 
 
@@ -245,9 +240,10 @@ def test_from_json_accepts_bytes() -> None:
     assert EvalSet.from_json(b'{"evalSetId": "s"}').eval_set_id == "s"
 
 
-def test_null_reads_as_unset_like_go_but_unknown_nulls_are_kept() -> None:
-    result = EvalMetricResult.from_json('{"metricName": null, "score": null, "details": null, "futureKey": null}')
-    assert result.metric_name == ""
-    assert result.score == 0.0
+def test_null_is_accepted_only_where_a_field_may_be_unset() -> None:
+    result = EvalMetricResult.from_json('{"details": null, "evalStatus": null, "futureKey": null}')
     assert result.details is None
     assert result.to_dict() == {"futureKey": None}
+    with pytest.raises(ValidationError) as info:
+        EvalMetricResult.from_json('{"metricName": null}')
+    assert info.value.errors()[0]["loc"] == ("metricName",)

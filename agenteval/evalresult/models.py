@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from pydantic import Field
+
 from agenteval._json import CamelModel, EpochTime, GoFloat
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.evalset.models import Invocation
@@ -64,7 +66,7 @@ class EvalMetricResultDetails(CamelModel):
     """The score again."""
     value: ScoreValue | None = None
     """Typed per-turn score (never set on overall results)."""
-    rubric_scores: list[RubricScore] = []
+    rubric_scores: list[RubricScore] = Field(default_factory=list)
     """Per-rubric scores (LLM judges)."""
 
 
@@ -92,7 +94,7 @@ class EvalMetricResultPerInvocation(CamelModel):
     """What the agent did."""
     expected_invocation: Invocation | None = None
     """What was expected."""
-    eval_metric_results: list[EvalMetricResult] = []
+    eval_metric_results: list[EvalMetricResult] = Field(default_factory=list)
     """One result per evaluated metric, in metric order."""
 
 
@@ -111,9 +113,9 @@ class EvalCaseResult(CamelModel):
     """Case status from the case aggregator."""
     error_message: str = ""
     """Why the case failed to run or to be scored."""
-    overall_eval_metric_results: list[EvalMetricResult] = []
+    overall_eval_metric_results: list[EvalMetricResult] = Field(default_factory=list)
     """One overall result per evaluated metric."""
-    eval_metric_result_per_invocation: list[EvalMetricResultPerInvocation] = []
+    eval_metric_result_per_invocation: list[EvalMetricResultPerInvocation] = Field(default_factory=list)
     """Per-turn results."""
     session_id: str = ""
     """Session the agent ran in."""
@@ -130,7 +132,7 @@ class EvalSetResult(CamelModel):
     """Display name; the id by default."""
     eval_set_id: str = ""
     """Eval set id."""
-    eval_case_results: list[EvalCaseResult] = []
+    eval_case_results: list[EvalCaseResult] = Field(default_factory=list)
     """Case results: run 1's cases, then run 2's, and so on."""
     summary: EvalSetResultSummary | None = None
     """Multi-run summary."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from agenteval._json import CamelModel, GoFloat
 from agenteval.status import EvalStatus
 
@@ -51,7 +53,7 @@ class EvalCaseRunSummary(CamelModel):
     run_id: int = 0
     final_eval_status: EvalStatus | None = None
     error_message: str = ""
-    metric_results: list[EvalMetricRunSummary] = []
+    metric_results: list[EvalMetricRunSummary] = Field(default_factory=list)
     """Sorted by metric name."""
 
 
@@ -61,9 +63,9 @@ class EvalCaseResultSummary(CamelModel):
     eval_id: str = ""
     overall_status: EvalStatus | None = None
     run_status_counts: EvalStatusCounts | None = None
-    metric_summaries: list[EvalMetricSummary] = []
+    metric_summaries: list[EvalMetricSummary] = Field(default_factory=list)
     """Sorted by metric name."""
-    run_summaries: list[EvalCaseRunSummary] = []
+    run_summaries: list[EvalCaseRunSummary] = Field(default_factory=list)
 
 
 class EvalSetRunSummary(CamelModel):
@@ -72,7 +74,7 @@ class EvalSetRunSummary(CamelModel):
     run_id: int = 0
     overall_status: EvalStatus | None = None
     case_status_counts: EvalStatusCounts | None = None
-    metric_summaries: list[EvalMetricSummary] = []
+    metric_summaries: list[EvalMetricSummary] = Field(default_factory=list)
     """Sorted by metric name."""
 
 
@@ -83,6 +85,6 @@ class EvalSetResultSummary(CamelModel):
     num_runs: int = 0
     run_status_counts: EvalStatusCounts | None = None
     """How many runs passed, failed or were not evaluated (as whole sets)."""
-    run_summaries: list[EvalSetRunSummary] = []
-    eval_case_summaries: list[EvalCaseResultSummary] = []
+    run_summaries: list[EvalSetRunSummary] = Field(default_factory=list)
+    eval_case_summaries: list[EvalCaseResultSummary] = Field(default_factory=list)
     """Sorted by case id."""

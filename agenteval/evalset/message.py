@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
+
+from pydantic import Field
 
 from agenteval._json import WireModel
 
@@ -27,19 +29,17 @@ class Message(WireModel):
     envelopes around it, and ``role`` is always written.
     """
 
-    _always_emit: ClassVar[frozenset[str]] = frozenset({"role"})
-
     role: Role = Role.UNSET
     """``system``, ``user``, ``assistant`` or ``tool``."""
     content: str = ""
     """The text of the message."""
-    content_parts: list[dict[str, Any]] = []
+    content_parts: list[dict[str, Any]] = Field(default_factory=list)
     """Multimodal parts (text, image, audio, video, file), kept in the reference's shape."""
     tool_id: str = ""
     """For a tool message: the id of the tool call it answers."""
     tool_name: str = ""
     """For a tool message: the name of the tool."""
-    tool_calls: list[dict[str, Any]] = []
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     """For an assistant message: the tool calls it requests, kept in the reference's shape."""
     reasoning_content: str = ""
     """Model reasoning text, when the provider returns it."""

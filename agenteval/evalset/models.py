@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from agenteval._json import CamelModel, EpochTime, GoFloat
 from agenteval.evalset.message import Message
@@ -49,9 +49,9 @@ class ArgumentsMatch(CamelModel):
     """Match on the tool name alone."""
     expected: Any = None
     """The arguments to match."""
-    only_tree: dict[str, Any] = {}
+    only_tree: dict[str, Any] = Field(default_factory=dict)
     """Compare only these keys."""
-    ignore_tree: dict[str, Any] = {}
+    ignore_tree: dict[str, Any] = Field(default_factory=dict)
     """Ignore these keys."""
     number_tolerance: GoFloat | None = None
     """Absolute tolerance for numbers; exact when unset."""
@@ -80,9 +80,9 @@ class MockTool(CamelModel):
 class ToolMock(CamelModel):
     """Per-turn tool mocks for the agent under test and for the expected runner."""
 
-    actual: list[MockTool] = []
+    actual: list[MockTool] = Field(default_factory=list)
     """Rules applied to the agent under test."""
-    expected: list[MockTool] = []
+    expected: list[MockTool] = Field(default_factory=list)
     """Rules applied to the expected runner."""
 
 
@@ -91,17 +91,17 @@ class Invocation(CamelModel):
 
     invocation_id: str = ""
     """Turn id: the eval set's on the expected side, the runner's on the actual side."""
-    context_messages: list[Message] = []
+    context_messages: list[Message] = Field(default_factory=list)
     """Context messages of this turn (case-level ones are copied here during evaluation)."""
     user_content: Message | None = None
     """The user's message; required for every turn that is run."""
     final_response: Message | None = None
     """The agent's final reply (expected or captured)."""
-    tools: list[Tool] = []
+    tools: list[Tool] = Field(default_factory=list)
     """Tool calls, in call order (expected or captured)."""
     tool_mock: ToolMock | None = None
     """Tool mocks for this turn."""
-    intermediate_responses: list[Message] = []
+    intermediate_responses: list[Message] = Field(default_factory=list)
     """Non-final assistant messages, when recorded."""
     creation_timestamp: EpochTime | None = None
     """When the turn was created."""
@@ -116,7 +116,7 @@ class SessionInput(CamelModel):
     """App name (informational)."""
     user_id: str = ""
     """User id the agent runs as; copied into results."""
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = Field(default_factory=dict)
     """Runtime state passed to the agent on every turn."""
 
 
@@ -183,17 +183,17 @@ class EvalCase(CamelModel):
     """``""`` (run the agent) or ``"trace"`` (score a recorded trace)."""
     expected_runner_enabled: bool = False
     """Generate expected turns with the expected runner."""
-    context_messages: list[Message] = []
+    context_messages: list[Message] = Field(default_factory=list)
     """Context injected into every agent call of the case."""
-    conversation: list[Invocation] = []
+    conversation: list[Invocation] = Field(default_factory=list)
     """Turns: user input plus expected output (in trace mode, optionally the expected side)."""
     conversation_scenario: ConversationScenario | None = None
     """Simulated-user plan, instead of a fixed conversation."""
-    actual_conversation: list[Invocation] = []
+    actual_conversation: list[Invocation] = Field(default_factory=list)
     """Trace mode only: the recorded actual turns."""
     session_input: SessionInput | None = None
     """The session to run in; required."""
-    rubrics: list[EvalCaseRubric] = []
+    rubrics: list[EvalCaseRubric] = Field(default_factory=list)
     """Case-level rubrics added to named LLM-judge metrics."""
     creation_timestamp: EpochTime | None = None
     """When the case was created."""
@@ -208,7 +208,7 @@ class EvalSet(CamelModel):
     """Display name."""
     description: str = ""
     """Free-form description."""
-    eval_cases: list[EvalCase] = []
+    eval_cases: list[EvalCase] = Field(default_factory=list)
     """The cases, in order. ``null`` entries in a file are skipped, as the reference does."""
     creation_timestamp: EpochTime | None = None
     """When the set was created."""

@@ -30,8 +30,13 @@ class FinalResponseEvaluator:
     ) -> EvaluateResult:
         """Score the turns of one case.
 
+        Named compares are looked up in the active metric registry
+        (:func:`~agenteval.metric.registry.use_metric_registry`).
+
         Raises:
-            ConfigError: No final response criterion, an unusable criterion, or turn counts differ.
+            ConfigError: No final response criterion, an unusable criterion (an unknown
+                ``compareName`` or ``tokenizerName``, an invalid schema…), a compare that raised,
+                or turn counts differ.
         """
         criterion = metric.criterion.final_response if metric.criterion is not None else None
         if criterion is None:

@@ -77,8 +77,12 @@ class ToolTrajectoryEvaluator:
     ) -> EvaluateResult:
         """Score the turns of one case.
 
+        Named compares are looked up in the active metric registry
+        (:func:`~agenteval.metric.registry.use_metric_registry`).
+
         Raises:
-            ConfigError: No tool trajectory criterion, an unusable criterion, or turn counts differ.
+            ConfigError: No tool trajectory criterion, an unusable criterion (an unknown
+                ``compareName``, an invalid schema…), a compare that raised, or turn counts differ.
         """
         criterion = metric.criterion.tool_trajectory if metric.criterion is not None else None
         if criterion is None:

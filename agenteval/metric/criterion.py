@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from agenteval._json import CamelModel, GoFloat, WireModel
 from agenteval.evalset.models import RubricContent
@@ -95,9 +95,9 @@ class JSONCriterion(CamelModel):
 
     ignore: bool = False
     """Always pass."""
-    ignore_tree: dict[str, Any] = {}
+    ignore_tree: dict[str, Any] = Field(default_factory=dict)
     """Keys to ignore (``true``), recursively for nested objects."""
-    only_tree: dict[str, Any] = {}
+    only_tree: dict[str, Any] = Field(default_factory=dict)
     """Compare only these keys (``true``), recursively for nested objects."""
     match_strategy: JSONMatchStrategy = JSONMatchStrategy.DEFAULT
     """``exact`` (default) or ``skip``."""
@@ -199,7 +199,7 @@ class ToolTrajectoryCriterion(CamelModel):
 
     default_strategy: ToolTrajectoryStrategy | None = None
     """Strategy for tools without their own."""
-    tool_strategy: dict[str, ToolTrajectoryStrategy] = {}
+    tool_strategy: dict[str, ToolTrajectoryStrategy] = Field(default_factory=dict)
     """Per-tool strategies, by tool name."""
     order_sensitive: bool = False
     """Calls must appear in the expected order."""
@@ -237,14 +237,12 @@ def expand_env(text: str) -> str:
 class GenerationConfig(WireModel):
     """Sampling options for a judge model (snake_case keys, as the reference writes them)."""
 
-    _always_emit: ClassVar[frozenset[str]] = frozenset({"stream"})
-
     max_tokens: int | None = None
     temperature: GoFloat | None = None
     top_p: GoFloat | None = None
     stream: bool = False
     """Always ``false`` for judges."""
-    stop: list[str] = []
+    stop: list[str] = Field(default_factory=list)
     presence_penalty: GoFloat | None = None
     frequency_penalty: GoFloat | None = None
     logprobs: bool | None = None
@@ -253,6 +251,14 @@ class GenerationConfig(WireModel):
     thinking_enabled: bool | None = None
     thinking_tokens: int | None = None
     thinking_level: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _always_write_stream(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Go writes "stream" even when false; keep files byte-close to the reference's.
+        data = handler(self)
+        if isinstance(data, dict):
+            data.setdefault("stream", False)
+        return data
 
 
 class JudgeModelOptions(CamelModel):
@@ -272,7 +278,7 @@ class JudgeModelOptions(CamelModel):
     """Endpoint base URL."""
     api_key: str = Field("", alias="apiKey", exclude=True, repr=False)
     """API key; kept in memory, never serialized."""
-    extra_fields: dict[str, Any] = {}
+    extra_fields: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields sent to the provider."""
     num_samples: int | None = None
     """Judge samples per turn (default 1)."""
@@ -316,16 +322,22 @@ class Rubric(CamelModel):
 class CategoryScore(CamelModel):
     """A category label a categorical judge may answer, with its score."""
 
-    _always_emit: ClassVar[frozenset[str]] = frozenset({"score"})
-
     label: str = ""
     score: GoFloat = 0.0
+
+    @model_serializer(mode="wrap")
+    def _always_write_score(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Go writes a category's score even when it is 0.
+        data = handler(self)
+        if isinstance(data, dict):
+            data.setdefault("score", 0)
+        return data
 
 
 class ResponseScorerOptions(CamelModel):
     """Options for template response scorers."""
 
-    categories: list[CategoryScore] = []
+    categories: list[CategoryScore] = Field(default_factory=list)
     """Labels and scores for the ``categorical`` scorer."""
 
 
@@ -383,7 +395,7 @@ class JudgeTemplateOptions(CamelModel):
     structured_output_name: str = ""
     """Registered structured-output schema; defaults to the scorer's own."""
     response_scorer_options: ResponseScorerOptions | None = None
-    variable_bindings: list[TemplateVariableBinding] = []
+    variable_bindings: list[TemplateVariableBinding] = Field(default_factory=list)
     sample_aggregator_name: str = ""
     """Default ``majority_vote``."""
     invocation_aggregator_name: str = ""
@@ -393,7 +405,7 @@ class JudgeTemplateOptions(CamelModel):
 class LLMCriterion(CamelModel):
     """Configuration of an LLM judge."""
 
-    rubrics: list[Rubric] = []
+    rubrics: list[Rubric] = Field(default_factory=list)
     """Rubrics the judge scores."""
     judge_model: JudgeModelOptions | None = None
     """The judge model."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -10,7 +11,7 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
 
-__all__ = ["Runner", "TurnRequest", "TurnResult"]
+__all__ = ["Runner", "TurnRequest", "TurnResult", "end_session"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -51,8 +52,20 @@ class Runner(Protocol):
 
     Turns of a case run one after another with the same ``session_id``; the runner keeps whatever
     history it needs per session. An exception fails that case only.
+
+    A runner may also define ``end_session(session_id)`` (plain or ``async``): it is called once a
+    case's turns are done, so per-session state can be released.
     """
 
     async def run(self, request: TurnRequest) -> TurnResult:
         """Run one turn and report what the agent did."""
         ...
+
+
+async def end_session(runner: Runner, session_id: str) -> None:
+    """Call the runner's optional ``end_session`` hook (see :class:`Runner`)."""
+    hook = getattr(runner, "end_session", None)
+    if callable(hook):
+        outcome = hook(session_id)
+        if inspect.isawaitable(outcome):
+            await outcome

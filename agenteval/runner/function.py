@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
 from agenteval.context import EvalContext
@@ -16,7 +18,10 @@ from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 
-__all__ = ["AgentFunction", "FunctionRunner", "Turn", "as_runner"]
+__all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner"]
+
+MAX_THREADS = 128
+"""Most turns of a plain (blocking) agent function that run at once; async agents have no such cap."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -151,19 +156,24 @@ class FunctionRunner:
     parameters, ``fn(text, turn)`` with a :class:`Turn` that gives the session, the history of earlier
     turns, context messages and state, and records tool calls. It returns the final reply as a
     ``str``, a :class:`~agenteval.Message`, a :class:`TurnResult` or ``None``. Plain functions run in
-    a worker thread, so a blocking agent does not stall the event loop.
+    worker threads, so a blocking agent does not stall the event loop and cases can run in parallel.
 
     Args:
         function: The agent.
+        max_threads: Most concurrent calls of a plain function.
     """
 
-    def __init__(self, function: AgentFunction) -> None:
+    def __init__(self, function: AgentFunction, *, max_threads: int = MAX_THREADS) -> None:
         if not callable(function):
             raise ConfigError(f"the agent must be callable, got {function!r}")
+        if max_threads <= 0:
+            raise ConfigError(f"max_threads must be greater than 0, got {max_threads}")
         self.function = function
         self._pass_turn = _wants_turn(function)
         self._history: dict[str, list[Message]] = {}
         self._lock = threading.Lock()
+        self._max_threads = max_threads
+        self._executor: ThreadPoolExecutor | None = None
 
     async def run(self, request: TurnRequest) -> TurnResult:
         """Call the function for one turn and collect what it did."""
@@ -174,7 +184,8 @@ class FunctionRunner:
         if inspect.iscoroutinefunction(self.function):
             reply = await self.function(*args)
         else:
-            reply = await asyncio.to_thread(self.function, *args)
+            call = functools.partial(contextvars.copy_context().run, self.function, *args)
+            reply = await asyncio.get_running_loop().run_in_executor(self._threads(), call)
             if inspect.isawaitable(reply):
                 reply = await reply
         result = _to_result(reply, turn)
@@ -184,6 +195,19 @@ class FunctionRunner:
             if result.final_response is not None:
                 session.append(result.final_response)
         return result
+
+    def end_session(self, session_id: str) -> None:
+        """Forget a finished session's history."""
+        with self._lock:
+            self._history.pop(session_id, None)
+
+    def _threads(self) -> ThreadPoolExecutor:
+        # Threads start on demand, so a generous cap costs nothing until cases run in parallel;
+        # asyncio's default executor would cap a blocking agent at a handful of concurrent cases.
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self._max_threads, thread_name_prefix="agenteval-agent")
+            return self._executor
 
     def __repr__(self) -> str:
         return f"FunctionRunner({getattr(self.function, '__qualname__', self.function)!r})"

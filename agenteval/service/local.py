@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar, Unpack
@@ -12,7 +13,9 @@ from agenteval.errors import AgentEvalError, ConfigError, describe_exception, re
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.models import EvalCase, Invocation
 from agenteval.evalset.trace import ExecutionTrace
-from agenteval.runner.base import Runner
+from agenteval.llm.judge import use_judge
+from agenteval.metric.registry import active_metric_registry, use_metric_registry
+from agenteval.runner.base import Runner, end_session
 from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
@@ -203,7 +206,10 @@ class LocalService:
         result.user_id = case.session_input.user_id if case.session_input else ""
         try:
             with use_context(case_context):
-                produced = await infer_case(self.runner, case, options, session_id, case_context)
+                try:
+                    produced = await infer_case(self.runner, case, options, session_id, case_context)
+                finally:
+                    await _end_sessions(self.runner, options, session_id)
         except CaseFailure as failure:
             result.execution_traces = failure.traces
             result = _failed_inference(
@@ -270,11 +276,19 @@ class LocalService:
             )
         except AgentEvalError as exc:
             raise rewrap(f"run before evaluate set callbacks ({where})", exc) from exc
+        registry = options.metric_registry or active_metric_registry()
+        for index, metric in enumerate(request.evaluate_config.eval_metrics):
+            try:
+                registry.check(metric)
+            except AgentEvalError as exc:
+                raise rewrap(f"resolve metric extensions ({where}): resolve metric at index {index}", exc) from exc
         start = time.time()
         run_result: EvalSetRunResult | None = None
         error: BaseException | None = None
         try:
-            case_results = await self._evaluate_cases(request, options, context)
+            judge = use_judge(options.judge) if options.judge is not None else contextlib.nullcontext()
+            with use_metric_registry(registry), judge:
+                case_results = await self._evaluate_cases(request, options, context)
             run_result = EvalSetRunResult(
                 app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=case_results
             )
@@ -362,6 +376,12 @@ class LocalService:
         except AgentEvalError as exc:
             raise rewrap(f"run after evaluate case callbacks ({where})", exc) from exc
         return result
+
+
+async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str) -> None:
+    await end_session(runner, session_id)
+    if options.expected_runner is not None:
+        await end_session(options.expected_runner, f"{session_id}-expected")
 
 
 def _failed_inference(result: InferenceResult, message: str) -> InferenceResult:

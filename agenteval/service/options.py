@@ -13,6 +13,8 @@ from agenteval.errors import ConfigError
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.llm.judge import JudgeOverride
+from agenteval.metric.registry import MetricRegistry
 from agenteval.runner.base import Runner
 from agenteval.runner.function import as_runner
 from agenteval.runner.simulation import UserSimulator
@@ -25,7 +27,7 @@ SessionIdSupplier = Callable[[EvalContext], str]
 """Returns the session id for a case, given the current context."""
 
 DEFAULT_MAX_SIMULATED_TURNS = 100
-_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator"})
+_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge"})
 
 
 def uuid_session_id(context: EvalContext) -> str:
@@ -62,6 +64,11 @@ class ServiceOptions:
     """Run the agent on several cases at once (turns of one case stay in order)."""
     parallel_evaluation: bool = False
     """Score several cases at once (metrics of one case stay in order)."""
+    metric_registry: MetricRegistry | None = None
+    """Named compares and tokenizers that metrics refer to (``compareName``, ``tokenizerName``);
+    ``None`` uses the process-wide default registry."""
+    judge: JudgeOverride | None = None
+    """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``."""
     max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
     """Guard for scenarios without ``maxAllowedInvocations``: a simulator still talking after this many
     user turns fails the case instead of running forever."""
@@ -101,4 +108,6 @@ class ServiceOverrides(TypedDict, total=False):
     parallelism: int
     parallel_inference: bool
     parallel_evaluation: bool
+    metric_registry: MetricRegistry | None
+    judge: JudgeOverride | None
     max_simulated_turns: int

@@ -47,19 +47,29 @@ def failed_case_result(eval_set_id: str, inference: InferenceResult, error_messa
 
 
 class CaseLookup:
-    """Answers ``get_case`` for one evaluate call, reading each eval set from its store only once.
+    """State shared by the cases of one evaluate call.
 
-    Asking the store per case would re-read (and, for local files, re-parse) the whole eval set
-    for every case.
+    Each eval set is read from its store once (asking per case would re-read, and for local files
+    re-parse, the whole set for every case), and each metric's criterion is copied once for all the
+    results that record it. Cases and criteria handed out are shared: callers must not modify them.
     """
 
     def __init__(self, manager: EvalSetManager) -> None:
         self._manager = manager
         self._lock = asyncio.Lock()
         self._sets: dict[tuple[str, str], dict[str, EvalCase]] = {}
+        self._criteria: dict[int, tuple[EvalMetric, Criterion | None]] = {}
+
+    def criterion_of(self, metric: EvalMetric) -> Criterion | None:
+        """A copy of ``metric``'s criterion, made once per metric object."""
+        cached = self._criteria.get(id(metric))
+        if cached is None or cached[0] is not metric:
+            cached = (metric, metric.criterion.model_copy(deep=True) if metric.criterion is not None else None)
+            self._criteria[id(metric)] = cached
+        return cached[1]
 
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
-        """Return a copy of a case (the first with that id)."""
+        """Return a case (the first with that id)."""
         key = (app_name, eval_set_id)
         async with self._lock:
             cases = self._sets.get(key)
@@ -72,7 +82,7 @@ class CaseLookup:
         found = cases.get(eval_case_id)
         if found is None:
             raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
-        return found.model_copy(deep=True)
+        return found
 
 
 @dataclass(slots=True)
@@ -211,7 +221,9 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
     return result
 
 
-def _turn_criterion(evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs, turn: int) -> Criterion | None:
+def _turn_criterion(
+    evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs, turn: int, cases: CaseLookup
+) -> Criterion | None:
     if isinstance(evaluator, CriterionMaterializer):
         try:
             return evaluator.materialize_criterion(metric, inputs.actuals[: turn + 1], inputs.expecteds[: turn + 1])
@@ -219,11 +231,7 @@ def _turn_criterion(evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inp
             raise CaseFailure(
                 f"materialize criterion for metric {metric.metric_name} invocation {turn}: {describe_exception(exc)}"
             ) from exc
-    return _criterion_copy(metric)
-
-
-def _criterion_copy(metric: EvalMetric) -> Criterion | None:
-    return metric.criterion.model_copy(deep=True) if metric.criterion is not None else None
+    return cases.criterion_of(metric)
 
 
 async def score_case(
@@ -274,7 +282,7 @@ async def score_case(
                 EvalMetricResult(
                     metric_name=metric.metric_name,
                     threshold=metric.threshold,
-                    criterion=_turn_criterion(evaluator, metric, inputs, turn),
+                    criterion=_turn_criterion(evaluator, metric, inputs, turn, cases),
                     score=turn_result.score,
                     eval_status=turn_result.status,
                     details=details,
@@ -284,7 +292,7 @@ async def score_case(
             EvalMetricResult(
                 metric_name=metric.metric_name,
                 threshold=metric.threshold,
-                criterion=_criterion_copy(metric),
+                criterion=cases.criterion_of(metric),
                 score=result.overall_score,
                 eval_status=result.overall_status,
                 details=EvalMetricResultDetails(

@@ -35,9 +35,9 @@ class InferenceResult(CamelModel):
     eval_set_id: str = ""
     eval_case_id: str = ""
     eval_mode: EvalMode = EvalMode.DEFAULT
-    inferences: list[Invocation] = []
+    inferences: list[Invocation] = Field(default_factory=list)
     """The actual turns; empty when the inference failed."""
-    expected_inferences: list[Invocation] = []
+    expected_inferences: list[Invocation] = Field(default_factory=list)
     """Expected turns produced by the expected runner, when enabled."""
     session_id: str = ""
     """The session the case ran in."""

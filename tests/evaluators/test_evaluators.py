@@ -58,9 +58,9 @@ def _evaluate(
         (FinalResponseEvaluator(), TRAJECTORY, "final response criterion not configured"),
         (FinalResponseEvaluator(), {"finalResponse": {}}, "must configure text, json, rouge, or xml"),
         (FinalResponseEvaluator(), {"finalResponse": {"rouge": {"rougeType": "rougeL"}}}, "rouge is not supported yet"),
-        (FinalResponseEvaluator(), {"finalResponse": {"xml": {"matchStrategy": "skip"}}}, "xml is not supported yet"),
-        (ToolTrajectoryEvaluator(), {"toolTrajectory": {"compareName": "x"}}, "named compares are not registered yet"),
-        (FinalResponseEvaluator(), {"finalResponse": {"compareName": "x"}}, "named compares are not registered yet"),
+        (FinalResponseEvaluator(), {"finalResponse": {"xml": {}}}, "xml match strategy is empty"),
+        (ToolTrajectoryEvaluator(), {"toolTrajectory": {"compareName": "x"}}, '"x" is not registered as a tool'),
+        (FinalResponseEvaluator(), {"finalResponse": {"compareName": "x"}}, '"x" is not registered as a final'),
     ],
 )
 def test_configuration_errors(evaluator: MetricEvaluator, criterion: dict[str, Any] | None, message: str) -> None:

@@ -133,13 +133,21 @@ def test_text_and_length_mismatches_both_reported() -> None:
     ("fields", "message"),
     [
         ({}, "final response criterion must configure text, json, rouge, or xml"),
-        ({"compareName": "always_pass"}, "finalResponse.compareName 'always_pass' is not registered"),
-        ({"text": {"compareName": "trim"}}, "finalResponse.text.compareName 'trim' is not registered"),
-        ({"json": {"compareName": "delta", "ignore": True}}, "finalResponse.json.compareName 'delta'"),
-        ({"rouge": {"rougeType": "rouge1"}}, "final response criterion: rouge is not supported yet"),
         (
-            {"text": {}, "xml": {"matchStrategy": "skip", "valid": True}},
-            "final response criterion: xml is not supported yet",
+            {"compareName": "always_pass"},
+            'criterion.finalResponse.compareName "always_pass" is not registered as a final response compare',
+        ),
+        ({"text": {"compareName": "trim"}}, 'finalResponse.text.compareName "trim" is not registered as a text'),
+        ({"json": {"compareName": "delta", "ignore": True}}, 'finalResponse.json.compareName "delta"'),
+        (
+            {"text": {"compareName": "a"}, "json": {"compareName": "b"}, "rouge": {"tokenizerName": "c"}},
+            'text.compareName "a" .*; .*json.compareName "b" .*; .*rouge.tokenizerName "c" is not registered',
+        ),
+        ({"rouge": {"rougeType": "rouge1"}}, "final response criterion: rouge is not supported yet"),
+        ({"text": {}, "xml": {"valid": True}}, "xml match strategy is empty"),
+        (
+            {"xml": {"matchStrategy": "skip"}, "json": {"schema": {"minimum": "1"}}},
+            r"criterion.finalResponse.json.schema is not a valid JSON Schema: at \$.minimum: '1' is not of type",
         ),
     ],
 )
@@ -153,17 +161,17 @@ def test_check_final_response_criterion_errors(fields: dict[str, Any], message: 
 
 @pytest.mark.parametrize(
     "fields",
-    [{"rouge": {"ignore": True}}, {"xml": {"ignore": True}}, {"text": {}}, {"json": {}}],
+    [
+        {"rouge": {"ignore": True}},
+        {"xml": {"ignore": True}},
+        {"xml": {"matchStrategy": "skip"}},
+        {"text": {}},
+        {"json": {}},
+        {"json": {"ignore": True, "schema": {"type": 1}}},
+    ],
 )
 def test_check_final_response_criterion_accepts(fields: dict[str, Any]) -> None:
     check_final_response_criterion(FinalResponseCriterion.model_validate(fields))
-
-
-@pytest.mark.parametrize("fields", [{"valid": True}, {"schema": {"type": "object"}}])
-def test_json_valid_and_schema_not_supported_yet(fields: dict[str, Any]) -> None:
-    criterion = FinalResponseCriterion.model_validate({"json": fields})
-    with pytest.raises(ConfigError, match="json criterion: 'valid' and 'schema' are not supported yet"):
-        match_final_response(_turn("{}"), _turn("{}"), criterion)
 
 
 def test_config_errors_surface_through_text() -> None:

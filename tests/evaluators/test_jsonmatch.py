@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria import format_value, match_json, match_json_text, parse_json_text
+from agenteval.evaluators.criteria import check_json_schema, format_value, match_json, match_json_text, parse_json_text
+from agenteval.evaluators.criteria.jsonmatch import _compiled_schema as compiled
 from agenteval.metric.criterion import JSONCriterion, JSONMatchStrategy
 
 IGNORE_TREE = {"time": True, "meta": {"time": True}}
@@ -335,10 +336,10 @@ CONFIG_ERRORS = [
     ({"onlyTree": {"meta": "true"}}, 'onlyTree.meta must be a bool or an object, got "true"'),
     ({"onlyTree": {"meta": {"id": 1}}}, "onlyTree.meta.id must be a bool or an object, got 1"),
     ({"onlyTree": {"a b": None}}, r'onlyTree\["a b"\] must be a bool or an object, got null'),
-    ({"valid": True}, "json criterion: 'valid' and 'schema' are not supported yet"),
-    ({"schema": {"type": "object"}}, "json criterion: 'valid' and 'schema' are not supported yet"),
-    ({"valid": True, "matchStrategy": "skip"}, "'valid' and 'schema' are not supported yet"),
-    ({"compareName": "allow_delta"}, "compareName 'allow_delta' is not registered"),
+    ({"schema": {"type": 123}}, r"json criterion: schema is not a valid JSON Schema: at \$.type"),
+    ({"schema": {"type": 123}, "matchStrategy": "skip"}, "json criterion: schema is not a valid JSON Schema"),
+    ({"compareName": "allow_delta"}, 'json compare "allow_delta" is not registered'),
+    ({"compareName": "allow_delta", "matchStrategy": "skip"}, 'json compare "allow_delta" is not registered'),
 ]
 
 
@@ -417,3 +418,211 @@ def test_format_value_truncates() -> None:
     assert len(shown) == 200
     assert shown.endswith("…")
     assert format_value("x" * 1000, limit=10) == '"xxxxxxxx…'
+
+
+# valid and schema, mirroring the reference's tables. Each case: (id, criterion, actual, reason).
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["answer"],
+    "properties": {"answer": {"type": "string"}},
+}
+SKIP: dict[str, Any] = {"matchStrategy": "skip"}
+
+VALID_SCHEMA_VALUES: list[tuple[str, dict[str, Any], Any, str | None]] = [
+    ("schema passes", {"schema": ANSWER_SCHEMA, **SKIP}, {"answer": "Paris"}, None),
+    (
+        "schema wrong type",
+        {"schema": ANSWER_SCHEMA, **SKIP},
+        {"answer": 123},
+        "schema mismatch at $.answer: 123 is not",
+    ),
+    (
+        "schema missing key",
+        {"schema": ANSWER_SCHEMA, **SKIP},
+        {},
+        "schema mismatch at $: 'answer' is a required property",
+    ),
+    ("decoded string is a string", {"schema": {"type": "string"}, **SKIP}, "Paris", None),
+    (
+        "decoded number",
+        {"schema": {"type": "string"}, **SKIP},
+        1.0,
+        "schema mismatch at $: 1.0 is not of type 'string'",
+    ),
+    (
+        "nested paths, every error",
+        {"schema": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "integer"}}}}},
+        {"items": [1, "two", 3, "four"]},
+        "schema mismatch at $.items[1]: 'two' is not of type 'integer'; at $.items[3]: 'four' is not of type",
+    ),
+    (
+        "quoted key in path",
+        {"schema": {"properties": {"a b": {"const": 1}}}, **SKIP},
+        {"a b": 2},
+        'schema mismatch at $["a b"]: 1 was expected',
+    ),
+    ("true schema", {"schema": True, **SKIP}, {"anything": [1]}, None),
+    ("false schema", {"schema": False, **SKIP}, "x", "schema mismatch at $: False schema does not allow 'x'"),
+    ("draft 2020-12 by default", {"schema": {"prefixItems": [{"type": "string"}]}, **SKIP}, ["Paris"], None),
+    ("prefixItems asserted", {"schema": {"prefixItems": [{"type": "string"}]}, **SKIP}, [1], "at $[0]: 1 is not"),
+    (
+        "draft-07 array items",
+        {"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]}, **SKIP},
+        [1],
+        "at $[0]: 1 is not of type 'string'",
+    ),
+    (
+        "draft-07 ignores prefixItems",
+        {"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "prefixItems": [{"type": "string"}]}, **SKIP},
+        [1],
+        None,
+    ),
+    (
+        "draft-04 exclusiveMaximum is a bool",
+        {"schema": {"$schema": "https://json-schema.org/draft-04/schema", "maximum": 3, "exclusiveMaximum": True}},
+        3,
+        "schema mismatch at $: 3 is greater than or equal to the maximum of 3",
+    ),
+    (
+        "2019-09",
+        {"schema": {"$schema": "https://json-schema.org/draft/2019-09/schema", "minItems": 2}, **SKIP},
+        [1],
+        "schema mismatch at $: [1] is too short",
+    ),
+    (
+        "format asserted before 2019-09",
+        {"schema": {"$schema": "http://json-schema.org/draft-07/schema#", "format": "ipv4"}, **SKIP},
+        "not an ip",
+        "schema mismatch at $: 'not an ip' is not a 'ipv4'",
+    ),
+    ("format annotation only in 2020-12", {"schema": {"format": "ipv4"}, **SKIP}, "not an ip", None),
+    ("local $ref", {"schema": {"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s"}, **SKIP}, 1, "1 is not"),
+    ("bool is not an integer", {"schema": {"type": "integer"}, **SKIP}, True, "True is not of type 'integer'"),
+    ("1.0 is an integer", {"schema": {"type": "integer"}, **SKIP}, 1.0, None),
+    ("schema then exact compare", {"schema": {"type": "object"}}, {"a": 1}, "$.a: actual 1 and expected 2"),
+    ("long messages are cut", {"schema": {"type": "string"}, **SKIP}, {"k": "x" * 1000}, "…"),
+    # valid on decoded values: a string is JSON text, anything else must be representable as JSON.
+    ("valid object", {"valid": True, **SKIP}, {"a": 1}, None),
+    ("valid JSON text in a string", {"valid": True, **SKIP}, '{"a":1}', None),
+    ("string that is not JSON", {"valid": True, **SKIP}, "not json", "parse actual raw json: Expecting value"),
+    ("two values", {"valid": True, **SKIP}, "{} {}", "parse actual raw json: Extra data"),
+    ("NaN is not JSON", {"valid": True, **SKIP}, float("nan"), "actual value is not JSON"),
+    ("a set is not JSON", {"valid": True, **SKIP}, {1, 2}, "actual value is not JSON: Object of type set"),
+    ("valid then exact", {"valid": True, "matchStrategy": "exact"}, {"a": 1}, "$.a: actual 1 and expected 2"),
+    ("valid and schema share the parse", {"valid": True, "schema": {"const": "Paris"}, **SKIP}, '"Paris"', None),
+    ("valid parse error first", {"valid": True, "schema": {"const": "Paris"}, **SKIP}, "Paris", "parse actual raw"),
+    (
+        "large integers stay exact",
+        {"valid": True, "schema": {"const": 9007199254740993}, **SKIP},
+        "9007199254740992",
+        "schema mismatch at $: 9007199254740993 was expected",
+    ),
+    ("large integers match", {"valid": True, "schema": {"const": 9007199254740993}, **SKIP}, "9007199254740993", None),
+    ("tuples are arrays once valid", {"valid": True, "schema": {"type": "array"}, **SKIP}, (1, 2), None),
+    ("ignore wins", {"ignore": True, "valid": True, "schema": False}, "not json", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "actual", "reason"),
+    [case[1:] for case in VALID_SCHEMA_VALUES],
+    ids=[case[0] for case in VALID_SCHEMA_VALUES],
+)
+def test_match_json_valid_and_schema(fields: dict[str, Any], actual: Any, reason: str | None) -> None:
+    expected = {"a": 2} if fields.get("matchStrategy") != "skip" else None
+    result = match_json(actual, expected, JSONCriterion.model_validate(fields))
+    if reason is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert reason in result, result
+        assert "\n" not in result
+
+
+VALID_SCHEMA_TEXTS: list[tuple[str, dict[str, Any], str, str, str | None]] = [
+    ("valid text", {"valid": True, **SKIP}, '{"a":1}', "not checked", None),
+    ("valid scalar text", {"valid": True, **SKIP}, ' "Paris" ', "", None),
+    ("invalid text", {"valid": True, **SKIP}, "not json", "", "parse actual raw json: Expecting value"),
+    ("two values", {"valid": True, **SKIP}, "{} {}", "", "parse actual raw json: Extra data"),
+    ("blank text", {"valid": True, **SKIP}, "  ", "", "parse actual raw json"),
+    ("schema parses without valid", {"schema": ANSWER_SCHEMA, **SKIP}, '{"answer":"Paris"}', "", None),
+    ("schema on unparsable text", {"schema": ANSWER_SCHEMA, **SKIP}, "not json", "", "parse actual raw json"),
+    ("schema mismatch", {"schema": ANSWER_SCHEMA, **SKIP}, '{"answer":1}', "", "schema mismatch at $.answer: 1"),
+    ("valid then exact passes", {"valid": True}, '{"a":1}', '{"a":1.0000001}', None),
+    ("valid then exact fails", {"valid": True}, '{"a":1}', '{"a":2}', "$.a: actual 1 and expected 2"),
+    ("valid then expected unparsable", {"valid": True}, '{"a":1}', "nope", "parse expected raw json"),
+    ("schema before exact", {"schema": {"required": ["b"]}}, '{"a":1}', '{"a":1}', "'b' is a required property"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "actual", "expected", "reason"),
+    [case[1:] for case in VALID_SCHEMA_TEXTS],
+    ids=[case[0] for case in VALID_SCHEMA_TEXTS],
+)
+def test_match_json_text_valid_and_schema(
+    fields: dict[str, Any], actual: str, expected: str, reason: str | None
+) -> None:
+    result = match_json_text(actual, expected, JSONCriterion.model_validate(fields))
+    if reason is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert reason in result, result
+
+
+def test_schema_mismatch_lists_at_most_five_errors() -> None:
+    criterion = JSONCriterion.model_validate({"schema": {"items": {"type": "string"}}, **SKIP})
+    result = match_json(list(range(8)), None, criterion)
+    assert result is not None
+    assert result.count("is not of type") == 5
+    assert result.endswith("(and more)")
+
+
+INVALID_SCHEMAS: list[tuple[Any, str]] = [
+    ({"type": 123}, r"at \$.type: 123 is not valid under any of the given schemas"),
+    ({"minimum": "1"}, r"at \$.minimum: '1' is not of type 'number'"),
+    ({"pattern": "("}, r"at \$.pattern: '\(' is not a 'regex'"),
+    ({"$schema": "http://example.com/custom"}, 'unsupported \\$schema "http://example.com/custom"'),
+    ({"$schema": "http://json-schema.org/draft-03/schema#"}, "unsupported"),
+    ({"$schema": 7}, r"\$schema must be a string, got 7"),
+    (5, "a schema must be an object or a boolean, got 5"),
+    ("string", 'a schema must be an object or a boolean, got "string"'),
+    ({"const": float("inf")}, "Out of range float values"),
+    ({"enum": {1, 2}}, "Object of type set is not JSON serializable"),
+]
+
+
+@pytest.mark.parametrize(("schema", "message"), INVALID_SCHEMAS)
+def test_invalid_schema_is_a_config_error(schema: Any, message: str) -> None:
+    criterion = JSONCriterion(json_schema=schema, match_strategy=JSONMatchStrategy.SKIP)
+    with pytest.raises(ConfigError, match="json criterion: schema is not a valid JSON Schema: " + message):
+        match_json({"a": 1}, None, criterion)
+    with pytest.raises(ConfigError, match="^criterion.finalResponse.json.schema is not a valid JSON Schema: "):
+        check_json_schema(schema, "criterion.finalResponse.json.schema")
+
+
+def test_schema_refs_are_never_fetched() -> None:
+    criterion = JSONCriterion(json_schema={"$ref": "https://example.com/schema.json"}, match_strategy="skip")
+    with pytest.raises(ConfigError, match="json criterion: schema cannot be applied: .*example.com/schema.json"):
+        match_json({"a": 1}, None, criterion)
+
+
+def test_metaschema_refs_resolve_offline() -> None:
+    schema = {"$ref": "https://json-schema.org/draft/2020-12/schema"}
+    criterion = JSONCriterion(json_schema=schema, match_strategy=JSONMatchStrategy.SKIP)
+    assert match_json({"type": "object"}, None, criterion) is None
+    assert match_json({"type": 1}, None, criterion) is not None
+
+
+def test_compiled_schemas_are_cached() -> None:
+    schema = {"type": "object", "properties": {"cache_probe": {"type": "integer"}}}
+    compiled.cache_clear()
+    criterion = JSONCriterion(json_schema=schema, match_strategy=JSONMatchStrategy.SKIP)
+    for value in range(3):
+        match_json({"cache_probe": value}, None, criterion)
+    # The same schema written with other key order is the same entry.
+    reordered = JSONCriterion(json_schema=dict(reversed(schema.items())), match_strategy=JSONMatchStrategy.SKIP)
+    match_json({"cache_probe": 1}, None, reordered)
+    info = compiled.cache_info()
+    assert (info.misses, info.hits) == (1, 3)

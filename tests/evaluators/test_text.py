@@ -123,7 +123,7 @@ def test_reason_is_one_line_and_truncated() -> None:
         ({"matchStrategy": "regex"}, "[invalid(", "invalid regex"),
         ({"length": {}}, "x", "must configure min or max"),
         ({"length": {"min": 3, "max": 1}}, "x", "min"),
-        ({"compareName": "trim_equal"}, "x", "compareName 'trim_equal' is not registered"),
+        ({"compareName": "trim_equal"}, "x", 'text compare "trim_equal" is not registered'),
     ],
 )
 def test_match_text_config_errors(fields: dict[str, Any], expected: str, message: str) -> None:

@@ -369,16 +369,36 @@ def test_huge_values_are_truncated() -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"compareName": "match_tools"}, "toolTrajectory.compareName 'match_tools' is not registered"),
-        ({"defaultStrategy": {"name": {"compareName": "fold"}}}, "toolTrajectory.defaultStrategy.name.compareName"),
-        ({"toolStrategy": {"calc": {"result": {"compareName": "r"}}}}, "toolTrajectory.toolStrategy.calc.result"),
+        (
+            {"compareName": "match_tools"},
+            'criterion.toolTrajectory.compareName "match_tools" is not registered as a tool trajectory compare',
+        ),
+        (
+            {"defaultStrategy": {"name": {"compareName": "fold"}}},
+            'criterion.toolTrajectory.defaultStrategy.name.compareName "fold" is not registered as a text compare',
+        ),
+        (
+            {"toolStrategy": {"calc": {"result": {"compareName": "r"}}}},
+            'criterion.toolTrajectory.toolStrategy.calc.result.compareName "r" is not registered as a JSON compare',
+        ),
+        (
+            {"toolStrategy": {"get.time": {"arguments": {"compareName": "r"}}}},
+            r'criterion.toolTrajectory.toolStrategy\["get.time"\].arguments.compareName "r"',
+        ),
         ({"defaultStrategy": {"name": {"matchStrategy": "regex"}}}, "invalid regex"),
         (
             {"defaultStrategy": {"arguments": {"onlyTree": {"a": True}, "ignoreTree": {"b": True}}}},
             "onlyTree and ignoreTree",
         ),
         ({"defaultStrategy": {"arguments": {"onlyTree": {"a": 1}}}}, "onlyTree.a must be a bool or an object"),
-        ({"defaultStrategy": {"result": {"valid": True}}}, "'valid' and 'schema' are not supported yet"),
+        (
+            {"defaultStrategy": {"result": {"schema": {"type": "nope"}}}},
+            r"criterion.toolTrajectory.defaultStrategy.result.schema is not a valid JSON Schema: at \$.type",
+        ),
+        (
+            {"toolStrategy": {"calc": {"arguments": {"schema": {"$schema": "urn:custom"}}}}},
+            "criterion.toolTrajectory.toolStrategy.calc.arguments.schema is not a valid JSON Schema: unsupported",
+        ),
     ],
 )
 def test_match_tool_trajectory_config_errors(fields: dict[str, Any], message: str) -> None:

@@ -11,6 +11,7 @@ from agenteval.evaluators.criteria.final_response import (
 )
 from agenteval.evaluators.criteria.jsonmatch import (
     DEFAULT_NUMBER_TOLERANCE,
+    check_json_schema,
     format_value,
     match_json,
     match_json_text,
@@ -25,13 +26,16 @@ from agenteval.evaluators.criteria.trajectory import (
     maximum_bipartite_matching,
     strategy_for,
 )
+from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml, xml_problem
 
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
     "NO_FINAL_RESPONSE",
     "check_final_response_criterion",
+    "check_json_schema",
     "check_length_criterion",
     "check_tool_trajectory_criterion",
+    "check_xml_criterion",
     "default_tool_strategy",
     "format_value",
     "match_final_response",
@@ -41,7 +45,9 @@ __all__ = [
     "match_text",
     "match_tool",
     "match_tool_trajectory",
+    "match_xml",
     "maximum_bipartite_matching",
     "parse_json_text",
     "strategy_for",
+    "xml_problem",
 ]

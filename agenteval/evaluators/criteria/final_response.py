@@ -1,16 +1,19 @@
 """The final-response criterion: compare a turn's final answer with the expected one.
 
 Sub-criteria run in the order json, text, rouge, xml; all must pass and every mismatch is
-reported, joined with ``"; "``.
+reported, joined with ``"; "``. A ``finalResponse.compareName`` replaces all of them with a
+registered compare of whole turns.
 """
 
 from __future__ import annotations
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.criteria.jsonmatch import format_value, match_json_text
+from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json_text
 from agenteval.evaluators.criteria.text import match_text
+from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml
 from agenteval.metric.criterion import FinalResponseCriterion
+from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = ["NO_FINAL_RESPONSE", "check_final_response_criterion", "match_final_response"]
 
@@ -18,41 +21,57 @@ NO_FINAL_RESPONSE = "the agent gave no final response"
 """Reason when the expected turn has a final response and the actual turn has none."""
 
 
-def _compare_names(criterion: FinalResponseCriterion) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    if criterion.compare_name:
-        found.append(("finalResponse.compareName", criterion.compare_name))
-    if criterion.text is not None and criterion.text.compare_name:
-        found.append(("finalResponse.text.compareName", criterion.text.compare_name))
-    if criterion.json_ is not None and criterion.json_.compare_name:
-        found.append(("finalResponse.json.compareName", criterion.json_.compare_name))
-    return found
-
-
 def check_final_response_criterion(criterion: FinalResponseCriterion) -> None:
-    """Reject a final-response criterion that cannot be applied.
+    """Reject a final-response criterion that cannot be applied, before any turn is compared.
+
+    Every ``compareName`` and ``tokenizerName`` must be registered in the active
+    :class:`~agenteval.metric.registry.MetricRegistry`; with a registered
+    ``finalResponse.compareName`` nothing else is checked, since nothing else is used.
 
     Raises:
-        ConfigError: No sub-criterion is configured, a ``compareName`` is set (none are
-            registered yet), or ROUGE or XML is configured (not supported yet).
+        ConfigError: An unknown name; no sub-criterion configured; ROUGE configured (not supported
+            yet); an XML match strategy other than ``skip``; an invalid JSON Schema.
     """
-    found = _compare_names(criterion)
-    if found:
-        where, name = found[0]
-        raise ConfigError(f"{where} {name!r} is not registered (named compares are not registered yet)")
+    problems = active_metric_registry().unregistered_names(criterion)
+    if problems:
+        raise ConfigError("; ".join(problems))
+    if criterion.compare_name:
+        return
     if criterion.text is None and criterion.json_ is None and criterion.rouge is None and criterion.xml is None:
         raise ConfigError("final response criterion must configure text, json, rouge, or xml")
     if criterion.rouge is not None and not criterion.rouge.ignore:
         raise ConfigError("final response criterion: rouge is not supported yet")
-    if criterion.xml is not None and not criterion.xml.ignore:
-        raise ConfigError("final response criterion: xml is not supported yet")
+    if criterion.xml is not None:
+        check_xml_criterion(criterion.xml)
+    json_criterion = criterion.json_
+    if (
+        json_criterion is not None
+        and not json_criterion.ignore
+        and not json_criterion.compare_name
+        and json_criterion.json_schema is not None
+    ):
+        check_json_schema(json_criterion.json_schema, "criterion.finalResponse.json.schema")
+
+
+def _content(invocation: Invocation) -> str:
+    return "none" if invocation.final_response is None else format_value(invocation.final_response.content)
+
+
+def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | None:
+    compare = active_metric_registry().final_response_compare(name)
+    if call_compare("final response compare", name, compare, actual, expected):
+        return None
+    return (
+        f"final response compare {format_value(name)} returned false "
+        f"(actual {_content(actual)}, expected {_content(expected)})"
+    )
 
 
 def match_final_response(actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion) -> str | None:
     """Compare the final responses of one turn.
 
-    Both missing passes; a missing actual response fails; a missing expected response is
-    compared as ``""``.
+    A named compare gets both turns and decides alone. Otherwise both missing passes; a missing
+    actual response fails; a missing expected response is compared as ``""``.
 
     Args:
         actual: The agent's turn.
@@ -64,9 +83,11 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
         with ``"; "``.
 
     Raises:
-        ConfigError: The criterion is misconfigured or not supported yet.
+        ConfigError: The criterion is misconfigured or not supported yet, or a compare raised.
     """
     check_final_response_criterion(criterion)
+    if criterion.compare_name:
+        return _run_compare(criterion.compare_name, actual, expected)
     if actual.final_response is None and expected.final_response is None:
         return None
     expected_text = "" if expected.final_response is None else expected.final_response.content
@@ -82,4 +103,8 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
         reason = match_text(actual_text, expected_text, criterion.text)
         if reason is not None:
             mismatches.append(f"text mismatch: {reason}")
+    if criterion.xml is not None:
+        reason = match_xml(actual_text, expected_text, criterion.xml)
+        if reason is not None:
+            mismatches.append(f"xml mismatch: {reason}")
     return "; ".join(mismatches) if mismatches else None

@@ -3,20 +3,34 @@
 Values are compared as JSON: objects need identical key sets, arrays the same length and order,
 numbers are equal within an absolute tolerance (``bool`` is never a number), ``null`` only equals
 ``null``. ``ignoreTree`` and ``onlyTree`` select keys of objects; they never descend into arrays.
+
+``valid`` requires the actual side to be one JSON value and ``schema`` validates it with a JSON
+Schema (draft 2020-12 unless ``$schema`` names draft 2019-09, 7, 6 or 4). Compiled schemas are
+cached, and ``$ref`` never fetches anything.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+import referencing
+import referencing.exceptions
+from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
 
 from agenteval.errors import ConfigError
 from agenteval.metric.criterion import JSONCriterion, JSONMatchStrategy
+from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
+    "check_json_schema",
     "format_value",
     "match_json",
     "match_json_text",
@@ -62,16 +76,17 @@ def parse_json_text(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def _not_registered(name: str) -> ConfigError:
-    return ConfigError(
-        f"json criterion: compareName {name!r} is not registered (named compares are not registered yet)"
-    )
-
-
 def _child_path(path: str, key: object) -> str:
     if isinstance(key, str) and _IDENTIFIER.fullmatch(key):
         return f"{path}.{key}"
     return f"{path}[{format_value(key if isinstance(key, str) else str(key))}]"
+
+
+def _instance_path(parts: Iterable[str | int]) -> str:
+    path = "$"
+    for part in parts:
+        path = f"{path}[{part}]" if isinstance(part, int) else _child_path(path, part)
+    return path
 
 
 def _validate_only_tree(tree: Mapping[str, Any], path: str) -> None:
@@ -85,20 +100,17 @@ def _validate_only_tree(tree: Mapping[str, Any], path: str) -> None:
         raise ConfigError(f"json criterion: {where} must be a bool or an object, got {format_value(selector)}")
 
 
-def _comparison_needed(criterion: JSONCriterion) -> bool:
-    """Apply the reference's checks in its order; return whether values must be compared.
-
-    Raises:
-        ConfigError: The criterion is misconfigured or asks for something not supported yet.
-    """
-    if criterion.ignore:
-        return False
+def _check_trees(criterion: JSONCriterion) -> None:
     if criterion.only_tree and criterion.ignore_tree:
         raise ConfigError("json criterion: onlyTree and ignoreTree cannot be set at the same time")
-    if criterion.compare_name:
-        raise _not_registered(criterion.compare_name)
-    if criterion.valid or criterion.json_schema is not None:
-        raise ConfigError("json criterion: 'valid' and 'schema' are not supported yet")
+
+
+def _comparison_needed(criterion: JSONCriterion) -> bool:
+    """Check the match strategy and return whether values must be compared.
+
+    Raises:
+        ConfigError: An unknown strategy or a bad ``onlyTree`` leaf.
+    """
     strategy = criterion.match_strategy
     if strategy == JSONMatchStrategy.SKIP:
         return False
@@ -108,8 +120,130 @@ def _comparison_needed(criterion: JSONCriterion) -> bool:
     return True
 
 
+def _run_compare(name: str, actual: Any, expected: Any) -> str | None:
+    if call_compare("json compare", name, active_metric_registry().json_compare(name), actual, expected):
+        return None
+    return (
+        f"json compare {format_value(name)} returned false "
+        f"(actual {format_value(actual)}, expected {format_value(expected)})"
+    )
+
+
+# Draft detection as the reference's validator does it: http or https, an optional empty fragment.
+_DIALECTS: dict[str, type[Validator]] = {
+    "json-schema.org/schema": Draft202012Validator,
+    "json-schema.org/draft/2020-12/schema": Draft202012Validator,
+    "json-schema.org/draft/2019-09/schema": Draft201909Validator,
+    "json-schema.org/draft-07/schema": Draft7Validator,
+    "json-schema.org/draft-06/schema": Draft6Validator,
+    "json-schema.org/draft-04/schema": Draft4Validator,
+}
+# The reference's validator asserts `format` by default only before draft 2019-09.
+_FORMAT_ASSERTING = (Draft7Validator, Draft6Validator, Draft4Validator)
+_SCHEMA_CACHE_SIZE = 256
+_ERRORS_SHOWN = 5
+_MESSAGE_LIMIT = 200
+
+
+class _SchemaProblem(Exception):
+    """A schema that cannot be compiled; the caller names where it is."""
+
+
+def _dialect(schema: Any) -> type[Validator]:
+    if not isinstance(schema, Mapping) or "$schema" not in schema:
+        return Draft202012Validator
+    uri = schema["$schema"]
+    if not isinstance(uri, str):
+        raise _SchemaProblem(f"$schema must be a string, got {format_value(uri)}")
+    key = uri.removesuffix("#")
+    for scheme in ("https://", "http://"):
+        key = key.removeprefix(scheme)
+    found = _DIALECTS.get(key)
+    if found is None:
+        raise _SchemaProblem(
+            f"unsupported $schema {format_value(uri)}: use draft 2020-12 (the default), 2019-09, 7, 6 or 4"
+        )
+    return found
+
+
+@functools.lru_cache(maxsize=_SCHEMA_CACHE_SIZE)
+def _compiled_schema(key: str) -> Validator:
+    schema = json.loads(key)
+    if not isinstance(schema, bool | dict):
+        raise _SchemaProblem(f"a schema must be an object or a boolean, got {format_value(schema)}")
+    cls = _dialect(schema)
+    if isinstance(schema, dict):
+        try:
+            cls.check_schema(schema)
+        except SchemaError as err:
+            raise _SchemaProblem(f"at {err.json_path}: {_shorten(err.message)}") from err
+    checker = cls.FORMAT_CHECKER if cls in _FORMAT_ASSERTING else None
+    # An empty registry: a $ref to anything but the schema itself or a known metaschema is an
+    # error instead of a network fetch.
+    return cls(schema, registry=referencing.Registry(), format_checker=checker)
+
+
+def check_json_schema(schema: Any, where: str = "json criterion: schema") -> None:
+    """Compile a JSON Schema (and cache it) to reject an unusable one before any evaluation.
+
+    Args:
+        schema: The ``schema`` value of a JSON criterion (an object or a boolean).
+        where: Names the field in the error, e.g. ``criterion.finalResponse.json.schema``.
+
+    Raises:
+        ConfigError: The schema is not a valid JSON Schema of a supported draft.
+    """
+    _validator(schema, where)
+
+
+def _validator(schema: Any, where: str) -> Validator:
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return _compiled_schema(key)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{where} is not a valid JSON Schema: {err}") from err
+    except _SchemaProblem as err:
+        raise ConfigError(f"{where} is not a valid JSON Schema: {err}") from err
+
+
+def _shorten(message: str) -> str:
+    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
+
+
+def _match_schema(value: Any, schema: Any) -> str | None:
+    validator = _validator(schema, "json criterion: schema")
+    try:
+        errors = list(itertools.islice(validator.iter_errors(value), _ERRORS_SHOWN + 1))
+    except referencing.exceptions.Unresolvable as err:
+        raise ConfigError(f"json criterion: schema cannot be applied: {err}") from err
+    if not errors:
+        return None
+    parts = [f"at {_instance_path(error.absolute_path)}: {_shorten(error.message)}" for error in errors[:_ERRORS_SHOWN]]
+    more = " (and more)" if len(errors) > _ERRORS_SHOWN else ""
+    return "schema mismatch " + "; ".join(parts) + more
+
+
+def _as_json_value(value: Any) -> Any:
+    """Read ``value`` the way the reference's ``valid`` does: a string is JSON text to parse."""
+    if isinstance(value, str):
+        return parse_json_text(value)
+    # Round-tripping rejects what JSON cannot hold (NaN, sets, objects) and turns tuples into lists.
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def _not_json_reason(value: Any, err: Exception) -> str:
+    if isinstance(value, str):
+        return f"parse actual raw json: {err} (text {format_value(value)})"
+    return f"actual value is not JSON: {err}"
+
+
 def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | None:
-    """Compare two decoded JSON values.
+    """Compare two decoded JSON values (tool arguments, tool results).
+
+    Order, as in the reference: ``ignore`` passes; ``onlyTree`` with ``ignoreTree`` is an error;
+    a named compare replaces the rest; ``valid`` requires a JSON value (a string is parsed as JSON
+    text); ``schema`` validates that parsed value (without ``valid``, the value itself); ``skip``
+    passes; otherwise the values are compared exactly.
 
     Args:
         actual: The agent's value (e.g. tool arguments).
@@ -120,8 +254,24 @@ def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | No
         ``None`` on a match, else a reason naming the JSON path (``$.items[2]``) with both values.
 
     Raises:
-        ConfigError: The criterion is misconfigured (both trees set, a bad ``onlyTree`` leaf…).
+        ConfigError: The criterion is misconfigured (both trees set, a bad ``onlyTree`` leaf, an
+            invalid schema, an unknown compare) or a named compare raised.
     """
+    if criterion.ignore:
+        return None
+    _check_trees(criterion)
+    if criterion.compare_name:
+        return _run_compare(criterion.compare_name, actual, expected)
+    for_schema = actual
+    if criterion.valid:
+        try:
+            for_schema = _as_json_value(actual)
+        except (TypeError, ValueError) as err:
+            return _not_json_reason(actual, err)
+    if criterion.json_schema is not None:
+        reason = _match_schema(for_schema, criterion.json_schema)
+        if reason is not None:
+            return reason
     if not _comparison_needed(criterion):
         return None
     return _compare_decoded(actual, expected, criterion)
@@ -129,6 +279,9 @@ def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | No
 
 def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str | None:
     """Compare two texts holding JSON (final responses); text that is not JSON is a mismatch.
+
+    The order is :func:`match_json`'s; ``valid`` and ``schema`` parse the actual text, and a named
+    compare receives both raw texts.
 
     Args:
         actual: The agent's raw text.
@@ -139,17 +292,31 @@ def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str
         ``None`` on a match, else a reason.
 
     Raises:
-        ConfigError: The criterion is misconfigured.
+        ConfigError: The criterion is misconfigured or a named compare raised.
     """
+    if criterion.ignore:
+        return None
+    _check_trees(criterion)
+    if criterion.compare_name:
+        return _run_compare(criterion.compare_name, actual, expected)
+    parsed: list[Any] = []
+    if criterion.valid or criterion.json_schema is not None:
+        try:
+            parsed.append(parse_json_text(actual))
+        except ValueError as err:
+            return _not_json_reason(actual, err)
+        if criterion.json_schema is not None:
+            reason = _match_schema(parsed[0], criterion.json_schema)
+            if reason is not None:
+                return reason
     if not _comparison_needed(criterion):
         return None
-    decoded: list[Any] = []
-    for side, text in (("actual", actual), ("expected", expected)):
+    for side, text in (("actual", actual), ("expected", expected))[len(parsed) :]:
         try:
-            decoded.append(parse_json_text(text))
+            parsed.append(parse_json_text(text))
         except ValueError as err:
             return f"parse {side} raw json: {err} (text {format_value(text)})"
-    return _compare_decoded(decoded[0], decoded[1], criterion)
+    return _compare_decoded(parsed[0], parsed[1], criterion)
 
 
 def _compare_decoded(actual: Any, expected: Any, criterion: JSONCriterion) -> str | None:

@@ -12,6 +12,7 @@ import re
 from agenteval.errors import ConfigError
 from agenteval.evaluators.criteria.jsonmatch import format_value
 from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
+from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = ["check_length_criterion", "match_length", "match_text"]
 
@@ -72,10 +73,20 @@ def _compile(pattern: str) -> re.Pattern[str]:
         raise ConfigError(f"text criterion: invalid regex {format_value(pattern)}: {err}") from err
 
 
+def _run_compare(name: str, actual: str, expected: str) -> str | None:
+    if call_compare("text compare", name, active_metric_registry().text_compare(name), actual, expected):
+        return None
+    return (
+        f"text compare {format_value(name)} returned false "
+        f"(actual {format_value(actual)}, expected {format_value(expected)})"
+    )
+
+
 def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | None:
     """Compare two texts.
 
-    Order: ``ignore`` passes; the length of ``actual`` is checked; ``skip`` passes; with
+    Order: ``ignore`` passes; a named compare replaces everything else (the length check too);
+    the length of ``actual`` is checked; ``skip`` passes; with
     ``caseInsensitive`` both sides are lower-cased (a regex pattern too); then ``exact`` (the
     default), ``contains`` (``expected`` is a substring of ``actual``) or ``regex`` (``expected``
     is a pattern searched, unanchored, in ``actual``).
@@ -89,15 +100,13 @@ def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | No
         ``None`` on a match, else a one-line reason showing both sides.
 
     Raises:
-        ConfigError: Invalid length bounds or regex, an unknown strategy, or a ``compareName``.
+        ConfigError: Invalid length bounds or regex, an unknown strategy, an unknown compare, or
+            a named compare raised.
     """
     if criterion.ignore:
         return None
     if criterion.compare_name:
-        raise ConfigError(
-            f"text criterion: compareName {criterion.compare_name!r} is not registered "
-            "(named compares are not registered yet)"
-        )
+        return _run_compare(criterion.compare_name, actual, expected)
     length_reason = match_length(actual, criterion.length)
     if length_reason is not None:
         return f"length mismatch: {length_reason}"

@@ -3,15 +3,19 @@
 Without ``orderSensitive`` every expected call must be paired with a distinct matching actual
 call, found by maximum bipartite matching; with it, expected calls are looked for in order, each
 consuming the actual calls it scans. ``subsetMatching`` only allows extra actual calls.
+
+A ``toolTrajectory.compareName`` replaces all of this with a registered compare of whole turns;
+a ``compareName`` on a strategy's name, arguments or result replaces that part's comparison.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.criteria.jsonmatch import format_value, match_json
+from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json
 from agenteval.evaluators.criteria.text import match_text
 from agenteval.metric.criterion import (
     JSONCriterion,
@@ -20,6 +24,7 @@ from agenteval.metric.criterion import (
     ToolTrajectoryCriterion,
     ToolTrajectoryStrategy,
 )
+from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = [
     "check_tool_trajectory_criterion",
@@ -30,6 +35,7 @@ __all__ = [
     "strategy_for",
 ]
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEFAULT_STRATEGY = ToolTrajectoryStrategy(
     name=TextCriterion(match_strategy=TextMatchStrategy.EXACT), arguments=JSONCriterion(), result=JSONCriterion()
 )
@@ -40,31 +46,36 @@ def default_tool_strategy() -> ToolTrajectoryStrategy:
     return _DEFAULT_STRATEGY.model_copy(deep=True)
 
 
-def _strategy_compare_names(strategy: ToolTrajectoryStrategy, where: str) -> list[tuple[str, str]]:
-    parts: list[tuple[str, TextCriterion | JSONCriterion | None]] = [
-        ("name", strategy.name),
-        ("arguments", strategy.arguments),
-        ("result", strategy.result),
-    ]
-    return [(f"{where}.{part}.compareName", c.compare_name) for part, c in parts if c is not None and c.compare_name]
+def _strategy_locations(criterion: ToolTrajectoryCriterion) -> list[tuple[str, ToolTrajectoryStrategy]]:
+    where = "criterion.toolTrajectory"
+    found = [] if criterion.default_strategy is None else [(f"{where}.defaultStrategy", criterion.default_strategy)]
+    for tool_name, strategy in criterion.tool_strategy.items():
+        key = f".{tool_name}" if _IDENTIFIER.fullmatch(tool_name) else f"[{format_value(tool_name)}]"
+        found.append((f"{where}.toolStrategy{key}", strategy))
+    return found
 
 
 def check_tool_trajectory_criterion(criterion: ToolTrajectoryCriterion) -> None:
-    """Reject named compares anywhere in the criterion, as the reference does for unknown names.
+    """Reject a criterion that cannot be applied, before any turn is compared.
+
+    Every ``compareName`` must be registered in the active
+    :class:`~agenteval.metric.registry.MetricRegistry` (names under a registered
+    ``toolTrajectory.compareName`` are not used, so not checked), and every JSON Schema must compile.
 
     Raises:
-        ConfigError: A ``compareName`` is set (no named compares are registered yet).
+        ConfigError: Naming each unknown compare, or the first invalid schema, with its location.
     """
-    found: list[tuple[str, str]] = []
+    problems = active_metric_registry().unregistered_names(criterion)
+    if problems:
+        raise ConfigError("; ".join(problems))
     if criterion.compare_name:
-        found.append(("toolTrajectory.compareName", criterion.compare_name))
-    if criterion.default_strategy is not None:
-        found += _strategy_compare_names(criterion.default_strategy, "toolTrajectory.defaultStrategy")
-    for tool_name, strategy in criterion.tool_strategy.items():
-        found += _strategy_compare_names(strategy, f"toolTrajectory.toolStrategy.{tool_name}")
-    if found:
-        where, name = found[0]
-        raise ConfigError(f"{where} {name!r} is not registered (named compares are not registered yet)")
+        return
+    for where, strategy in _strategy_locations(criterion):
+        for part, json_criterion in (("arguments", strategy.arguments), ("result", strategy.result)):
+            if json_criterion is None or json_criterion.ignore or json_criterion.compare_name:
+                continue
+            if json_criterion.json_schema is not None:
+                check_json_schema(json_criterion.json_schema, f"{where}.{part}.schema")
 
 
 def strategy_for(actual: Tool, expected: Tool, criterion: ToolTrajectoryCriterion) -> ToolTrajectoryStrategy:
@@ -220,6 +231,16 @@ def _match_ordered(actual: Sequence[Tool], expected: Sequence[Tool], criterion: 
     return None
 
 
+def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | None:
+    compare = active_metric_registry().tool_trajectory_compare(name)
+    if call_compare("tool trajectory compare", name, compare, actual, expected):
+        return None
+    return (
+        f"tool trajectory compare {format_value(name)} returned false "
+        f"(actual tools {_names(actual.tools)}, expected tools {_names(expected.tools)})"
+    )
+
+
 def match_tool_trajectory(actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion) -> str | None:
     """Compare the tool calls of one turn.
 
@@ -232,9 +253,11 @@ def match_tool_trajectory(actual: Invocation, expected: Invocation, criterion: T
         ``None`` on a match, else a one-line reason naming the tools, the part and the JSON path.
 
     Raises:
-        ConfigError: The criterion is misconfigured or uses a ``compareName``.
+        ConfigError: The criterion is misconfigured, names an unknown compare, or a compare raised.
     """
     check_tool_trajectory_criterion(criterion)
+    if criterion.compare_name:
+        return _run_compare(criterion.compare_name, actual, expected)
     actual_tools, expected_tools = actual.tools, expected.tools
     if not actual_tools and not expected_tools:
         return None

@@ -1,0 +1,175 @@
+"""The XML criterion: check that a final response is well-formed XML.
+
+The only strategy is ``skip`` (there is no XML comparison); with ``valid`` the actual text must be
+one well-formed XML element, optionally surrounded by an XML declaration, a doctype, comments,
+processing instructions and whitespace. Entities other than the predefined ones (``&amp;`` …)
+are rejected, as the reference does, so nothing is ever expanded or fetched.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.parsers import expat
+
+from agenteval.errors import ConfigError
+from agenteval.evaluators.criteria.jsonmatch import format_value
+from agenteval.metric.criterion import XMLCriterion, XMLMatchStrategy
+from agenteval.metric.registry import XMLCompare, call_compare
+
+__all__ = ["check_xml_criterion", "match_xml", "xml_problem"]
+
+_END_TAG = re.compile(rb"</\s*([^\s>]+)")
+_ROOT_START = re.compile(rb"\s*<[^!?/]")
+
+
+def check_xml_criterion(criterion: XMLCriterion) -> None:
+    """Reject an XML criterion whose match strategy is not ``skip`` (unless it is ignored).
+
+    Raises:
+        ConfigError: The strategy is empty or unknown.
+    """
+    if criterion.ignore:
+        return
+    strategy = criterion.match_strategy
+    if strategy == XMLMatchStrategy.DEFAULT:
+        raise ConfigError('xml match strategy is empty: set "matchStrategy": "skip"')
+    if strategy != XMLMatchStrategy.SKIP:
+        raise ConfigError(f'xml criterion: invalid match strategy {format_value(str(strategy))}: only "skip" exists')
+
+
+def match_xml(
+    actual: str,
+    expected: str,
+    criterion: XMLCriterion,
+    *,
+    compare: XMLCompare | None = None,
+    compare_name: str = "",
+) -> str | None:
+    """Check an XML final response.
+
+    Order, as in the reference: ``ignore`` passes; ``compare`` replaces the rest; the strategy must
+    be ``skip``; with ``valid`` the actual text must be well-formed XML with one root element.
+
+    Args:
+        actual: The agent's text.
+        expected: The expected text (only a compare looks at it).
+        criterion: How to check.
+        compare: A custom compare, e.g. one from
+            :meth:`~agenteval.metric.registry.MetricRegistry.xml_compare`; the XML criterion has no
+            ``compareName``, so only code can set it.
+        compare_name: Names ``compare`` in messages.
+
+    Returns:
+        ``None`` when the text passes, else the reason.
+
+    Raises:
+        ConfigError: The strategy is not ``skip``, or ``compare`` raised.
+    """
+    if criterion.ignore:
+        return None
+    if compare is not None:
+        shown = compare_name or getattr(compare, "__name__", "") or "xml compare"
+        if call_compare("xml compare", shown, compare, actual, expected):
+            return None
+        return (
+            f"xml compare {format_value(shown)} returned false "
+            f"(actual {format_value(actual)}, expected {format_value(expected)})"
+        )
+    check_xml_criterion(criterion)
+    if criterion.valid:
+        return xml_problem(actual)
+    return None
+
+
+class _EntityReference(Exception):
+    """A reference to an entity the document declares itself, which the reference rejects."""
+
+
+class _Scan:
+    """Tracks elements while expat parses, to explain what is wrong with a document."""
+
+    def __init__(self, parser: expat.XMLParserType) -> None:
+        self.parser = parser
+        self.open: list[str] = []
+        self.roots = 0
+        self.after_markup = 0
+        """Byte offset just past the last markup or whitespace seen outside the root."""
+
+    def start(self, name: str, _attributes: dict[str, str]) -> None:
+        if not self.open:
+            self.roots += 1
+        self.open.append(name)
+
+    def end(self, _name: str) -> None:
+        self.open.pop()
+
+    def text(self, data: str) -> None:
+        """Take character data, so the default handler only sees markup and entity references."""
+
+    def other(self, data: str) -> None:
+        # With a default handler set, expat hands over references to entities the document
+        # declares instead of expanding them.
+        if self.open and data.startswith("&") and data.endswith(";"):
+            raise _EntityReference(data)
+        if not self.open:
+            self.after_markup = self.parser.CurrentByteIndex + len(data.encode("utf-8"))
+
+
+def _explain(error: expat.ExpatError, scan: _Scan, data: bytes) -> str:
+    position = f"line {error.lineno}, column {error.offset}"
+    code = error.code
+    at = scan.parser.ErrorByteIndex
+    if scan.open:
+        if code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
+            return f"xml content has unclosed elements: <{scan.open[-1]}> is never closed"
+        if code == expat.errors.codes[expat.errors.XML_ERROR_TAG_MISMATCH]:
+            # Expat points into the end tag, after its "</".
+            closing = _END_TAG.match(data, max(data.rfind(b"</", 0, at + 1), 0))
+            shown = closing.group(1).decode("utf-8", "replace") if closing else "?"
+            return f"xml syntax error at {position}: element <{scan.open[-1]}> is closed by </{shown}>"
+        return f"xml syntax error: {error}"
+    if scan.roots:
+        if _ROOT_START.match(data, at):
+            return "xml content must contain a single root element"
+        stray = data[at:].strip()
+        if stray and not stray.startswith(b"<"):
+            return "xml content has non-whitespace text outside the root element"
+        return f"xml syntax error: {error}"
+    before = data[scan.after_markup : at + 1].lstrip()
+    if before and not before.startswith(b"<"):
+        return "xml content has non-whitespace text outside the root element"
+    if before.startswith(b"</"):
+        return "xml content has an unexpected closing element"
+    if code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
+        return "xml content must contain a root element"
+    return f"xml syntax error: {error}"
+
+
+def xml_problem(text: str) -> str | None:
+    """Say what keeps ``text`` from being one well-formed XML document, or ``None`` if nothing does.
+
+    Args:
+        text: The text to check.
+
+    Returns:
+        ``None`` for well-formed XML with exactly one root element, else a reason such as
+        ``xml content must contain a single root element``.
+    """
+    if not text.strip():
+        return "xml content is empty"
+    data = text.encode("utf-8")
+    # The text is already decoded, so an encoding declaration in it must not apply.
+    parser = expat.ParserCreate(encoding="utf-8")
+    scan = _Scan(parser)
+    parser.StartElementHandler = scan.start
+    parser.EndElementHandler = scan.end
+    parser.CharacterDataHandler = scan.text
+    parser.DefaultHandler = scan.other
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as err:
+        return _explain(err, scan, data)
+    except _EntityReference as err:
+        return f"xml content references the entity {err}, which is not predefined"
+    return None

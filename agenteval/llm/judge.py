@@ -1,0 +1,114 @@
+"""Which chat model judges a metric: an override set for the whole evaluation, or the metric's judgeModel."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from agenteval.errors import ConfigError
+from agenteval.llm.base import ChatModel
+from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
+
+__all__ = [
+    "DEFAULT_GENERATION",
+    "JudgeOverride",
+    "ProviderFactory",
+    "active_judge",
+    "chat_model_for",
+    "register_provider",
+    "use_judge",
+]
+
+DEFAULT_GENERATION = GenerationConfig(max_tokens=2000, temperature=0.8, stream=False)
+"""Sampling options for a judge whose ``judgeModel`` has no ``generationConfig``."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeOverride:
+    """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``.
+
+    The reference's judge runner: ``judgeModel`` (and its ``numSamples``) are ignored.
+    """
+
+    model: ChatModel
+    """The judge."""
+    num_samples: int = 1
+    """Judge samples per turn."""
+
+    def __post_init__(self) -> None:
+        if self.num_samples <= 0:
+            raise ConfigError(f"judge runner num samples must be greater than 0, got {self.num_samples}")
+
+
+_ACTIVE_JUDGE: ContextVar[JudgeOverride | None] = ContextVar("agenteval_judge", default=None)
+
+
+def active_judge() -> JudgeOverride | None:
+    """The judge override of the running evaluation, if any."""
+    return _ACTIVE_JUDGE.get()
+
+
+@contextlib.contextmanager
+def use_judge(override: JudgeOverride | None) -> Iterator[None]:
+    """Make ``override`` the :func:`active_judge` inside the ``with`` block."""
+    token = _ACTIVE_JUDGE.set(override)
+    try:
+        yield
+    finally:
+        _ACTIVE_JUDGE.reset(token)
+
+
+ProviderFactory = Callable[[JudgeModelOptions], ChatModel]
+"""Builds a chat model from a metric's ``judgeModel`` block."""
+
+_providers: dict[str, ProviderFactory] = {}
+_models: dict[str, ChatModel] = {}
+_lock = threading.Lock()
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Let ``judgeModel.providerName == name`` build its model with ``factory``.
+
+    ``openai`` is built in (any OpenAI-compatible endpoint, through ``baseURL``).
+    """
+    if not name:
+        raise ConfigError("provider name is empty")
+    with _lock:
+        _providers[name] = factory
+        _models.clear()
+
+
+def _builtin(name: str) -> ProviderFactory | None:
+    if name == "openai":
+        from agenteval.llm.openai import OpenAIChatModel
+
+        return OpenAIChatModel.from_judge_model
+    return None
+
+
+def chat_model_for(options: JudgeModelOptions) -> ChatModel:
+    """Return the chat model a ``judgeModel`` block describes (one instance per distinct block).
+
+    Raises:
+        ConfigError: The provider is unknown or the block is incomplete.
+    """
+    key = options.model_dump_json() + "\0" + options.api_key
+    with _lock:
+        model = _models.get(key)
+        if model is not None:
+            return model
+        name = options.provider_name
+        factory = _providers.get(name) or _builtin(name)
+        if factory is None:
+            known = sorted({"openai", *_providers})
+            raise ConfigError(
+                f"judgeModel.providerName {name!r} is not supported: use one of {known} (any OpenAI-compatible "
+                "endpoint works as 'openai' with baseURL), or register a factory with "
+                "agenteval.llm.register_provider"
+            )
+        model = factory(options)
+        _models[key] = model
+        return model

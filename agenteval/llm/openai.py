@@ -1,0 +1,308 @@
+"""A chat model behind any OpenAI-compatible chat-completions endpoint (the ``openai`` provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import weakref
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import SecretStr
+
+from agenteval.errors import AgentEvalError, ConfigError, MissingDependencyError
+from agenteval.evalset.message import Message, Role
+from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput, TokenLogprob
+from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from openai import APIError, AsyncOpenAI
+    from openai.types.chat import ChatCompletion
+
+__all__ = ["ChatModelError", "OpenAIChatModel"]
+
+_SAMPLING_FIELDS = (
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "presence_penalty",
+    "frequency_penalty",
+    "logprobs",
+    "top_logprobs",
+    "reasoning_effort",
+)
+_THINKING_FIELDS = ("thinking_enabled", "thinking_tokens", "thinking_level")
+
+
+class ChatModelError(AgentEvalError):
+    """A chat-completions call that failed for good (after the client's retries).
+
+    Attributes:
+        model: The model asked.
+        base_url: The endpoint.
+        status_code: The HTTP status of the last attempt, ``None`` when there was no response.
+    """
+
+    def __init__(self, message: str, *, model: str, base_url: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+        self.base_url = base_url
+        self.status_code = status_code
+
+
+def _openai() -> ModuleType:
+    try:
+        import openai
+    except ImportError as exc:
+        raise MissingDependencyError("the OpenAI-compatible judge", "openai", "openai") from exc
+    return openai
+
+
+@dataclass(slots=True)
+class _LoopState:
+    """The client and the concurrency gate of one event loop."""
+
+    client: AsyncOpenAI
+    gate: asyncio.Semaphore
+    closer: AsyncGenerator[None, None]
+    """Kept alive so that the loop's ``shutdown_asyncgens`` closes the client (see ``_close_at_shutdown``)."""
+
+
+async def _close_at_shutdown(client: AsyncOpenAI, forget: Callable[[], None]) -> AsyncGenerator[None, None]:
+    # An async generator that is started and never finished is closed by the loop's
+    # shutdown_asyncgens(), which asyncio.run() and asyncio.Runner call before closing the loop. That is
+    # the only hook asyncio gives: without it, the pooled connections outlive their loop (ResourceWarning).
+    try:
+        yield
+    finally:
+        forget()
+        await client.close()
+
+
+def _message_param(message: Message) -> dict[str, Any]:
+    role = message.role.value if message.role != Role.UNSET else Role.USER.value
+    param: dict[str, Any] = {"role": role, "content": message.content}
+    if message.role == Role.TOOL and message.tool_id:
+        param["tool_call_id"] = message.tool_id
+    return param
+
+
+def _sampling_params(generation: GenerationConfig | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request parameters and the ``extra_body`` fields a generation config asks for."""
+    if generation is None:
+        return {}, {}
+    params = {name: value for name in _SAMPLING_FIELDS if (value := getattr(generation, name)) is not None}
+    if generation.stop:
+        params["stop"] = list(generation.stop)
+    extra = {name: value for name in _THINKING_FIELDS if (value := getattr(generation, name)) is not None}
+    return params, extra
+
+
+def _response_format(output: StructuredOutput) -> dict[str, Any]:
+    schema: dict[str, Any] = {"name": output.name, "schema": output.schema, "strict": output.strict}
+    if output.description:
+        schema["description"] = output.description
+    return {"type": "json_schema", "json_schema": schema}
+
+
+def _to_response(completion: ChatCompletion) -> ChatResponse:
+    if not completion.choices:
+        raise ValueError("the response has no choices")
+    choice = completion.choices[0]
+    logprobs: list[TokenLogprob] | None = None
+    if choice.logprobs is not None and choice.logprobs.content is not None:
+        logprobs = [
+            TokenLogprob(
+                token=item.token,
+                logprob=item.logprob,
+                top=tuple((alt.token, alt.logprob) for alt in item.top_logprobs or ()),
+            )
+            for item in choice.logprobs.content
+        ]
+    usage: dict[str, int] = {}
+    if completion.usage is not None:
+        usage = {key: value for key, value in completion.usage.model_dump().items() if isinstance(value, int)}
+    return ChatResponse(content=choice.message.content or "", logprobs=logprobs, usage=usage)
+
+
+class OpenAIChatModel:
+    """A :class:`~agenteval.llm.ChatModel` for any OpenAI-compatible chat-completions endpoint.
+
+    Built on the official ``openai`` package (``pip install 'agenteval[openai]'``). Its client does the
+    timeouts and the retries: exponential backoff on connection errors, timeouts, 408, 409, 429 and
+    5xx, honouring ``Retry-After``. A call that still fails raises :class:`ChatModelError`, naming the
+    model, the endpoint and the HTTP status.
+
+    An ``AsyncOpenAI`` client (its connection pool) belongs to the event loop it first ran on, and
+    each synchronous ``evaluate()`` may run on a new loop; so the model keeps one client, and one
+    concurrency gate, per running loop, and closes a loop's client when that loop shuts down.
+
+    Args:
+        model: Model name sent to the endpoint.
+        base_url: Endpoint, e.g. ``http://localhost:8000/v1``; defaults to ``OPENAI_BASE_URL`` or OpenAI.
+        api_key: API key; defaults to the ``OPENAI_API_KEY`` environment variable. Never logged or shown.
+        extra_fields: Extra JSON fields merged into every request body.
+        timeout: Seconds per attempt.
+        max_retries: Retries after the first attempt.
+        max_concurrency: Most requests in flight at once (per event loop).
+
+    Raises:
+        ConfigError: An invalid argument, or no API key at all.
+        MissingDependencyError: ``openai`` is not installed.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        extra_fields: dict[str, Any] | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        max_concurrency: int = 8,
+    ) -> None:
+        _openai()
+        if not model:
+            raise ConfigError("OpenAI-compatible model: the model name is empty")
+        if timeout <= 0:
+            raise ConfigError(f"timeout must be greater than 0, got {timeout}")
+        if max_retries < 0:
+            raise ConfigError(f"max retries must be greater than or equal to 0, got {max_retries}")
+        if max_concurrency <= 0:
+            raise ConfigError(f"max concurrency must be greater than 0, got {max_concurrency}")
+        key = api_key or os.environ.get("OPENAI_API_KEY", "")
+        if not key:
+            raise ConfigError(
+                f'OpenAI-compatible model {model!r}: no API key; set judgeModel.apiKey (e.g. "${{MY_KEY}}") or '
+                "OPENAI_API_KEY (an endpoint without authentication accepts any placeholder, such as 'EMPTY')"
+            )
+        self.model = model
+        self.base_url = base_url or None
+        self.extra_fields: dict[str, Any] = dict(extra_fields or {})
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_concurrency = max_concurrency
+        self._api_key = SecretStr(key)
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_judge_model(cls, options: JudgeModelOptions) -> OpenAIChatModel:
+        """Build the model a metric's ``judgeModel`` block describes.
+
+        Reads ``modelName``, ``baseURL``, ``apiKey`` and ``extraFields``; other fields are ignored.
+
+        Raises:
+            ConfigError: ``modelName`` is empty, or there is no API key.
+        """
+        if not options.model_name:
+            raise ConfigError("judgeModel.modelName is empty: name the model to judge with")
+        return cls(
+            options.model_name,
+            base_url=options.base_url or None,
+            api_key=options.api_key or None,
+            extra_fields=options.extra_fields,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            state = self._states.get(loop)
+            if state is not None:
+                return state
+            client: AsyncOpenAI = _openai().AsyncOpenAI(
+                api_key=self._api_key.get_secret_value(),
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+            loop_ref = weakref.ref(loop)
+            states = self._states
+
+            def forget() -> None:
+                current = loop_ref()
+                if current is not None:
+                    states.pop(current, None)
+
+            closer = _close_at_shutdown(client, forget)
+            state = _LoopState(client=client, gate=asyncio.Semaphore(self.max_concurrency), closer=closer)
+            self._states[loop] = state
+        await anext(closer)
+        return state
+
+    async def aclose(self) -> None:
+        """Close the client of the running event loop (a later call opens a new one)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            state = self._states.pop(loop, None)
+        if state is not None:
+            await state.closer.aclose()
+
+    def _create_kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        params, extra_body = _sampling_params(request.generation)
+        extra_body.update(self.extra_fields)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_message_param(message) for message in request.messages],
+            "stream": False,
+            **params,
+        }
+        if request.structured_output is not None:
+            body["response_format"] = _response_format(request.structured_output)
+        if extra_body:
+            body["extra_body"] = extra_body
+        return body
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        """Send one chat-completions request and return the first choice.
+
+        Raises:
+            ChatModelError: The call failed after the client's retries, or the answer has no choices.
+        """
+        body = self._create_kwargs(request)
+        state = await self._state()
+        openai = _openai()
+        base_url = str(state.client.base_url)
+        where = f"OpenAI-compatible model {self.model!r} at {base_url}"
+        try:
+            async with state.gate:
+                completion: ChatCompletion = await state.client.chat.completions.create(**body)
+        except openai.APIStatusError as exc:
+            raise ChatModelError(
+                f"{where}: HTTP {exc.status_code}{_retries(exc)}: {exc.message}",
+                model=self.model,
+                base_url=base_url,
+                status_code=exc.status_code,
+            ) from exc
+        except openai.APITimeoutError as exc:
+            raise ChatModelError(
+                f"{where}: request timed out ({self.timeout:g}s per attempt){_retries(exc)}",
+                model=self.model,
+                base_url=base_url,
+            ) from exc
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__
+            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+            raise ChatModelError(
+                f"{where}: connection failed{_retries(exc)}{detail}", model=self.model, base_url=base_url
+            ) from exc
+        try:
+            return _to_response(completion)
+        except ValueError as exc:
+            raise ChatModelError(f"{where}: {exc}", model=self.model, base_url=base_url) from exc
+
+
+def _retries(error: APIError) -> str:
+    """`` after N retries`` for an ``openai.APIError`` whose request was retried, else ``""``."""
+    taken = error.request.headers.get("x-stainless-retry-count", "0")
+    if taken in ("", "0"):
+        return ""
+    return f" after {taken} {'retry' if taken == '1' else 'retries'}"

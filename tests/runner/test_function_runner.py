@@ -1,0 +1,489 @@
+"""Tests for :class:`FunctionRunner`, :class:`Turn` and :func:`as_runner`."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Sequence
+from typing import Any
+
+import pytest
+
+from agenteval import (
+    Callbacks,
+    ConfigError,
+    EvalCase,
+    EvalContext,
+    EvalMetric,
+    EvalStatus,
+    EvaluationReport,
+    Evaluator,
+    ExecutionTrace,
+    InMemoryEvalSetManager,
+    Invocation,
+    Message,
+    SessionInput,
+    Tool,
+)
+from agenteval.evalset.message import Role
+from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
+from agenteval.runner import FunctionRunner, Runner, Turn, TurnRequest, TurnResult, as_runner
+from agenteval.service.callbacks import BeforeInferenceCaseArgs
+
+APP = "app"
+SET = "set"
+FINAL_RESPONSE = EvalMetric(
+    metric_name="final_response_avg_score",
+    threshold=1.0,
+    criterion=Criterion(
+        final_response=FinalResponseCriterion(text=TextCriterion(match_strategy=TextMatchStrategy.EXACT))
+    ),
+)
+
+
+def request(text: str = "hi", session_id: str = "s1", **fields: Any) -> TurnRequest:
+    return TurnRequest(message=Message.user(text), session_id=session_id, **fields)
+
+
+def make_case(eval_id: str, *users: str, **fields: Any) -> EvalCase:
+    fields.setdefault("session_input", SessionInput(user_id="ann"))
+    return EvalCase(
+        eval_id=eval_id,
+        conversation=[
+            Invocation(user_content=Message.user(text), final_response=Message.assistant(text.upper()))
+            for text in users
+        ],
+        **fields,
+    )
+
+
+async def evaluate(agent: Any, cases: Sequence[EvalCase], **options: Any) -> EvaluationReport:
+    manager = InMemoryEvalSetManager()
+    await manager.create(APP, SET)
+    for case in cases:
+        await manager.add_case(APP, SET, case)
+    return await Evaluator(APP, agent, eval_set_manager=manager, **options).aevaluate(SET, metrics=[FINAL_RESPONSE])
+
+
+def statuses(report: EvaluationReport) -> dict[str, EvalStatus | None]:
+    return {case.eval_id: case.final_eval_status for case in report.result.eval_case_results}
+
+
+def errors(report: EvaluationReport) -> dict[str, str]:
+    return {case.eval_id: case.error_message for case in report.result.eval_case_results}
+
+
+# ---------------------------------------------------------------------------------------------- signatures
+
+
+def upper(text: str) -> str:
+    return text.upper()
+
+
+async def async_upper(text: str) -> str:
+    await asyncio.sleep(0)
+    return text.upper()
+
+
+def upper_with_turn(text: str, turn: Turn) -> str:
+    assert isinstance(turn, Turn)
+    return f"{text.upper()}@{turn.session_id}"
+
+
+async def async_upper_with_turn(text: str, turn: Turn) -> str:
+    await asyncio.sleep(0)
+    return f"{text.upper()}@{turn.session_id}"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("function", "expected"),
+    [(upper, "HI"), (async_upper, "HI"), (upper_with_turn, "HI@s1"), (async_upper_with_turn, "HI@s1")],
+)
+async def test_plain_and_async_functions_with_and_without_turn(function: Any, expected: str) -> None:
+    result = await FunctionRunner(function).run(request())
+
+    assert isinstance(result, TurnResult)
+    assert result.final_response == Message(role=Role.ASSISTANT, content=expected)
+    assert result.tools == []
+    assert result.invocation_id == ""
+    assert result.execution_trace is None
+
+
+@pytest.mark.asyncio
+async def test_var_positional_callable_and_callable_object_get_the_turn() -> None:
+    def star(*args: Any) -> str:
+        return f"{len(args)} args"
+
+    class Agent:
+        def __call__(self, text: str, turn: Turn) -> str:
+            return f"{text}/{turn.user_id}"
+
+    class AsyncAgent:
+        async def __call__(self, text: str) -> str:
+            return text[::-1]
+
+    assert (await FunctionRunner(star).run(request())).final_response == Message.assistant("2 args")
+    assert (await FunctionRunner(Agent()).run(request(user_id="ann"))).final_response == Message.assistant("hi/ann")
+    assert (await FunctionRunner(AsyncAgent()).run(request("abc"))).final_response == Message.assistant("cba")
+
+
+@pytest.mark.asyncio
+async def test_sync_functions_run_in_a_worker_thread_and_async_ones_on_the_loop() -> None:
+    loop_thread = threading.get_ident()
+    seen: dict[str, int] = {}
+
+    def blocking(text: str) -> str:
+        seen["sync"] = threading.get_ident()
+        return text
+
+    async def cooperative(text: str) -> str:
+        seen["async"] = threading.get_ident()
+        return text
+
+    await FunctionRunner(blocking).run(request())
+    await FunctionRunner(cooperative).run(request())
+
+    assert seen["sync"] != loop_thread
+    assert seen["async"] == loop_thread
+
+
+@pytest.mark.asyncio
+async def test_a_sync_function_returning_an_awaitable_is_awaited() -> None:
+    def returns_coroutine(text: str) -> Awaitable[str]:
+        return async_upper(text)
+
+    result = await FunctionRunner(returns_coroutine).run(request())
+
+    assert result.final_response == Message.assistant("HI")
+
+
+# ---------------------------------------------------------------------------------------------- return values
+
+
+@pytest.mark.asyncio
+async def test_returning_a_message_keeps_it() -> None:
+    reply = Message(role=Role.ASSISTANT, content="hello", reasoning_content="because")
+
+    result = await FunctionRunner(lambda text: reply).run(request())
+
+    assert result.final_response == reply
+
+
+@pytest.mark.asyncio
+async def test_returning_none_gives_no_final_response() -> None:
+    def silent(text: str, turn: Turn) -> None:
+        turn.record_tool("noop")
+
+    result = await FunctionRunner(silent).run(request())
+
+    assert result.final_response is None
+    assert [tool.name for tool in result.tools] == ["noop"]
+
+
+@pytest.mark.asyncio
+async def test_returning_a_turn_result_keeps_it_and_adds_recorded_tools_when_it_has_none() -> None:
+    trace = ExecutionTrace(root_agent_name="root")
+
+    def without_tools(text: str, turn: Turn) -> TurnResult:
+        turn.record_tool("search", {"q": text})
+        return TurnResult(final_response=Message.assistant("done"), invocation_id="inv-1", execution_trace=trace)
+
+    def with_tools(text: str, turn: Turn) -> TurnResult:
+        turn.record_tool("ignored")
+        return TurnResult(final_response=Message.assistant("done"), tools=[Tool(name="own")])
+
+    first = await FunctionRunner(without_tools).run(request())
+    second = await FunctionRunner(with_tools).run(request())
+
+    assert first.final_response == Message.assistant("done")
+    assert [tool.name for tool in first.tools] == ["search"]
+    assert first.invocation_id == "inv-1"
+    assert first.execution_trace == trace
+    assert [tool.name for tool in second.tools] == ["own"]
+
+
+@pytest.mark.asyncio
+async def test_a_wrong_return_type_raises_a_clear_type_error() -> None:
+    with pytest.raises(TypeError, match=r"^the agent returned int; return the reply as a str, a Message"):
+        await FunctionRunner(lambda text: 42).run(request())
+
+
+@pytest.mark.asyncio
+async def test_a_wrong_return_type_fails_only_that_case() -> None:
+    def agent(text: str) -> object:
+        return {"reply": text} if text == "bad" else text.upper()
+
+    report = await evaluate(agent, [make_case("good", "ok"), make_case("bad", "bad")])
+
+    assert statuses(report) == {"good": EvalStatus.PASSED, "bad": EvalStatus.FAILED}
+    assert "runner run: TypeError: the agent returned dict; return the reply as a str" in errors(report)["bad"]
+
+
+# ---------------------------------------------------------------------------------------------- tools
+
+
+@pytest.mark.asyncio
+async def test_record_tool_records_name_arguments_result_and_id() -> None:
+    def agent(text: str, turn: Turn) -> str:
+        turn.record_tool("add", {"a": 1, "b": 2}, 3, id="call-1")
+        pending = turn.record_tool("fetch", {"url": "x"})
+        pending.result = {"status": 200}
+        assert len(turn.tools) == 2
+        return "ok"
+
+    result = await FunctionRunner(agent).run(request())
+
+    assert result.tools == [
+        Tool(id="call-1", name="add", arguments={"a": 1, "b": 2}, result=3),
+        Tool(name="fetch", arguments={"url": "x"}, result={"status": 200}),
+    ]
+
+
+def add(a: int, b: int = 10) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+async def async_multiply(a: int, b: int) -> int:
+    await asyncio.sleep(0)
+    return a * b
+
+
+@pytest.mark.asyncio
+async def test_wrapped_tools_record_bound_arguments_and_results() -> None:
+    def agent(text: str, turn: Turn) -> str:
+        tool = turn.tool(add)
+        assert tool.__name__ == "add"
+        assert tool.__doc__ == "Add two numbers."
+        return str(tool(1, b=2) + tool(5))
+
+    async def async_agent(text: str, turn: Turn) -> str:
+        multiply = turn.tool(async_multiply)
+        total = await multiply(3, b=4)
+        return str(total + turn.tool(add)(a=1, b=1))
+
+    sync_result = await FunctionRunner(agent).run(request())
+    async_result = await FunctionRunner(async_agent).run(request())
+
+    assert sync_result.final_response == Message.assistant("18")
+    assert sync_result.tools == [
+        Tool(name="add", arguments={"a": 1, "b": 2}, result=3),
+        Tool(name="add", arguments={"a": 5}, result=15),
+    ]
+    assert async_result.final_response == Message.assistant("14")
+    assert async_result.tools == [
+        Tool(name="async_multiply", arguments={"a": 3, "b": 4}, result=12),
+        Tool(name="add", arguments={"a": 1, "b": 1}, result=2),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_failing_wrapped_tool_is_recorded_without_result_and_raises() -> None:
+    def broken(query: str) -> str:
+        raise LookupError(query)
+
+    def agent(text: str, turn: Turn) -> str:
+        try:
+            turn.tool(broken)("nothing")
+        except LookupError:
+            return "recovered"
+        return "unreachable"
+
+    result = await FunctionRunner(agent).run(request())
+
+    assert result.final_response == Message.assistant("recovered")
+    assert result.tools == [Tool(name="broken", arguments={"query": "nothing"})]
+
+
+@pytest.mark.asyncio
+async def test_wrapped_tool_with_bad_arguments_raises_type_error() -> None:
+    def agent(text: str, turn: Turn) -> str:
+        turn.tool(add)(1, 2, 3)  # type: ignore[call-arg]
+        return "unreachable"
+
+    with pytest.raises(TypeError):
+        await FunctionRunner(agent).run(request())
+
+
+# ---------------------------------------------------------------------------------------------- the turn
+
+
+@pytest.mark.asyncio
+async def test_history_holds_earlier_turns_of_the_same_session_only() -> None:
+    histories: list[tuple[str, list[tuple[str, str]]]] = []
+
+    def agent(text: str, turn: Turn) -> str:
+        histories.append((turn.session_id, [(message.role.value, message.content) for message in turn.history]))
+        turn.history.append(Message.user("tampering has no effect"))
+        return text.upper()
+
+    runner = FunctionRunner(agent)
+    await runner.run(request("one", "s1"))
+    await runner.run(request("other", "s2"))
+    await runner.run(request("two", "s1"))
+    await runner.run(request("three", "s1"))
+
+    assert histories == [
+        ("s1", []),
+        ("s2", []),
+        ("s1", [("user", "one"), ("assistant", "ONE")]),
+        ("s1", [("user", "one"), ("assistant", "ONE"), ("user", "two"), ("assistant", "TWO")]),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_history_skips_missing_replies() -> None:
+    seen: list[list[str]] = []
+
+    def agent(text: str, turn: Turn) -> str | None:
+        seen.append([message.content for message in turn.history])
+        return None if text == "quiet" else "loud"
+
+    runner = FunctionRunner(agent)
+    for text in ("quiet", "speak", "again"):
+        await runner.run(request(text))
+
+    assert seen == [[], ["quiet"], ["quiet", "speak", "loud"]]
+
+
+@pytest.mark.asyncio
+async def test_history_per_case_in_parallel_inference() -> None:
+    def agent(text: str, turn: Turn) -> str:
+        return "|".join([*(message.content for message in turn.history), text])
+
+    cases = [
+        EvalCase(
+            eval_id=f"case-{index}",
+            conversation=[
+                Invocation(user_content=Message.user(f"a{index}"), final_response=Message.assistant(f"a{index}")),
+                Invocation(
+                    user_content=Message.user(f"b{index}"),
+                    final_response=Message.assistant(f"a{index}|a{index}|b{index}"),
+                ),
+            ],
+            session_input=SessionInput(user_id="ann"),
+        )
+        for index in range(8)
+    ]
+
+    report = await evaluate(agent, cases, parallel_inference=True, parallelism=8)
+
+    assert set(statuses(report).values()) == {EvalStatus.PASSED}
+
+
+@pytest.mark.asyncio
+async def test_the_turn_carries_case_inputs_and_callback_context() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def agent(text: str, turn: Turn) -> str:
+        seen.append(
+            {
+                "text": turn.text,
+                "message": turn.message,
+                "user_id": turn.user_id,
+                "state": turn.state,
+                "context_messages": [message.content for message in turn.context_messages],
+                "context": dict(turn.context),
+            }
+        )
+        return text.upper()
+
+    def tag(context: EvalContext, args: BeforeInferenceCaseArgs) -> EvalContext:
+        return context.with_values(case=args.eval_case_id)
+
+    case = make_case(
+        "with-inputs",
+        "hi",
+        session_input=SessionInput(user_id="bob", state={"plan": "pro"}),
+        context_messages=[Message.system("be brief")],
+    )
+
+    report = await evaluate(agent, [case], callbacks=Callbacks().register_before_inference_case("tag", tag))
+
+    assert statuses(report) == {"with-inputs": EvalStatus.PASSED}
+    assert seen == [
+        {
+            "text": "hi",
+            "message": Message.user("hi"),
+            "user_id": "bob",
+            "state": {"plan": "pro"},
+            "context_messages": ["be brief"],
+            "context": {"case": "with-inputs"},
+        }
+    ]
+
+
+@pytest.mark.asyncio
+async def test_invocation_id_and_execution_trace_propagate_to_the_results() -> None:
+    def agent(text: str, turn: Turn) -> str:
+        turn.invocation_id = f"inv-{text}"
+        if text == "traced":
+            turn.execution_trace = ExecutionTrace(root_agent_name="root", status="ok")
+        return text.upper()
+
+    report = await evaluate(agent, [make_case("c", "plain", "traced")])
+
+    inference = report.inference_results[0][0]
+    assert [turn.invocation_id for turn in inference.inferences] == ["inv-plain", "inv-traced"]
+    assert inference.execution_traces == [None, ExecutionTrace(root_agent_name="root", status="ok")]
+    per_turn = report.result.eval_case_results[0].eval_metric_result_per_invocation
+    assert [turn.actual_invocation.invocation_id for turn in per_turn if turn.actual_invocation] == [
+        "inv-plain",
+        "inv-traced",
+    ]
+    assert list(report.invocations["invocation_id"]) == ["inv-plain", "inv-traced"]
+
+
+@pytest.mark.asyncio
+async def test_without_an_invocation_id_each_turn_gets_a_fresh_one() -> None:
+    report = await evaluate(upper, [make_case("c", "one", "two")])
+
+    ids = [turn.invocation_id for turn in report.inference_results[0][0].inferences]
+    assert all(ids)
+    assert len(set(ids)) == 2
+
+
+@pytest.mark.asyncio
+async def test_an_exception_fails_only_that_case() -> None:
+    async def agent(text: str) -> str:
+        if text == "explode":
+            raise ValueError("kaboom")
+        return text.upper()
+
+    report = await evaluate(
+        agent,
+        [make_case("before", "ok"), make_case("boom", "fine", "explode"), make_case("after", "yes")],
+        parallel_inference=True,
+    )
+
+    assert statuses(report) == {"before": EvalStatus.PASSED, "boom": EvalStatus.FAILED, "after": EvalStatus.PASSED}
+    message = errors(report)["boom"]
+    assert message.startswith("inference eval case (evalCaseID=boom, sessionID=")
+    assert message.endswith("runner run: ValueError: kaboom")
+
+
+# ---------------------------------------------------------------------------------------------- as_runner
+
+
+class EchoRunner:
+    async def run(self, request: TurnRequest) -> TurnResult:
+        return TurnResult(final_response=Message.assistant(request.message.content))
+
+
+def test_as_runner_keeps_runners_and_wraps_callables() -> None:
+    runner = EchoRunner()
+    assert isinstance(runner, Runner)
+    assert as_runner(runner) is runner
+    wrapped = as_runner(upper)
+    assert isinstance(wrapped, FunctionRunner)
+    assert wrapped.function is upper
+    assert repr(wrapped) == "FunctionRunner('upper')"
+
+
+@pytest.mark.parametrize("agent", [42, "agent", None])
+def test_as_runner_rejects_non_callables(agent: Any) -> None:
+    with pytest.raises(ConfigError, match="the agent must be a Runner or a callable"):
+        as_runner(agent)
+    with pytest.raises(ConfigError, match="the agent must be callable"):
+        FunctionRunner(agent)

@@ -1,0 +1,212 @@
+"""Tests for the ``agenteval`` command line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from agenteval.cli import main
+from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENT = "agenteval.examples.math.agent:calculator_agent"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run every command in a scratch directory and undo its ``sys.path`` changes."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
+def run_cli(argv: Sequence[str]) -> tuple[int, str]:
+    """The exit status the process would have, and any message a ``SystemExit`` carried."""
+    try:
+        return main(list(argv)), ""
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0, ""
+        if isinstance(exc.code, int):
+            return exc.code, ""
+        # Python prints a non-integer code to stderr and exits with status 1.
+        return 1, str(exc.code)
+
+
+def result_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob(f"{APP_NAME}/*.evalset_result.json"))
+
+
+def test_demo_prints_the_summary_and_saves_the_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    output = tmp_path / "out"
+
+    assert main(["demo", "--output", str(output)]) == 0
+
+    out = capsys.readouterr().out
+    assert f"eval set {EVAL_SET_ID} (1 run," in out
+    power = next(line for line in out.splitlines() if line.startswith("calc_power"))
+    assert power.split()[1] == "failed"
+    for case in ("calc_add", "calc_multiply", "calc_divide_by_zero", "calc_follow_up"):
+        assert next(line for line in out.splitlines() if line.startswith(case)).split()[1] == "passed"
+    assert "4/5 cases passed; overall failed" in out
+    files = result_files(output)
+    assert len(files) == 1
+    assert f"result saved as {files[0].name.removesuffix('.evalset_result.json')}" in out
+    assert f"results are in {output.resolve() / APP_NAME}" in out
+
+
+def test_demo_with_runs_and_parallelism_reports_pass_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--num-runs", "2", "--parallel", "--output", str(tmp_path)]) == 0
+
+    out = capsys.readouterr().out
+    assert f"eval set {EVAL_SET_ID} (2 runs," in out
+    assert "pass@1 = 0.00, pass^2 = 0.00" in out
+    assert len(result_files(tmp_path)) == 1
+
+
+def test_no_arguments_runs_the_demo_into_the_default_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([]) == 0
+
+    assert "4/5 cases passed" in capsys.readouterr().out
+    assert len(result_files(tmp_path / "agenteval-results")) == 1
+
+
+def test_options_without_a_command_run_the_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--output", str(tmp_path / "o")]) == 0
+
+    assert "4/5 cases passed" in capsys.readouterr().out
+    assert len(result_files(tmp_path / "o")) == 1
+
+
+def test_run_exits_1_when_a_case_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    output = tmp_path / "results"
+
+    code = main(["run", str(DATA_DIR / APP_NAME), "--agent", AGENT, "--output", str(output)])
+
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "4/5 cases passed; overall failed" in out
+    assert len(result_files(output)) == 1
+
+
+def test_run_exits_0_when_every_case_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = tmp_path / "apps" / APP_NAME
+    shutil.copytree(DATA_DIR / APP_NAME, app)
+    (app / "agent_ok.py").write_text(
+        "from agenteval.examples.math.agent import calculator_agent\n"
+        "def agent(message, turn):\n"
+        "    if message == 'calc power 2 10':\n"
+        "        turn.record_tool('calculator', {'operation': 'power', 'a': 2, 'b': 10},\n"
+        "                         {'operation': 'power', 'a': 2, 'b': 10, 'result': 1024})\n"
+        "        return 'calc result: 1024'\n"
+        "    return calculator_agent(message, turn)\n"
+    )
+    monkeypatch.chdir(app)  # --agent modules are imported from the current directory
+
+    try:
+        code = main(
+            ["run", str(app), "--agent", "agent_ok:agent", "--eval-set", EVAL_SET_ID, "--output", str(tmp_path)]
+        )
+    finally:
+        sys.modules.pop("agent_ok", None)
+
+    assert code == 0, capsys.readouterr()
+    assert "5/5 cases passed; overall passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("agent", "message"),
+    [
+        ("no_colon_here", "--agent must look like 'package.module:function'"),
+        (":calculator_agent", "--agent must look like 'package.module:function'"),
+        ("agenteval.examples.math.agent:", "--agent must look like 'package.module:function'"),
+        ("no_such_module_xyz:agent", "cannot import 'no_such_module_xyz'"),
+        ("agenteval.examples.math.agent:missing", "has no attribute 'missing'"),
+    ],
+)
+def test_bad_agent_gives_a_clear_error_and_exit_code_2(
+    agent: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, carried = run_cli(["run", str(DATA_DIR / APP_NAME), "--agent", agent, "--output", str(tmp_path)])
+
+    captured = capsys.readouterr()
+    text = captured.err + captured.out + carried
+    assert message in text
+    assert code == 2
+    assert result_files(tmp_path) == []
+
+
+def test_missing_app_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nowhere"
+
+    assert run_cli(["run", str(missing), "--agent", AGENT, "--output", str(tmp_path)]) == (2, "")
+
+    assert f"agenteval: {missing} is not a directory" in capsys.readouterr().err
+
+
+def test_directory_without_eval_sets_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty-app"
+    empty.mkdir()
+
+    assert run_cli(["run", str(empty), "--agent", AGENT, "--output", str(tmp_path)]) == (2, "")
+
+    assert "no *.evalset.json files in" in capsys.readouterr().err
+
+
+def test_unknown_eval_set_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = run_cli(["run", str(DATA_DIR / APP_NAME), "--agent", AGENT, "--eval-set", "nope", "--output", str(tmp_path)])
+
+    assert code == (2, "")
+    assert "agenteval: get eval set:" in capsys.readouterr().err
+
+
+def test_run_requires_an_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["run", str(DATA_DIR / APP_NAME)]) == (2, "")
+
+    assert "--agent" in capsys.readouterr().err
+
+
+def test_python_dash_m_agenteval_help(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "agenteval", "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.startswith("usage: agenteval")
+    for command in ("demo", "run"):
+        assert command in completed.stdout
+    assert list(tmp_path.iterdir()) == []  # --help writes nothing
+
+
+def test_bad_agent_process_exit_status_is_2(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "agenteval", "run", str(DATA_DIR / APP_NAME), "--agent", "no_colon_here"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert "--agent must look like 'package.module:function', got 'no_colon_here'" in completed.stderr
+    assert completed.returncode == 2

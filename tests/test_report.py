@@ -1,0 +1,241 @@
+"""Tests for :class:`agenteval.EvaluationReport`: its DataFrames, pass@k and representation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from agenteval import (
+    ConfigError,
+    EvalCase,
+    EvalMetric,
+    EvalSetResult,
+    EvalStatus,
+    EvaluationReport,
+    Evaluator,
+    InMemoryEvalSetManager,
+    Invocation,
+    Message,
+    SessionInput,
+    Tool,
+    Turn,
+)
+from agenteval._async import run_sync
+from agenteval.metric.criterion import (
+    Criterion,
+    FinalResponseCriterion,
+    TextCriterion,
+    TextMatchStrategy,
+    ToolTrajectoryCriterion,
+    ToolTrajectoryStrategy,
+)
+from agenteval.report import CASE_COLUMNS, INVOCATION_COLUMNS, METRIC_COLUMNS, CaseSummary
+
+APP = "app"
+SET = "set"
+
+EXACT = TextMatchStrategy.EXACT
+FINAL_RESPONSE = EvalMetric(
+    metric_name="final_response_avg_score",
+    threshold=1.0,
+    criterion=Criterion(final_response=FinalResponseCriterion(text=TextCriterion(match_strategy=EXACT))),
+)
+TOOL_TRAJECTORY = EvalMetric(
+    metric_name="tool_trajectory_avg_score",
+    threshold=1.0,
+    criterion=Criterion(
+        tool_trajectory=ToolTrajectoryCriterion(
+            default_strategy=ToolTrajectoryStrategy(name=TextCriterion(match_strategy=EXACT))
+        )
+    ),
+)
+
+
+def turn(user: str, reply: str, tool: str = "lookup") -> Invocation:
+    return Invocation(
+        user_content=Message.user(user),
+        final_response=Message.assistant(reply),
+        tools=[Tool(name=tool, arguments={"q": user})],
+    )
+
+
+def make_case(eval_id: str, *turns: Invocation) -> EvalCase:
+    return EvalCase(eval_id=eval_id, conversation=list(turns), session_input=SessionInput(user_id="ann"))
+
+
+def store(cases: Sequence[EvalCase]) -> InMemoryEvalSetManager:
+    manager = InMemoryEvalSetManager()
+
+    async def fill() -> None:
+        await manager.create(APP, SET)
+        for case in cases:
+            await manager.add_case(APP, SET, case)
+
+    run_sync(fill())
+    return manager
+
+
+def agent(message: str, turn: Turn) -> str:
+    """Answers ``X`` with ``X!`` after a ``lookup`` call; fails on ``crash``; answers ``hello`` wrongly."""
+    if message == "crash":
+        raise RuntimeError("agent crashed")
+    turn.record_tool("lookup", {"q": message})
+    turn.invocation_id = f"{message}-inv"
+    return "hi?" if message == "hello" else f"{message}!"
+
+
+CASES = [
+    make_case("single", turn("one", "one!")),
+    make_case("multi", turn("two", "two!"), turn("hello", "hello!")),
+    make_case("broken", turn("crash", "never")),
+]
+
+
+@pytest.fixture(scope="module")
+def report() -> EvaluationReport:
+    ev = Evaluator(APP, agent, eval_set_manager=store(CASES), num_runs=2)
+    return ev.evaluate(SET, metrics=[FINAL_RESPONSE, TOOL_TRAJECTORY])
+
+
+def test_column_constants() -> None:
+    assert CASE_COLUMNS == ("run_id", "eval_id", "status", "score", "error_message", "session_id", "user_id")
+    assert METRIC_COLUMNS == ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
+    assert INVOCATION_COLUMNS[:4] == ("run_id", "eval_id", "turn", "invocation_id")
+    assert INVOCATION_COLUMNS[-3:] == ("user_content", "actual_response", "expected_response")
+
+
+def test_cases_frame_has_one_row_per_run_and_case(report: EvaluationReport) -> None:
+    cases = report.cases
+
+    assert tuple(cases.columns) == CASE_COLUMNS
+    assert len(cases) == 6
+    assert list(cases["run_id"]) == [1, 1, 1, 2, 2, 2]
+    assert list(cases["eval_id"]) == ["single", "multi", "broken"] * 2
+    assert list(cases["status"]) == ["passed", "failed", "failed"] * 2
+    assert list(cases["score"]) == [1.0, 0.0, 0.0] * 2
+    assert list(cases["user_id"]) == ["ann"] * 6
+    errors = list(cases["error_message"])
+    assert errors[0] == errors[1] == ""
+    assert "RuntimeError: agent crashed" in errors[2]
+    assert list(cases["session_id"]) == [case.session_id for case in report.result.eval_case_results]
+    assert cases["session_id"].nunique() == 6
+
+
+def test_metrics_frame_has_one_row_per_run_case_and_metric(report: EvaluationReport) -> None:
+    metrics = report.metrics
+
+    assert tuple(metrics.columns) == METRIC_COLUMNS
+    # The failed inference has no metric results.
+    assert len(metrics) == 2 * 2 * 2
+    run_one = metrics[metrics["run_id"] == 1]
+    assert list(run_one["eval_id"]) == ["single", "single", "multi", "multi"]
+    assert list(run_one["metric_name"]) == ["final_response_avg_score", "tool_trajectory_avg_score"] * 2
+    assert list(run_one["score"]) == [1.0, 1.0, 0.5, 1.0]
+    assert list(run_one["status"]) == ["passed", "passed", "failed", "passed"]
+    assert list(run_one["threshold"]) == [1.0] * 4
+    reasons = list(run_one["reason"])
+    assert reasons[0] == ""
+    assert "final response mismatch" in reasons[2]
+    assert '"hi?"' in reasons[2]
+
+
+def test_invocations_frame_has_one_row_per_run_case_turn_and_metric(report: EvaluationReport) -> None:
+    invocations = report.invocations
+
+    assert tuple(invocations.columns) == INVOCATION_COLUMNS
+    assert len(invocations) == 2 * (1 + 2) * 2
+    run_two = invocations[invocations["run_id"] == 2]
+    assert list(run_two["eval_id"]) == ["single"] * 2 + ["multi"] * 4
+    assert list(run_two["turn"]) == [1, 1, 1, 1, 2, 2]
+    assert list(run_two["invocation_id"]) == ["one-inv"] * 2 + ["two-inv"] * 2 + ["hello-inv"] * 2
+    assert list(run_two["user_content"]) == ["one"] * 2 + ["two"] * 2 + ["hello"] * 2
+    assert list(run_two["actual_response"]) == ["one!"] * 2 + ["two!"] * 2 + ["hi?"] * 2
+    assert list(run_two["expected_response"]) == ["one!"] * 2 + ["two!"] * 2 + ["hello!"] * 2
+    assert list(run_two["metric_name"]) == ["final_response_avg_score", "tool_trajectory_avg_score"] * 3
+    assert list(run_two["status"]) == ["passed", "passed", "passed", "passed", "failed", "passed"]
+    assert list(run_two["score"]) == [1.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+    assert "final response mismatch" in run_two["reason"].iloc[4]
+
+
+def test_case_summaries_hold_each_case_across_runs(report: EvaluationReport) -> None:
+    assert [summary.eval_id for summary in report.case_summaries] == ["single", "multi", "broken"]
+    assert [summary.overall_status for summary in report.case_summaries] == [
+        EvalStatus.PASSED,
+        EvalStatus.FAILED,
+        EvalStatus.FAILED,
+    ]
+    multi = report.case_summaries[1]
+    assert isinstance(multi, CaseSummary)
+    assert [run.run_id for run in multi.runs] == [1, 2]
+    assert [(m.metric_name, m.score) for m in multi.metric_results] == [
+        ("final_response_avg_score", 0.5),
+        ("tool_trajectory_avg_score", 1.0),
+    ]
+    assert report.case_summaries[2].metric_results == []
+    assert report.overall_status == EvalStatus.FAILED
+    assert not report.passed
+
+
+def test_inference_results_are_kept_per_run(report: EvaluationReport) -> None:
+    assert len(report.inference_results) == 2
+    run_one = report.inference_results[0]
+    assert [result.eval_case_id for result in run_one] == ["single", "multi", "broken"]
+    assert [len(result.inferences) for result in run_one] == [1, 2, 0]
+    assert run_one[1].inferences[1].tools[0].arguments == {"q": "hello"}
+
+
+def test_pass_k_on_a_report(report: EvaluationReport) -> None:
+    assert report.pass_at_k(1) == 0.0
+    assert report.pass_hat_k(2) == 0.0
+
+
+def test_repr_summarises_the_report(report: EvaluationReport) -> None:
+    text = repr(report)
+    assert text.startswith("EvaluationReport(app='app', eval_set='set', status=failed, cases=3, failed=2, runs=2,")
+    assert repr(report.result.eval_set_result_id) in text
+
+
+def test_empty_evaluation_gives_empty_frames_with_the_columns() -> None:
+    ev = Evaluator(APP, agent, eval_set_manager=store([]))
+
+    empty = ev.evaluate(SET, metrics=[FINAL_RESPONSE])
+
+    assert empty.case_summaries == []
+    for frame, columns in ((empty.cases, CASE_COLUMNS), (empty.metrics, METRIC_COLUMNS)):
+        assert tuple(frame.columns) == columns
+        assert frame.empty
+    assert tuple(empty.invocations.columns) == INVOCATION_COLUMNS
+    assert empty.invocations.empty
+    assert empty.overall_status == EvalStatus.NOT_EVALUATED
+
+
+def test_a_bare_report_has_empty_frames_and_no_pass_k() -> None:
+    bare = EvaluationReport(
+        app_name=APP,
+        eval_set_id=SET,
+        result=EvalSetResult(eval_set_id=SET),
+        case_summaries=[],
+        overall_status=EvalStatus.NOT_EVALUATED,
+    )
+
+    assert tuple(bare.cases.columns) == CASE_COLUMNS
+    assert tuple(bare.metrics.columns) == METRIC_COLUMNS
+    assert tuple(bare.invocations.columns) == INVOCATION_COLUMNS
+    assert len(bare.cases) == len(bare.metrics) == len(bare.invocations) == 0
+    assert bare.num_runs == 1
+    assert bare.execution_time == 0.0
+    with pytest.raises(ConfigError, match="summary is missing"):
+        bare.pass_at_k(1)
+    with pytest.raises(ConfigError, match="summary is missing"):
+        bare.pass_hat_k(1)
+
+
+def test_a_case_without_metrics_has_a_case_row_only() -> None:
+    ev = Evaluator(APP, agent, eval_set_manager=store([make_case("single", turn("one", "one!"))]))
+
+    bare = ev.evaluate(SET, metrics=[])
+
+    assert list(bare.cases["status"]) == ["not_evaluated"]
+    assert bare.metrics.empty
+    assert bare.invocations.empty
