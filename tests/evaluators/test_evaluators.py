@@ -57,7 +57,7 @@ def _evaluate(
         (FinalResponseEvaluator(), None, "final response criterion not configured"),
         (FinalResponseEvaluator(), TRAJECTORY, "final response criterion not configured"),
         (FinalResponseEvaluator(), {"finalResponse": {}}, "must configure text, json, rouge, or xml"),
-        (FinalResponseEvaluator(), {"finalResponse": {"rouge": {"rougeType": "rougeL"}}}, "rouge is not supported yet"),
+        (FinalResponseEvaluator(), {"finalResponse": {"rouge": {}}}, "rouge.rougeType is required"),
         (FinalResponseEvaluator(), {"finalResponse": {"xml": {}}}, "xml match strategy is empty"),
         (ToolTrajectoryEvaluator(), {"toolTrajectory": {"compareName": "x"}}, '"x" is not registered as a tool'),
         (FinalResponseEvaluator(), {"finalResponse": {"compareName": "x"}}, '"x" is not registered as a final'),
@@ -149,7 +149,17 @@ def test_final_response_missing_actual() -> None:
 
 
 def test_builtin_evaluators() -> None:
-    assert set(BUILTIN_EVALUATORS) == {"tool_trajectory_avg_score", "final_response_avg_score"}
+    assert set(BUILTIN_EVALUATORS) == {
+        "tool_trajectory_avg_score",
+        "final_response_avg_score",
+        "llm_final_response",
+        "llm_rubric_response",
+        "llm_rubric_critic",
+        "llm_rubric_reference_critic",
+        "llm_rubric_knowledge_recall",
+        "llm_hallucinations",
+        "llm_judge_template",
+    }
     assert isinstance(BUILTIN_EVALUATORS["tool_trajectory_avg_score"], ToolTrajectoryEvaluator)
     assert isinstance(BUILTIN_EVALUATORS["final_response_avg_score"], FinalResponseEvaluator)
     for name, evaluator in BUILTIN_EVALUATORS.items():

@@ -143,7 +143,7 @@ def test_text_and_length_mismatches_both_reported() -> None:
             {"text": {"compareName": "a"}, "json": {"compareName": "b"}, "rouge": {"tokenizerName": "c"}},
             'text.compareName "a" .*; .*json.compareName "b" .*; .*rouge.tokenizerName "c" is not registered',
         ),
-        ({"rouge": {"rougeType": "rouge1"}}, "final response criterion: rouge is not supported yet"),
+        ({"rouge": {"threshold": {"f1": 0.5}}}, "criterion.finalResponse.rouge.rougeType is required"),
         ({"text": {}, "xml": {"valid": True}}, "xml match strategy is empty"),
         (
             {"xml": {"matchStrategy": "skip"}, "json": {"schema": {"minimum": "1"}}},

@@ -10,6 +10,7 @@ import pytest
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult, average_of_turns
+from agenteval.evaluators.builtin import BUILTIN_EVALUATORS
 from agenteval.evaluators.final_response import FinalResponseEvaluator
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
@@ -104,7 +105,8 @@ def test_register_rejects(name: str, evaluator: object) -> None:
 
 def test_default_registry() -> None:
     registry = default_registry()
-    assert registry.names() == ["final_response_avg_score", "tool_trajectory_avg_score"]
+    assert registry.names() == sorted(BUILTIN_EVALUATORS)
+    assert len(registry.names()) == 9
     assert "tool_trajectory_avg_score" in registry
     assert isinstance(registry.get("tool_trajectory_avg_score"), ToolTrajectoryEvaluator)
     assert isinstance(registry.get("final_response_avg_score"), FinalResponseEvaluator)

@@ -17,6 +17,7 @@ from agenteval.evaluators.criteria.jsonmatch import (
     match_json_text,
     parse_json_text,
 )
+from agenteval.evaluators.criteria.rouge import DefaultTokenizer, RougeScore, match_rouge, score_rouge
 from agenteval.evaluators.criteria.text import check_length_criterion, match_length, match_text
 from agenteval.evaluators.criteria.trajectory import (
     check_tool_trajectory_criterion,
@@ -31,6 +32,8 @@ from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml, xm
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
     "NO_FINAL_RESPONSE",
+    "DefaultTokenizer",
+    "RougeScore",
     "check_final_response_criterion",
     "check_json_schema",
     "check_length_criterion",
@@ -42,12 +45,14 @@ __all__ = [
     "match_json",
     "match_json_text",
     "match_length",
+    "match_rouge",
     "match_text",
     "match_tool",
     "match_tool_trajectory",
     "match_xml",
     "maximum_bipartite_matching",
     "parse_json_text",
+    "score_rouge",
     "strategy_for",
     "xml_problem",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json_text
+from agenteval.evaluators.criteria.rouge import match_rouge
 from agenteval.evaluators.criteria.text import match_text
 from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml
 from agenteval.metric.criterion import FinalResponseCriterion
@@ -29,8 +30,8 @@ def check_final_response_criterion(criterion: FinalResponseCriterion) -> None:
     ``finalResponse.compareName`` nothing else is checked, since nothing else is used.
 
     Raises:
-        ConfigError: An unknown name; no sub-criterion configured; ROUGE configured (not supported
-            yet); an XML match strategy other than ``skip``; an invalid JSON Schema.
+        ConfigError: An unknown name; no sub-criterion configured; ROUGE without a type; an XML
+            match strategy other than ``skip``; an invalid JSON Schema.
     """
     problems = active_metric_registry().unregistered_names(criterion)
     if problems:
@@ -39,8 +40,8 @@ def check_final_response_criterion(criterion: FinalResponseCriterion) -> None:
         return
     if criterion.text is None and criterion.json_ is None and criterion.rouge is None and criterion.xml is None:
         raise ConfigError("final response criterion must configure text, json, rouge, or xml")
-    if criterion.rouge is not None and not criterion.rouge.ignore:
-        raise ConfigError("final response criterion: rouge is not supported yet")
+    if criterion.rouge is not None and not criterion.rouge.ignore and not criterion.rouge.rouge_type:
+        raise ConfigError("criterion.finalResponse.rouge.rougeType is required (rouge1, rouge2, …, rougeL, rougeLsum)")
     if criterion.xml is not None:
         check_xml_criterion(criterion.xml)
     json_criterion = criterion.json_
@@ -83,7 +84,7 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
         with ``"; "``.
 
     Raises:
-        ConfigError: The criterion is misconfigured or not supported yet, or a compare raised.
+        ConfigError: The criterion is misconfigured, or a compare raised.
     """
     check_final_response_criterion(criterion)
     if criterion.compare_name:
@@ -103,6 +104,12 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
         reason = match_text(actual_text, expected_text, criterion.text)
         if reason is not None:
             mismatches.append(f"text mismatch: {reason}")
+    if criterion.rouge is not None:
+        rouge = criterion.rouge
+        tokenizer = active_metric_registry().rouge_tokenizer(rouge.tokenizer_name) if rouge.tokenizer_name else None
+        reason = match_rouge(actual_text, expected_text, rouge, tokenizer)
+        if reason is not None:
+            mismatches.append(f"rouge mismatch: {reason}")
     if criterion.xml is not None:
         reason = match_xml(actual_text, expected_text, criterion.xml)
         if reason is not None:
