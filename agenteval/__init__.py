@@ -57,6 +57,12 @@ from agenteval.metric import (
     LocalMetricManager,
     MetricManager,
 )
+from agenteval.mysql import (
+    MySQLEvalResultManager,
+    MySQLEvalSetManager,
+    MySQLMetricManager,
+    register_mysql_instance,
+)
 from agenteval.passk import pass_at_k, pass_hat_k
 from agenteval.report import EvaluationReport
 from agenteval.runner import (
@@ -132,6 +138,9 @@ __all__ = [
     "MetricEvaluator",
     "MetricManager",
     "MissingDependencyError",
+    "MySQLEvalResultManager",
+    "MySQLEvalSetManager",
+    "MySQLMetricManager",
     "NotFoundError",
     "PerInvocationResult",
     "RubricScore",
@@ -153,4 +162,5 @@ __all__ = [
     "default_registry",
     "pass_at_k",
     "pass_hat_k",
+    "register_mysql_instance",
 ]

@@ -1,0 +1,267 @@
+"""An eval-set store on MySQL (or MariaDB), with the reference framework's tables."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from agenteval._files import parse_json
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalset.memory import _appender, _case_id, _check_set, _not_empty
+from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.mysql.client import MySQLStore, error_code, to_seconds, transaction, utc_now
+from agenteval.mysql.schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
+
+__all__ = ["MySQLEvalSetManager"]
+
+_DUPLICATE_ENTRY = 1062
+
+
+def _stamped_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> EvalCase:
+    # Reuse the in-memory store's checks and creation-time defaults by appending to a scratch set.
+    scratch = EvalSet(eval_set_id=eval_set_id)
+    _appender(app_name, eval_set_id, eval_case)(scratch)
+    return scratch.eval_cases[0]
+
+
+class MySQLEvalSetManager(MySQLStore):
+    """An :class:`~agenteval.evalset.manager.EvalSetManager` on the reference's MySQL tables.
+
+    Sets live in ``<prefix>evaluation_eval_sets`` and their cases, one JSON document per row, in
+    ``<prefix>evaluation_eval_cases``. Sets are listed by id; cases keep the order they were
+    added in. As with the reference schema's ``utf8mb4_unicode_ci`` collation, names compare
+    without regard to case or trailing spaces.
+
+    See :class:`~agenteval.mysql.client.MySQLStore` for the arguments.
+    """
+
+    _SCHEMA_FILES = ("evalset_schema.sql",)
+    _TABLES = (EVALUATION_EVAL_SETS, EVALUATION_EVAL_CASES)
+
+    @property
+    def _sets(self) -> str:
+        return self._prefix + EVALUATION_EVAL_SETS
+
+    @property
+    def _cases(self) -> str:
+        return self._prefix + EVALUATION_EVAL_CASES
+
+    def _lock_set(self, cursor: Any, app_name: str, eval_set_id: str) -> None:
+        # A shared lock keeps a concurrent delete from orphaning the case being written.
+        cursor.execute(
+            f"SELECT 1 FROM `{self._sets}` WHERE app_name = %s AND eval_set_id = %s LOCK IN SHARE MODE",
+            (app_name, eval_set_id),
+        )
+        if cursor.fetchone() is None:
+            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
+
+    def _parse_case(self, payload: str | bytes, app_name: str, eval_set_id: str, eval_id: str) -> EvalCase:
+        source = f"eval case {app_name}.{eval_set_id}.{eval_id} in table {self._cases}"
+        return parse_json(payload, EvalCase, source)
+
+    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """Load an eval set with its cases, in the order they were added.
+
+        Raises:
+            ConfigError: An empty name, or a stored case that does not fit the model.
+            NotFoundError: No such set.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        sql = (
+            f"SELECT s.name, s.description, s.created_at, c.eval_id, c.eval_case FROM `{self._sets}` s"
+            f" LEFT JOIN `{self._cases}` c ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id"
+            " WHERE s.app_name = %s AND s.eval_set_id = %s ORDER BY c.id"
+        )
+
+        def load(conn: Any) -> builtins.list[tuple[Any, ...]]:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name, eval_set_id))
+                return builtins.list(cursor.fetchall())
+
+        rows = await self._client.call(f"get eval set {app_name}.{eval_set_id}", self._sets, load)
+        if not rows:
+            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
+        name, description, created_at = rows[0][:3]
+        cases = [self._parse_case(row[4], app_name, eval_set_id, row[3]) for row in rows if row[4] is not None]
+        return EvalSet(
+            eval_set_id=eval_set_id,
+            name=name,
+            description=description or "",
+            eval_cases=cases,
+            creation_timestamp=to_seconds(created_at),
+        )
+
+    async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """Create an empty eval set named after its id.
+
+        Raises:
+            ConfigError: An empty name, or the set already exists.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        created_at, timestamp = utc_now()
+        sql = (
+            f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
+            " VALUES (%s, %s, %s, %s, %s)"
+        )
+
+        def insert(conn: Any) -> None:
+            with conn.cursor() as cursor:
+                try:
+                    cursor.execute(sql, (app_name, eval_set_id, eval_set_id, "", created_at))
+                except Exception as exc:
+                    if error_code(exc) == _DUPLICATE_ENTRY:
+                        raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists") from None
+                    raise
+
+        await self._client.call(f"create eval set {app_name}.{eval_set_id}", self._sets, insert)
+        return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=timestamp)
+
+    async def list(self, app_name: str) -> builtins.list[str]:
+        """Return the app's eval-set ids in id order (``[]`` for an unknown app).
+
+        Raises:
+            ConfigError: An empty app name.
+            StorageError: The database failed.
+        """
+        _not_empty("app name", app_name)
+        sql = f"SELECT eval_set_id FROM `{self._sets}` WHERE app_name = %s ORDER BY eval_set_id ASC"
+
+        def ids(conn: Any) -> builtins.list[str]:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name,))
+                return [row[0] for row in cursor.fetchall()]
+
+        return await self._client.call(f"list eval sets for app {app_name}", self._sets, ids)
+
+    async def delete(self, app_name: str, eval_set_id: str) -> None:
+        """Delete an eval set and its cases, in one transaction.
+
+        Raises:
+            ConfigError: An empty name.
+            NotFoundError: No such set.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+
+        def remove(conn: Any) -> None:
+            with transaction(conn) as cursor:
+                # The set row first: writers of cases lock it before touching the case table.
+                cursor.execute(
+                    f"DELETE FROM `{self._sets}` WHERE app_name = %s AND eval_set_id = %s", (app_name, eval_set_id)
+                )
+                if cursor.rowcount == 0:
+                    raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
+                cursor.execute(
+                    f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s", (app_name, eval_set_id)
+                )
+
+        await self._client.call(f"delete eval set {app_name}.{eval_set_id}", self._sets, remove)
+
+    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        """Load one case of an eval set.
+
+        Raises:
+            ConfigError: An empty name, or a stored case that does not fit the model.
+            NotFoundError: No such set or case.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        _not_empty("eval case id", eval_case_id)
+        sql = (
+            f"SELECT c.eval_case FROM `{self._sets}` s LEFT JOIN `{self._cases}` c"
+            " ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id AND c.eval_id = %s"
+            " WHERE s.app_name = %s AND s.eval_set_id = %s"
+        )
+
+        def load(conn: Any) -> tuple[Any, ...] | None:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (eval_case_id, app_name, eval_set_id))
+                row: tuple[Any, ...] | None = cursor.fetchone()
+                return row
+
+        where = f"{app_name}.{eval_set_id}.{eval_case_id}"
+        row = await self._client.call(f"get eval case {where}", self._cases, load)
+        if row is None:
+            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
+        if row[0] is None:
+            raise NotFoundError(f"eval case {where} not found")
+        return self._parse_case(row[0], app_name, eval_set_id, eval_case_id)
+
+    async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
+        """Append a case, filling missing creation times with now.
+
+        Raises:
+            ConfigError: An empty name, a missing case or id, or a case id already in the set.
+            NotFoundError: No such set.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        case = _stamped_copy(app_name, eval_set_id, eval_case)
+        args = (app_name, eval_set_id, case.eval_id, case.eval_mode.value, case.to_json(indent=None))
+        sql = (
+            f"INSERT INTO `{self._cases}` (app_name, eval_set_id, eval_id, eval_mode, eval_case)"
+            " VALUES (%s, %s, %s, %s, %s)"
+        )
+        where = f"{app_name}.{eval_set_id}.{case.eval_id}"
+
+        def insert(conn: Any) -> None:
+            with transaction(conn) as cursor:
+                self._lock_set(cursor, app_name, eval_set_id)
+                try:
+                    cursor.execute(sql, args)
+                except Exception as exc:
+                    if error_code(exc) == _DUPLICATE_ENTRY:
+                        raise ConfigError(f"eval case {where} already exists") from None
+                    raise
+
+        await self._client.call(f"add eval case {where}", self._cases, insert)
+
+    async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
+        """Replace the case with the same id by ``eval_case``, as given; its position is kept.
+
+        Raises:
+            ConfigError: An empty name or a missing case or id.
+            NotFoundError: No such set or case.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        case_id = _case_id(eval_case)
+        args = (eval_case.eval_mode.value, eval_case.to_json(indent=None), app_name, eval_set_id, case_id)
+        sql = (
+            f"UPDATE `{self._cases}` SET eval_mode = %s, eval_case = %s, updated_at = CURRENT_TIMESTAMP(6)"
+            " WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
+        )
+        where = f"{app_name}.{eval_set_id}.{case_id}"
+
+        def update(conn: Any) -> None:
+            with transaction(conn) as cursor:
+                self._lock_set(cursor, app_name, eval_set_id)
+                cursor.execute(sql, args)
+                if cursor.rowcount == 0:
+                    raise NotFoundError(f"eval case {where} not found")
+
+        await self._client.call(f"update eval case {where}", self._cases, update)
+
+    async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
+        """Remove a case.
+
+        Raises:
+            ConfigError: An empty name.
+            NotFoundError: No such set or case.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        _not_empty("eval case id", eval_case_id)
+        sql = f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
+        where = f"{app_name}.{eval_set_id}.{eval_case_id}"
+
+        def remove(conn: Any) -> None:
+            with transaction(conn) as cursor:
+                self._lock_set(cursor, app_name, eval_set_id)
+                cursor.execute(sql, (app_name, eval_set_id, eval_case_id))
+                if cursor.rowcount == 0:
+                    raise NotFoundError(f"eval case {where} not found")
+
+        await self._client.call(f"delete eval case {where}", self._cases, remove)

@@ -1,0 +1,144 @@
+"""A metric store on MySQL (or MariaDB), with the reference framework's table."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from agenteval._files import parse_json
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.metric.memory import _check_set, _metric_name, _not_empty
+from agenteval.metric.models import EvalMetric
+from agenteval.mysql.client import MySQLStore, error_code
+from agenteval.mysql.schema import EVALUATION_METRICS
+
+__all__ = ["MySQLMetricManager"]
+
+_DUPLICATE_ENTRY = 1062
+
+
+class MySQLMetricManager(MySQLStore):
+    """A :class:`~agenteval.metric.manager.MetricManager` on the reference's MySQL table.
+
+    Metrics live in ``<prefix>evaluation_metrics``, one JSON document per (app, eval set, metric
+    name). They are listed in the order they were added (the reference sorts them by name; the
+    store protocol promises configuration order). Judge API keys are never written, so they do
+    not survive a round trip, as with the local store.
+
+    See :class:`~agenteval.mysql.client.MySQLStore` for the arguments.
+    """
+
+    _SCHEMA_FILES = ("metric_schema.sql",)
+    _TABLES = (EVALUATION_METRICS,)
+
+    @property
+    def _table(self) -> str:
+        return self._prefix + EVALUATION_METRICS
+
+    async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
+        """Return the metric names of an eval set in the order they were added (``[]`` when none).
+
+        Raises:
+            ConfigError: An empty name.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        sql = f"SELECT metric_name FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
+
+        def names(conn: Any) -> builtins.list[str]:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name, eval_set_id))
+                return [row[0] for row in cursor.fetchall()]
+
+        return await self._client.call(f"list metrics for {app_name}.{eval_set_id}", self._table, names)
+
+    async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
+        """Load one metric.
+
+        Raises:
+            ConfigError: An empty name, or a stored metric that does not fit the model.
+            NotFoundError: No such metric.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        _not_empty("metric name", metric_name)
+        sql = f"SELECT metric FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
+
+        def load(conn: Any) -> tuple[Any, ...] | None:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name, eval_set_id, metric_name))
+                row: tuple[Any, ...] | None = cursor.fetchone()
+                return row
+
+        where = f"{app_name}.{eval_set_id}.{metric_name}"
+        row = await self._client.call(f"get metric {where}", self._table, load)
+        if row is None:
+            raise NotFoundError(f"metric {where} not found")
+        return parse_json(row[0], EvalMetric, f"metric {where} in table {self._table}")
+
+    async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        """Add a metric; its name must be new in the eval set.
+
+        Raises:
+            ConfigError: An empty name, a missing metric, or a name already in the set.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        name = _metric_name(metric)
+        sql = f"INSERT INTO `{self._table}` (app_name, eval_set_id, metric_name, metric) VALUES (%s, %s, %s, %s)"
+        args = (app_name, eval_set_id, name, metric.to_json(indent=None))
+        where = f"{app_name}.{eval_set_id}.{name}"
+
+        def insert(conn: Any) -> None:
+            with conn.cursor() as cursor:
+                try:
+                    cursor.execute(sql, args)
+                except Exception as exc:
+                    if error_code(exc) == _DUPLICATE_ENTRY:
+                        raise ConfigError(f"metric {where} already exists") from None
+                    raise
+
+        await self._client.call(f"add metric {where}", self._table, insert)
+
+    async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        """Replace the metric with the same name; its position is kept.
+
+        Raises:
+            ConfigError: An empty name or a missing metric.
+            NotFoundError: No such metric.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        name = _metric_name(metric)
+        sql = (
+            f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
+            " WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
+        )
+        where = f"{app_name}.{eval_set_id}.{name}"
+        await self._change(
+            f"update metric {where}", where, sql, (metric.to_json(indent=None), app_name, eval_set_id, name)
+        )
+
+    async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
+        """Remove a metric.
+
+        Raises:
+            ConfigError: An empty name.
+            NotFoundError: No such metric.
+            StorageError: The database failed.
+        """
+        _check_set(app_name, eval_set_id)
+        _not_empty("metric name", metric_name)
+        sql = f"DELETE FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
+        where = f"{app_name}.{eval_set_id}.{metric_name}"
+        await self._change(f"delete metric {where}", where, sql, (app_name, eval_set_id, metric_name))
+
+    async def _change(self, operation: str, where: str, sql: str, args: tuple[Any, ...]) -> None:
+        def change(conn: Any) -> int:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, args)
+                count: int = cursor.rowcount
+                return count
+
+        if await self._client.call(operation, self._table, change) == 0:
+            raise NotFoundError(f"metric {where} not found")

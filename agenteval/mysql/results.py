@@ -1,0 +1,141 @@
+"""An eval-result store on MySQL (or MariaDB), with the reference framework's table."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from agenteval._files import parse_json
+from agenteval._json import WireModel
+from agenteval.errors import NotFoundError
+from agenteval.evalresult._prepare import prepare_result, validate_get, validate_list
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.summary import EvalSetResultSummary
+from agenteval.mysql.client import MySQLStore, to_seconds
+from agenteval.mysql.schema import EVALUATION_EVAL_SET_RESULTS
+
+__all__ = ["MySQLEvalResultManager"]
+
+_CASE_RESULTS = TypeAdapter(list[EvalCaseResult])
+
+
+def _dump_json(models: Sequence[WireModel]) -> str:
+    """Serialize models as a compact JSON array (``[]`` when there are none), as Go's encoder does."""
+    return json.dumps([model.to_dict() for model in models], ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class MySQLEvalResultManager(MySQLStore):
+    """An :class:`~agenteval.evalresult.manager.EvalResultManager` on the reference's MySQL table.
+
+    Results live in ``<prefix>evaluation_eval_set_results``, one row per (app, result id). Saving
+    an existing id replaces the row's content but keeps its ``created_at``. The database sets
+    ``created_at``, which is what ``get`` returns as the creation time: a creation time on the
+    saved object is ignored, as the reference does. ``list`` returns the newest results first.
+
+    See :class:`~agenteval.mysql.client.MySQLStore` for the arguments, e.g.
+    ``MySQLEvalResultManager("mysql://root@127.0.0.1:3306/evals", table_prefix="trpc")``.
+    """
+
+    _SCHEMA_FILES = ("schema.sql",)
+    _TABLES = (EVALUATION_EVAL_SET_RESULTS,)
+
+    @property
+    def _table(self) -> str:
+        return self._prefix + EVALUATION_EVAL_SET_RESULTS
+
+    async def save(self, app_name: str, result: EvalSetResult | None) -> str:
+        """Insert or replace a result and return its id.
+
+        A missing id becomes ``<app>_<evalSetId>_<uuid4>`` and a missing name the id; the
+        caller's object is not changed.
+
+        Raises:
+            ConfigError: A bad argument, or a result that cannot be serialised.
+            StorageError: The database failed.
+        """
+        prepared = prepare_result(app_name, result, set_timestamp=False)
+        result_id = prepared.eval_set_result_id
+        cases = _dump_json(prepared.eval_case_results)
+        summary = None if prepared.summary is None else prepared.summary.to_json(indent=None)
+        sql = (
+            f"INSERT INTO `{self._table}` (app_name, eval_set_result_id, eval_set_id, eval_set_result_name,"
+            " eval_case_results, summary) VALUES (%s, %s, %s, %s, %s, %s)"
+            " ON DUPLICATE KEY UPDATE eval_set_id = VALUES(eval_set_id),"
+            " eval_set_result_name = VALUES(eval_set_result_name),"
+            " eval_case_results = VALUES(eval_case_results), summary = VALUES(summary),"
+            " updated_at = CURRENT_TIMESTAMP(6)"
+        )
+        args = (app_name, result_id, prepared.eval_set_id, prepared.eval_set_result_name, cases, summary)
+
+        def store(conn: Any) -> None:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, args)
+
+        await self._client.call(f"store eval set result {app_name}.{result_id}", self._table, store)
+        return result_id
+
+    async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
+        """Load a result; its id is the one asked for and its creation time the row's ``created_at``.
+
+        Raises:
+            ConfigError: An empty app name or id, or a stored row that does not fit the model.
+            NotFoundError: No such result.
+            StorageError: The database failed.
+        """
+        validate_get(app_name, eval_set_result_id)
+        sql = (
+            "SELECT eval_set_id, eval_set_result_name, eval_case_results, summary, created_at"
+            f" FROM `{self._table}` WHERE app_name = %s AND eval_set_result_id = %s"
+        )
+
+        def load(conn: Any) -> tuple[Any, ...] | None:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name, eval_set_result_id))
+                row: tuple[Any, ...] | None = cursor.fetchone()
+                return row
+
+        where = f"{app_name}.{eval_set_result_id}"
+        row = await self._client.call(f"load eval set result {where}", self._table, load)
+        if row is None:
+            raise NotFoundError(f"eval set result {where} not found")
+        eval_set_id, name, cases, summary, created_at = row
+        source = f"row {where} of table {self._table}"
+        case_results = [] if _is_null(cases) else parse_json(cases, _CASE_RESULTS, f"eval_case_results of {source}")
+        return EvalSetResult(
+            eval_set_result_id=eval_set_result_id,
+            eval_set_result_name=name,
+            eval_set_id=eval_set_id,
+            eval_case_results=case_results,
+            summary=None if _is_empty(summary) else parse_json(summary, EvalSetResultSummary, f"summary of {source}"),
+            creation_timestamp=to_seconds(created_at),
+        )
+
+    async def list(self, app_name: str) -> builtins.list[str]:
+        """Return the app's result ids, newest first (``[]`` for an unknown app).
+
+        Raises:
+            ConfigError: An empty app name.
+            StorageError: The database failed.
+        """
+        validate_list(app_name)
+        # id breaks ties between results created in the same microsecond.
+        sql = f"SELECT eval_set_result_id FROM `{self._table}` WHERE app_name = %s ORDER BY created_at DESC, id DESC"
+
+        def ids(conn: Any) -> builtins.list[str]:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name,))
+                return [row[0] for row in cursor.fetchall()]
+
+        return await self._client.call(f"list eval set results for app {app_name}", self._table, ids)
+
+
+def _is_null(payload: str | bytes) -> bool:
+    return payload.strip() in {"null", b"null"}
+
+
+def _is_empty(payload: str | bytes | None) -> bool:
+    return payload is None or not payload.strip() or _is_null(payload)

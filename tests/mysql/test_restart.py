@@ -1,0 +1,54 @@
+"""A store keeps working across a real restart of the MariaDB server on this machine."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from agenteval.mysql import MySQLEvalResultManager
+from tests.evalresult._data import make_result
+from tests.mysql.conftest import MySQLServer, unavailable
+
+MARIADBD = "/usr/sbin/mariadbd"
+
+
+def _daemon(*args: str) -> None:
+    subprocess.run(["start-stop-daemon", *args, "--exec", MARIADBD], check=True, capture_output=True, timeout=40)
+
+
+def _wait_until_up(mysql: MySQLServer, deadline: float) -> None:
+    while True:
+        try:
+            mysql.connect().close()
+            return
+        except mysql.pymysql.err.Error:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@pytest.mark.mysql
+@pytest.mark.timeout(60)
+def test_save_after_a_server_restart(mysql: MySQLServer) -> None:
+    if shutil.which("start-stop-daemon") is None or not os.path.exists(MARIADBD) or os.geteuid() != 0:
+        unavailable("restarting the server needs root, start-stop-daemon and /usr/sbin/mariadbd")
+    if mysql.options.get("host") not in {"127.0.0.1", "localhost"}:
+        unavailable("the test server is not the local mariadbd")
+    store = MySQLEvalResultManager(mysql.dsn, table_prefix=mysql.prefix)
+    with asyncio.Runner() as runner:
+        runner.run(store.save("app", make_result(eval_set_result_id="before")))
+        assert store._client._idle, "the store should hold a pooled connection"
+        try:
+            _daemon("--stop", "--retry", "30")
+        finally:
+            _daemon("--start", "--oknodo", "--background")
+            _wait_until_up(mysql, time.monotonic() + 20)
+        # The pooled connection died with the old server: the save is retried on a new one.
+        assert runner.run(store.save("app", make_result(eval_set_result_id="after"))) == "after"
+        assert runner.run(store.list("app")) == ["after", "before"]
+        runner.run(store.close())
