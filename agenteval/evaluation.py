@@ -9,17 +9,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from agenteval._async import run_sync
-from agenteval.errors import AgentEvalError, ConfigError, StorageError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, StorageError, rewrap
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
-from agenteval.evalset.models import EvalSet
+from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.llm.base import ChatModel
+from agenteval.llm.judge import JudgeOverride
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
+from agenteval.metric.registry import MetricRegistry, active_metric_registry
 from agenteval.report import CaseSummary, EvaluationReport
 from agenteval.runner.base import Runner
 from agenteval.runner.function import AgentFunction, as_runner
@@ -71,10 +74,15 @@ class EvaluationOptions:
     parallel_runs: bool = False
     parallelism: int = field(default_factory=default_parallelism)
     eval_case_ids: tuple[str, ...] = ()
+    metric_registry: MetricRegistry | None = None
+    judge: ChatModel | None = None
+    judge_num_samples: int = 1
 
     def __post_init__(self) -> None:
         if self.num_runs <= 0:
             raise ConfigError("num runs must be greater than 0")
+        if self.judge_num_samples <= 0:
+            raise ConfigError("judge runner num samples must be greater than 0")
         if (self.parallel_inference or self.parallel_evaluation) and self.parallelism <= 0:
             raise ConfigError("eval case parallelism must be greater than 0")
 
@@ -91,10 +99,12 @@ class EvaluationOptions:
             parallelism=self.parallelism,
             parallel_inference=self.parallel_inference,
             parallel_evaluation=self.parallel_evaluation,
+            metric_registry=self.metric_registry,
+            judge=JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None,
         )
 
 
-_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator"})
+_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge"})
 
 
 class EvaluateOverrides(TypedDict, total=False):
@@ -115,6 +125,9 @@ class EvaluateOverrides(TypedDict, total=False):
     parallel_runs: bool
     parallelism: int
     eval_case_ids: Sequence[str]
+    metric_registry: MetricRegistry | None
+    judge: ChatModel | None
+    judge_num_samples: int
 
 
 def _normalized(overrides: EvaluateOverrides) -> dict[str, Any]:
@@ -159,7 +172,10 @@ class Evaluator:
             - ``num_runs``: repetitions of every case (1);
             - ``parallel_inference``, ``parallel_evaluation``, ``parallel_runs``: the three independent
               concurrency switches (all off); ``parallelism``: cases at once (CPU count);
-            - ``eval_case_ids``: restrict to these cases.
+            - ``eval_case_ids``: restrict to these cases;
+            - ``metric_registry``: named compares and tokenizers used by metric files;
+            - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
+              :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``.
     """
 
     def __init__(self, app_name: str, agent: Runner | AgentFunction, **options: Unpack[EvaluateOverrides]) -> None:
@@ -216,7 +232,10 @@ class Evaluator:
         except Exception as exc:
             raise rewrap("get eval set", exc) from exc
         eval_metrics = list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
-        service = LocalService(self.runner, options.service_options())
+        _check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        # Every run reads the set read above, so a long evaluation sees one consistent eval set.
+        snapshot = _SnapshotEvalSetManager(options.eval_set_manager, self.app_name, eval_set_id, ordering)
+        service = LocalService(self.runner, replace(options, eval_set_manager=snapshot).service_options())
         runs = await self._run_all(service, options, eval_set_id, eval_metrics)
         case_results = [case for _, cases in runs for case in cases]
         result = EvalSetResult(eval_set_id=eval_set_id, eval_case_results=case_results)
@@ -306,6 +325,41 @@ class Evaluator:
 
     def __repr__(self) -> str:
         return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+def _check_metrics(metrics: list[EvalMetric], registry: MetricRegistry) -> None:
+    """Fail before any case runs when a metric names an unregistered compare or tokenizer."""
+    for index, metric in enumerate(metrics):
+        try:
+            registry.check(metric)
+        except AgentEvalError as exc:
+            raise rewrap(f"resolve metric at index {index} ({metric.metric_name})", exc) from exc
+
+
+class _SnapshotEvalSetManager:
+    """Serves one eval set already read from ``inner``; everything else goes to ``inner``."""
+
+    def __init__(self, inner: EvalSetManager, app_name: str, eval_set_id: str, eval_set: EvalSet) -> None:
+        self._inner = inner
+        self._key = (app_name, eval_set_id)
+        self._eval_set = eval_set
+
+    def _holds(self, app_name: str, eval_set_id: str) -> bool:
+        return (app_name, eval_set_id) == self._key
+
+    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
+        return self._eval_set if self._holds(app_name, eval_set_id) else await self._inner.get(app_name, eval_set_id)
+
+    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        if self._holds(app_name, eval_set_id):
+            case = self._eval_set.case(eval_case_id)
+            if case is None:
+                raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
+            return case
+        return await self._inner.get_case(app_name, eval_set_id, eval_case_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 async def _with_eval_set(app_name: str, eval_set: EvalSet, options: EvaluationOptions) -> tuple[EvaluationOptions, str]:

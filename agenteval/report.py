@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agenteval._async import run_sync
+from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
 from agenteval.metric.models import EvalMetric
@@ -20,6 +22,7 @@ __all__ = [
     "CASE_COLUMNS",
     "INVOCATION_COLUMNS",
     "METRIC_COLUMNS",
+    "RUBRIC_COLUMNS",
     "CaseSummary",
     "EvaluationReport",
 ]
@@ -45,6 +48,9 @@ INVOCATION_COLUMNS = (
     "expected_response",
 )
 """Columns of :attr:`EvaluationReport.invocations`: one row per (run, case, turn, metric); ``turn`` is 1-based."""
+
+RUBRIC_COLUMNS = ("run_id", "eval_id", "turn", "metric_name", "rubric_id", "score", "reason")
+"""Columns of :attr:`EvaluationReport.rubric_scores`: one row per (run, case, turn, metric, rubric)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -166,6 +172,38 @@ class EvaluationReport:
                         }
                     )
         return _frame(rows, INVOCATION_COLUMNS)
+
+    @property
+    def rubric_scores(self) -> pd.DataFrame:
+        """One row per (run, case, turn, metric, rubric) for LLM-judge metrics (columns ``RUBRIC_COLUMNS``)."""
+        rows = [
+            {
+                "run_id": case.run_id,
+                "eval_id": case.eval_id,
+                "turn": turn,
+                "metric_name": metric.metric_name,
+                "rubric_id": rubric.id,
+                "score": rubric.score,
+                "reason": rubric.reason,
+            }
+            for case in self.result.eval_case_results
+            for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)
+            for metric in per_turn.eval_metric_results
+            if metric.details is not None
+            for rubric in metric.details.rubric_scores
+        ]
+        return _frame(rows, RUBRIC_COLUMNS)
+
+    async def asave(self, manager: EvalResultManager) -> str:
+        """Save the result to another store (e.g. local files or MySQL) and return its id there.
+
+        The result keeps its id, so the same evaluation has the same id in every store.
+        """
+        return await manager.save(self.app_name, self.result)
+
+    def save(self, manager: EvalResultManager) -> str:
+        """Synchronous twin of :meth:`asave`; works inside Jupyter too."""
+        return run_sync(self.asave(manager))
 
     def pass_at_k(self, k: int) -> float:
         """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""

@@ -49,7 +49,9 @@ from agenteval import (
 )
 from agenteval._async import run_sync
 from agenteval.evalresult.manager import EvalResultManager
+from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.models import Tool
+from agenteval.evaluation import _build_report
 from agenteval.evaluators.base import EvaluatorFunction
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
@@ -376,24 +378,38 @@ def test_case_summaries_and_results_follow_the_eval_set_order() -> None:
     assert list(report.cases["eval_id"]) == SHUFFLED * 2
 
 
-def test_cases_missing_from_the_eval_set_come_last_in_lexicographic_order() -> None:
+def test_an_evaluation_uses_the_eval_set_as_read_when_it_started() -> None:
     manager = fill([make_case(eval_id) for eval_id in SHUFFLED])
 
+    added: list[str] = []
+
     async def add_late_cases(context: EvalContext, args: BeforeInferenceSetArgs) -> None:
-        # The set grows while the evaluation runs: the facade read it for ordering before.
         for eval_id in ("late-b", "late-a"):
-            await manager.add_case(APP, SET, make_case(eval_id))
+            if eval_id not in added:
+                await manager.add_case(APP, SET, make_case(eval_id))
+                added.append(eval_id)
 
     ev = Evaluator(
         APP,
         echo,
         eval_set_manager=manager,
+        num_runs=2,
         callbacks=Callbacks().register_before_inference_set("grow", add_late_cases),
     )
 
     report = ev.evaluate(SET)
 
-    assert [eval_id for _, eval_id in result_ids(report)] == [*SHUFFLED, "late-b", "late-a"]
+    assert case_ids(report) == SHUFFLED
+    assert result_ids(report) == [(run, eval_id) for run in (1, 2) for eval_id in SHUFFLED]
+
+
+def test_case_results_missing_from_the_eval_set_come_last_in_lexicographic_order() -> None:
+    ordering = EvalSet(eval_set_id=SET, eval_cases=[make_case(eval_id) for eval_id in SHUFFLED])
+    results = [
+        EvalCaseResult(eval_set_id=SET, eval_id=eval_id, run_id=1, final_eval_status=EvalStatus.PASSED)
+        for eval_id in ["late-b", *reversed(SHUFFLED), "late-a"]
+    ]
+    report = _build_report(APP, ordering, EvalSetResult(eval_set_id=SET, eval_case_results=results), [], [], 1)
     assert case_ids(report) == [*SHUFFLED, "late-a", "late-b"]
 
 
