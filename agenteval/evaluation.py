@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from agenteval._async import run_sync
+from agenteval._gc import fewer_collections
 from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, StorageError, rewrap
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
@@ -219,6 +220,12 @@ class Evaluator:
         **overrides: Unpack[EvaluateOverrides],
     ) -> EvaluationReport:
         """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
+        with fewer_collections():
+            return await self._evaluate(eval_set, metrics, overrides)
+
+    async def _evaluate(
+        self, eval_set: str | EvalSet, metrics: Sequence[EvalMetric] | None, overrides: EvaluateOverrides
+    ) -> EvaluationReport:
         started = time.perf_counter()
         options = replace(self.options, **_normalized(overrides)) if overrides else self.options
         if isinstance(eval_set, EvalSet):

@@ -4,8 +4,10 @@ Run with ``python bench/concurrency.py [--cases N] [--latency SECONDS] [--parall
 
 1. Case parallelism: N one-turn cases, an async agent that takes L seconds per turn,
    ``parallel_inference=True, parallelism=P``. The ideal wall time is ``ceil(N / P) * L``; the
-   ratio measured / ideal should stay at or below 1.15 for N=1000, L=20 ms, P=100. A bare asyncio
-   baseline (the same sleeps behind a semaphore, no framework) is measured in the same run.
+   inference phase's ratio measured / ideal (timed inside ``evaluate`` by an inference-set
+   callback) should stay at or below 1.15 for N=1000, L=20 ms, P=100. A bare asyncio baseline (the
+   same sleeps behind a semaphore, no framework) and the whole ``evaluate`` call (which adds reading
+   the set, scoring, summarising and saving) are measured in the same run.
 2. Framework overhead: N cases with an agent that answers at once, scored with a tool-trajectory
    and a final-response metric, serial and parallel; reported as cases per second and as
    microseconds per case next to the bare cost of calling the agent N times.
@@ -48,6 +50,7 @@ from agenteval.metric.criterion import (
     ToolTrajectoryStrategy,
 )
 from agenteval.runner.base import TurnRequest
+from agenteval.service import AfterInferenceSetArgs, Callbacks
 
 APP = "bench-app"
 SET = "bench-set"
@@ -158,49 +161,55 @@ def bare_asyncio(count: int, parallelism: int, latency: float) -> float:
 def bench_parallelism(count: int, parallelism: int, latency: float, repeats: int) -> tuple[str, float]:
     """Wall time of N cases of latency L at parallelism P, against the ideal and two baselines.
 
-    ``bare asyncio`` runs the same sleeps without the framework; ``instant agent`` is the same
-    evaluation with an agent that answers at once, i.e. the framework's fixed cost for N cases.
+    ``inference phase`` is the part of ``Evaluator.evaluate`` that runs the agent, timed by the
+    framework's own inference-set callbacks: the part case parallelism speeds up, and the figure
+    with a target. ``evaluate`` is the whole call, which adds the fixed work done around it
+    (reading the set, scoring, the multi-run summary, saving); ``instant agent`` is that whole call
+    with an agent that answers at once. ``bare asyncio`` runs the same sleeps without the framework.
     """
     manager = eval_set_manager(count)
+    phases: list[float] = []
+
+    def phase_ended(context: object, args: AfterInferenceSetArgs) -> None:
+        phases.append(time.time() - args.start_time)
 
     def evaluator(agent: Callable[[str, Turn], object]) -> Evaluator:
-        return Evaluator(APP, agent, eval_set_manager=manager, parallel_inference=True, parallelism=parallelism)
+        return Evaluator(
+            APP,
+            agent,
+            eval_set_manager=manager,
+            parallel_inference=True,
+            parallelism=parallelism,
+            callbacks=Callbacks().register_after_inference_set("timer", phase_ended),
+        )
 
     slow, instant = evaluator(latency_agent(latency)), evaluator(instant_agent)
     check = slow.evaluate(SET, metrics=[])
     assert [case.eval_id for case in check.result.eval_case_results] == [case.eval_id for case in make_cases(count)]
     assert not any(case.error_message for case in check.result.eval_case_results)
-    best, median = best_of(repeats, lambda: timed(lambda: slow.evaluate(SET, metrics=[])))
+    phases.clear()
+    whole, whole_median = best_of(repeats, lambda: timed(lambda: slow.evaluate(SET, metrics=[])))
+    inferred, inferred_median = min(phases), statistics.median(phases)
     fixed, _ = best_of(repeats, lambda: timed(lambda: instant.evaluate(SET, metrics=[])))
     baseline, _ = best_of(repeats, lambda: bare_asyncio(count, parallelism, latency))
     ideal = math.ceil(count / parallelism) * latency
-    ratio = best / ideal
+    ratio = inferred / ideal
     text = table(
-        [
-            "N",
-            "P",
-            "L (ms)",
-            "wall (s)",
-            "median (s)",
-            "ideal (s)",
-            "ratio",
-            "bare asyncio (s)",
-            "bare ratio",
-            "instant agent (s)",
-        ],
+        ["N", "P", "L (ms)", "ideal (s)", "what", "wall (s)", "median (s)", "ratio"],
         [
             [
                 str(count),
                 str(parallelism),
                 f"{latency * 1000:g}",
-                f"{best:.3f}",
-                f"{median:.3f}",
                 f"{ideal:.3f}",
+                "inference phase",
+                f"{inferred:.3f}",
+                f"{inferred_median:.3f}",
                 f"{ratio:.3f}",
-                f"{baseline:.3f}",
-                f"{baseline / ideal:.3f}",
-                f"{fixed:.3f}",
-            ]
+            ],
+            ["", "", "", "", "bare asyncio", f"{baseline:.3f}", "-", f"{baseline / ideal:.3f}"],
+            ["", "", "", "", "evaluate (whole call)", f"{whole:.3f}", f"{whole_median:.3f}", f"{whole / ideal:.3f}"],
+            ["", "", "", "", "evaluate, instant agent", f"{fixed:.3f}", "-", "-"],
         ],
     )
     return text, ratio

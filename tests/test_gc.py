@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+import agenteval._gc as tuning
+from agenteval._gc import fewer_collections
+
+
+@pytest.fixture(autouse=True)
+def _restore_threshold() -> Iterator[None]:
+    saved = gc.get_threshold()
+    yield
+    gc.set_threshold(*saved)
+
+
+def test_threshold_is_raised_inside_and_restored_after() -> None:
+    gc.set_threshold(700, 10, 10)
+    with fewer_collections():
+        assert gc.get_threshold()[0] == tuning._THRESHOLD
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_overlapping_blocks_restore_only_when_the_last_one_exits() -> None:
+    gc.set_threshold(700, 10, 10)
+    first, second = fewer_collections(), fewer_collections()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # not LIFO: concurrent evaluations finish in any order
+    assert gc.get_threshold()[0] == tuning._THRESHOLD
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_an_application_that_turned_collection_off_is_left_alone() -> None:
+    gc.set_threshold(0, 10, 10)
+    with fewer_collections():
+        assert gc.get_threshold() == (0, 10, 10)
+    assert gc.get_threshold() == (0, 10, 10)
+
+
+def test_threshold_is_restored_when_the_block_raises() -> None:
+    gc.set_threshold(700, 10, 10)
+    with pytest.raises(RuntimeError), fewer_collections():
+        raise RuntimeError("boom")
+    assert gc.get_threshold() == (700, 10, 10)
