@@ -343,3 +343,24 @@ async def test_close_then_use_reconnects(store: MySQLEvalResultManager) -> None:
     assert (await store.get("app", "r1")).eval_case_results[0] == EvalCaseResult.model_validate(
         make_result().eval_case_results[0].to_dict()
     )
+
+
+async def test_a_report_from_the_in_memory_default_exports_to_mysql(store: MySQLEvalResultManager) -> None:
+    from agenteval import Evaluator, LocalEvalSetManager, LocalMetricManager
+    from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
+
+    evaluator = Evaluator(
+        APP_NAME,
+        calculator_agent,
+        eval_set_manager=LocalEvalSetManager(DATA_DIR),
+        metric_manager=LocalMetricManager(DATA_DIR),
+        num_runs=2,
+    )
+    report = await evaluator.aevaluate(EVAL_SET_ID)
+
+    saved_id = await report.asave(store)
+
+    assert saved_id == report.result.eval_set_result_id
+    loaded = await store.get(APP_NAME, saved_id)
+    assert without_timestamp(loaded) == without_timestamp(report.result)
+    assert loaded.summary is not None and loaded.summary.num_runs == 2
