@@ -24,6 +24,7 @@ from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry, active_metric_registry
+from agenteval.provenance import Provenance, attach_provenance
 from agenteval.report import CaseSummary, EvaluationReport
 from agenteval.runner.base import Runner
 from agenteval.runner.function import AgentFunction, as_runner
@@ -227,6 +228,7 @@ class Evaluator:
         self, eval_set: str | EvalSet, metrics: Sequence[EvalMetric] | None, overrides: EvaluateOverrides
     ) -> EvaluationReport:
         started = time.perf_counter()
+        started_at = time.time()
         options = replace(self.options, **_normalized(overrides)) if overrides else self.options
         if isinstance(eval_set, EvalSet):
             options, eval_set_id = await _with_eval_set(self.app_name, eval_set, options)
@@ -251,6 +253,9 @@ class Evaluator:
         except AgentEvalError as exc:
             raise rewrap("summarize eval set result", exc) from exc
         report = _build_report(self.app_name, ordering, result, eval_metrics, runs, options.num_runs)
+        report.aggregator = options.aggregator
+        report.provenance = self._provenance(options, ordering, eval_metrics, started_at)
+        attach_provenance(result, report.provenance)
         try:
             result_id = await options.result_manager.save(self.app_name, result)
         except Exception as exc:
@@ -260,6 +265,27 @@ class Evaluator:
         result.eval_set_result_name = result_id
         report.execution_time = time.perf_counter() - started
         return report
+
+    def _provenance(
+        self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric], started_at: float
+    ) -> Provenance:
+        return Provenance.describe(
+            eval_set,
+            metrics,
+            app_name=self.app_name,
+            eval_set_id=eval_set.eval_set_id,
+            agent=repr(self.runner),
+            aggregator=repr(options.aggregator),
+            judge=repr(options.judge) if options.judge is not None else "",
+            num_runs=options.num_runs,
+            parallel_inference=options.parallel_inference,
+            parallel_evaluation=options.parallel_evaluation,
+            parallel_runs=options.parallel_runs,
+            parallelism=options.parallelism,
+            eval_case_ids=list(options.eval_case_ids),
+            started_at=started_at,
+            finished_at=time.time(),
+        )
 
     async def _load_metrics(self, options: EvaluationOptions, eval_set_id: str) -> list[EvalMetric]:
         try:
@@ -407,6 +433,7 @@ def _build_report(
     return EvaluationReport(
         app_name=app_name,
         eval_set_id=result.eval_set_id,
+        eval_set=ordering,
         result=result,
         case_summaries=summaries,
         overall_status=summarize(summary.overall_status for summary in summaries),

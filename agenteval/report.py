@@ -10,8 +10,11 @@ from agenteval._async import run_sync
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
+from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
+from agenteval.provenance import Provenance
+from agenteval.service.aggregation import EvalCaseResultAggregator
 from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
@@ -105,6 +108,12 @@ class EvaluationReport:
     """How many times each case ran."""
     execution_time: float = 0.0
     """Wall time of the evaluation, in seconds."""
+    eval_set: EvalSet | None = None
+    """The eval set as evaluated (``None`` for a report loaded from a result alone)."""
+    aggregator: EvalCaseResultAggregator | None = None
+    """The case aggregator that decided the case statuses (``None`` when unknown)."""
+    provenance: Provenance | None = None
+    """What produced the report (versions, configuration hashes, settings, times)."""
 
     @property
     def passed(self) -> bool:

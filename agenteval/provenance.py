@@ -1,0 +1,117 @@
+"""What produced a report: versions, the exact eval set and metrics (with content hashes), settings, times.
+
+It is saved with the result, inside ``summary`` under the key ``provenance`` (the reference framework
+ignores keys it does not know, and ``summary`` is kept by every store, MySQL included), so a result
+file says how to reproduce it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import sys
+from collections.abc import Sequence
+
+from pydantic import Field, ValidationError
+
+from agenteval._files import describe_validation_error
+from agenteval._json import CamelModel, EpochTime, WireModel
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalset.models import EvalSet
+from agenteval.metric.models import EvalMetric
+
+__all__ = ["Provenance", "attach_provenance", "content_hash", "package_version", "read_provenance"]
+
+
+def package_version() -> str:
+    """The installed agenteval version (``0.0.0`` when running from an uninstalled source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agenteval")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def content_hash(models: WireModel | Sequence[WireModel]) -> str:
+    """SHA-256 of the models' JSON with sorted keys, as ``sha256:<hex>``; equal content, equal hash."""
+    data = models.to_dict() if isinstance(models, WireModel) else [model.to_dict() for model in models]
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Provenance(CamelModel):
+    """How a report was produced."""
+
+    agenteval_version: str = Field(default_factory=package_version)
+    """agenteval version."""
+    python_version: str = Field(default_factory=lambda: sys.version.split()[0])
+    """Python version."""
+    platform: str = Field(default_factory=platform.platform)
+    """Operating system and machine."""
+    app_name: str = ""
+    eval_set_id: str = ""
+    eval_set_hash: str = ""
+    """Content hash of the eval set as evaluated (see :func:`content_hash`)."""
+    metrics: list[EvalMetric] = Field(default_factory=list)
+    """The metric configuration, in order (api keys are never written)."""
+    metrics_hash: str = ""
+    """Content hash of :attr:`metrics`."""
+    agent: str = ""
+    """The agent (its runner's ``repr``)."""
+    aggregator: str = ""
+    """The case aggregator (its ``repr``)."""
+    judge: str = ""
+    """The judge override, if one was used (its ``repr``)."""
+    num_runs: int = 0
+    parallel_inference: bool = False
+    parallel_evaluation: bool = False
+    parallel_runs: bool = False
+    parallelism: int = 0
+    eval_case_ids: list[str] = Field(default_factory=list)
+    """The case filter, if any."""
+    started_at: EpochTime | None = None
+    finished_at: EpochTime | None = None
+    derived_from: str = ""
+    """For a report made by rescoring, re-aggregating or changing thresholds: what it was made from."""
+
+    @classmethod
+    def describe(cls, eval_set: EvalSet, metrics: Sequence[EvalMetric], **values: object) -> Provenance:
+        """Provenance for an evaluation of ``eval_set`` with ``metrics``, hashes included."""
+        return cls.model_validate(
+            {
+                "eval_set_hash": content_hash(eval_set),
+                "metrics": [metric.model_copy(deep=True) for metric in metrics],
+                "metrics_hash": content_hash(list(metrics)),
+                **values,
+            }
+        )
+
+
+def attach_provenance(result: EvalSetResult, provenance: Provenance) -> None:
+    """Store ``provenance`` in ``result.summary`` (which must exist) under the key ``provenance``."""
+    if result.summary is None:
+        raise ValueError("the result has no summary to hold its provenance")
+    extra = result.summary.__pydantic_extra__
+    if extra is None:
+        extra = {}
+        object.__setattr__(result.summary, "__pydantic_extra__", extra)
+    extra["provenance"] = provenance.to_dict()
+
+
+def read_provenance(result: EvalSetResult) -> Provenance | None:
+    """The provenance stored in a result, or ``None`` (results written by other tools have none).
+
+    Raises:
+        ConfigError: The stored provenance is malformed.
+    """
+    extra = result.summary.model_extra if result.summary is not None else None
+    raw = (extra or {}).get("provenance")
+    if raw is None:
+        return None
+    try:
+        return Provenance.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"the result's summary.provenance is malformed: {describe_validation_error(exc)}") from None
