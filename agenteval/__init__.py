@@ -6,8 +6,7 @@ case aggregation, callbacks, concurrency, repeated runs and result stores — wi
 pandas DataFrames.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
+from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
 from agenteval.errors import (
     AgentEvalError,
@@ -64,6 +63,7 @@ from agenteval.mysql import (
     register_mysql_instance,
 )
 from agenteval.passk import pass_at_k, pass_hat_k
+from agenteval.provenance import Provenance, package_version
 from agenteval.report import EvaluationReport
 from agenteval.runner import (
     FunctionRunner,
@@ -86,10 +86,7 @@ from agenteval.service import (
 )
 from agenteval.status import EvalStatus
 
-try:
-    __version__ = version("agenteval")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0"
+__version__ = package_version()
 
 __all__ = [
     "AgentEvalError",
@@ -100,6 +97,7 @@ __all__ = [
     "CallbackError",
     "CallbackResult",
     "Callbacks",
+    "Comparison",
     "ConfigError",
     "ConversationScenario",
     "Criterion",
@@ -143,6 +141,7 @@ __all__ = [
     "MySQLMetricManager",
     "NotFoundError",
     "PerInvocationResult",
+    "Provenance",
     "RubricScore",
     "Runner",
     "SaveError",
@@ -158,6 +157,7 @@ __all__ = [
     "TurnResult",
     "UserSimulator",
     "__version__",
+    "compare",
     "current_context",
     "default_registry",
     "pass_at_k",

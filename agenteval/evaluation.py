@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
@@ -25,7 +25,8 @@ from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry, active_metric_registry
 from agenteval.provenance import Provenance, attach_provenance
-from agenteval.report import CaseSummary, EvaluationReport
+from agenteval.reanalysis import assemble_report
+from agenteval.report import EvaluationReport
 from agenteval.runner.base import Runner
 from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.runner.simulation import UserSimulator
@@ -37,10 +38,9 @@ from agenteval.service.aggregation import (
 )
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import LocalService
-from agenteval.service.multirun import aggregate_case_runs, summarize_multi_run
+from agenteval.service.multirun import summarize_multi_run
 from agenteval.service.options import ServiceOptions, SessionIdSupplier, default_parallelism, uuid_session_id
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
-from agenteval.status import summarize
 
 __all__ = ["EvaluationOptions", "Evaluator", "SaveError"]
 
@@ -252,7 +252,9 @@ class Evaluator:
             result.summary = summarize_multi_run(case_results, options.num_runs)
         except AgentEvalError as exc:
             raise rewrap("summarize eval set result", exc) from exc
-        report = _build_report(self.app_name, ordering, result, eval_metrics, runs, options.num_runs)
+        report = assemble_report(
+            self.app_name, ordering, result, eval_metrics, [inferences for inferences, _ in runs], options.num_runs
+        )
         report.aggregator = options.aggregator
         report.provenance = self._provenance(options, ordering, eval_metrics, started_at)
         attach_provenance(result, report.provenance)
@@ -303,35 +305,26 @@ class Evaluator:
     async def _run_all(
         self, service: LocalService, options: EvaluationOptions, eval_set_id: str, metrics: list[EvalMetric]
     ) -> list[tuple[list[InferenceResult], list[EvalCaseResult]]]:
-        run_ids = range(1, options.num_runs + 1)
-        if not options.parallel_runs:
-            return [await self._run_once(service, options, eval_set_id, metrics, run_id) for run_id in run_ids]
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [
-                    group.create_task(self._run_once(service, options, eval_set_id, metrics, run_id))
-                    for run_id in run_ids
-                ]
-        except BaseExceptionGroup as group_error:
-            # The first run to fail cancelled the others; surface its error as a serial run would.
-            raise group_error.exceptions[0] from None
-        return [task.result() for task in tasks]
+        async def run(run_id: int) -> tuple[list[InferenceResult], list[EvalCaseResult]]:
+            request = InferenceRequest(
+                app_name=self.app_name, eval_set_id=eval_set_id, eval_case_ids=list(options.eval_case_ids)
+            )
+            try:
+                inferences = await service.inference(request)
+            except Exception as exc:
+                raise rewrap(f"run {run_id} inference", exc) from exc
+            return inferences, await self._score_run(service, eval_set_id, metrics, run_id, inferences)
 
-    async def _run_once(
+        return await _in_runs(run, options.num_runs, parallel=options.parallel_runs)
+
+    async def _score_run(
         self,
         service: LocalService,
-        options: EvaluationOptions,
         eval_set_id: str,
         metrics: list[EvalMetric],
         run_id: int,
-    ) -> tuple[list[InferenceResult], list[EvalCaseResult]]:
-        request = InferenceRequest(
-            app_name=self.app_name, eval_set_id=eval_set_id, eval_case_ids=list(options.eval_case_ids)
-        )
-        try:
-            inferences = await service.inference(request)
-        except Exception as exc:
-            raise rewrap(f"run {run_id} inference", exc) from exc
+        inferences: list[InferenceResult],
+    ) -> list[EvalCaseResult]:
         try:
             run_result = await service.evaluate(
                 EvaluateRequest(
@@ -345,7 +338,85 @@ class Evaluator:
             raise rewrap(f"run {run_id} evaluate", exc) from exc
         for case in run_result.eval_case_results:
             case.run_id = run_id
-        return inferences, run_result.eval_case_results
+        return run_result.eval_case_results
+
+    def rescore(
+        self,
+        report: EvaluationReport,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        **overrides: Unpack[EvaluateOverrides],
+    ) -> EvaluationReport:
+        """Score a report's stored agent turns again, with new or changed metrics; the agent is not run.
+
+        Use it to try a metric, a threshold in a criterion, a judge or an evaluator on what the
+        agent already did. Each run's turns are scored as they were recorded; the result is a new
+        report (not saved: call ``report.save(...)`` to keep it), and ``report`` is unchanged.
+
+        Args:
+            report: A report from :meth:`evaluate` (or loaded with ``EvaluationReport.load`` and
+                given its eval set).
+            metrics: The metrics to score with (default: the report's own).
+            **overrides: Per-call values for constructor options (``aggregator``, ``registry``,
+                ``judge``, ``parallel_evaluation``, …).
+
+        Raises:
+            ConfigError: The report has no eval set, or a metric names an unregistered compare.
+        """
+        return run_sync(self.arescore(report, metrics=metrics, **overrides))
+
+    async def arescore(
+        self,
+        report: EvaluationReport,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        **overrides: Unpack[EvaluateOverrides],
+    ) -> EvaluationReport:
+        """The async twin of :meth:`rescore`."""
+        with fewer_collections():
+            return await self._rescore(report, metrics, overrides)
+
+    async def _rescore(
+        self, report: EvaluationReport, metrics: Sequence[EvalMetric] | None, overrides: EvaluateOverrides
+    ) -> EvaluationReport:
+        started = time.perf_counter()
+        started_at = time.time()
+        options = replace(self.options, **_normalized(overrides)) if overrides else self.options
+        if report.eval_set is None:
+            raise ConfigError(
+                "this report has no eval set, which re-scoring needs: load it with "
+                "EvaluationReport.load(..., eval_set=...)"
+            )
+        eval_metrics = list(metrics) if metrics is not None else list(report.eval_metrics)
+        _check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        snapshot = _SnapshotEvalSetManager(
+            options.eval_set_manager, report.app_name, report.eval_set_id, report.eval_set
+        )
+        service = LocalService(self.runner, replace(options, eval_set_manager=snapshot).service_options())
+        stored = report.inference_results
+
+        async def run(run_id: int) -> tuple[list[InferenceResult], list[EvalCaseResult]]:
+            inferences = stored[run_id - 1]
+            return inferences, await self._score_run(service, report.eval_set_id, eval_metrics, run_id, inferences)
+
+        runs = await _in_runs(run, len(stored), parallel=options.parallel_runs)
+        case_results = [case for _, cases in runs for case in cases]
+        result = EvalSetResult(eval_set_id=report.eval_set_id, eval_case_results=case_results)
+        try:
+            result.summary = summarize_multi_run(case_results, len(stored))
+        except AgentEvalError as exc:
+            raise rewrap("summarize eval set result", exc) from exc
+        rescored = assemble_report(report.app_name, report.eval_set, result, eval_metrics, stored, len(stored))
+        rescored.aggregator = options.aggregator
+        rescored.provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(
+            update={
+                "num_runs": len(stored),
+                "derived_from": f"rescore of {report.result.eval_set_result_id or 'an unsaved report'}",
+            }
+        )
+        attach_provenance(result, rescored.provenance)
+        rescored.execution_time = time.perf_counter() - started
+        return rescored
 
     async def aclose(self) -> None:
         """Close the three stores."""
@@ -358,6 +429,25 @@ class Evaluator:
 
     def __repr__(self) -> str:
         return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+RunOutcome = tuple[list[InferenceResult], list[EvalCaseResult]]
+
+
+async def _in_runs(
+    run: Callable[[int], Coroutine[Any, Any, RunOutcome]], num_runs: int, *, parallel: bool
+) -> list[RunOutcome]:
+    """``run(1) … run(num_runs)``, one after another or concurrently; outcomes in run order."""
+    run_ids = range(1, num_runs + 1)
+    if not parallel:
+        return [await run(run_id) for run_id in run_ids]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks: list[asyncio.Task[RunOutcome]] = [group.create_task(run(run_id)) for run_id in run_ids]
+    except BaseExceptionGroup as group_error:
+        # The first run to fail cancelled the others; surface its error as a serial run would.
+        raise group_error.exceptions[0] from None
+    return [task.result() for task in tasks]
 
 
 def _check_metrics(metrics: list[EvalMetric], registry: MetricRegistry) -> None:
@@ -404,40 +494,3 @@ async def _with_eval_set(app_name: str, eval_set: EvalSet, options: EvaluationOp
     for case in eval_set.eval_cases:
         await manager.add_case(app_name, eval_set.eval_set_id, case)
     return replace(options, eval_set_manager=manager), eval_set.eval_set_id
-
-
-def _build_report(
-    app_name: str,
-    ordering: EvalSet,
-    result: EvalSetResult,
-    metrics: list[EvalMetric],
-    runs: list[tuple[list[InferenceResult], list[EvalCaseResult]]],
-    num_runs: int,
-) -> EvaluationReport:
-    by_case: dict[str, list[EvalCaseResult]] = {}
-    for case in result.eval_case_results:
-        by_case.setdefault(case.eval_id, []).append(case)
-    position = {case.eval_id: index for index, case in reversed(list(enumerate(ordering.eval_cases)))}
-    ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
-    summaries = []
-    for eval_id in ordered:
-        aggregate = aggregate_case_runs(by_case[eval_id])
-        summaries.append(
-            CaseSummary(
-                eval_id=eval_id,
-                overall_status=aggregate.overall_status,
-                runs=by_case[eval_id],
-                metric_results=aggregate.metric_results,
-            )
-        )
-    return EvaluationReport(
-        app_name=app_name,
-        eval_set_id=result.eval_set_id,
-        eval_set=ordering,
-        result=result,
-        case_summaries=summaries,
-        overall_status=summarize(summary.overall_status for summary in summaries),
-        eval_metrics=metrics,
-        inference_results=[inferences for inferences, _ in runs],
-        num_runs=num_runs,
-    )

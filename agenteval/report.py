@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval._async import run_sync
+from agenteval.errors import ConfigError
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
@@ -14,7 +17,7 @@ from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
 from agenteval.provenance import Provenance
-from agenteval.service.aggregation import EvalCaseResultAggregator
+from agenteval.service.aggregation import AggregatorFunction, EvalCaseResultAggregator
 from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
@@ -213,6 +216,103 @@ class EvaluationReport:
     def save(self, manager: EvalResultManager) -> str:
         """Synchronous twin of :meth:`asave`; works inside Jupyter too."""
         return run_sync(self.asave(manager))
+
+    async def areaggregate(self, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvaluationReport:
+        """Async twin of :meth:`reaggregate`."""
+        from agenteval.reanalysis import reaggregate
+
+        return await reaggregate(self, aggregator)
+
+    def reaggregate(self, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvaluationReport:
+        """A new report whose case scores and statuses come from another case aggregator.
+
+        Uses the stored metric results: neither the agent nor the evaluators run, so this takes
+        milliseconds. Cases that failed before scoring stay failed; this report is unchanged.
+
+        Args:
+            aggregator: An :class:`~agenteval.EvalCaseResultAggregator` or a function
+                ``fn(AggregationInput) -> AggregationResult`` (plain or async).
+        """
+        return run_sync(self.areaggregate(aggregator))
+
+    async def awith_thresholds(
+        self,
+        thresholds: Mapping[str, float],
+        aggregator: EvalCaseResultAggregator | AggregatorFunction | None = None,
+    ) -> EvaluationReport:
+        """Async twin of :meth:`with_thresholds`."""
+        from agenteval.reanalysis import with_thresholds
+
+        return await with_thresholds(self, thresholds, aggregator)
+
+    def with_thresholds(
+        self,
+        thresholds: Mapping[str, float],
+        aggregator: EvalCaseResultAggregator | AggregatorFunction | None = None,
+    ) -> EvaluationReport:
+        """A new report in which the named metrics pass at new thresholds (``score >= threshold``).
+
+        Statuses of every turn and of each case are recomputed from the stored scores, then the
+        cases are aggregated again (with ``aggregator``, by default the one used originally).
+
+        Args:
+            thresholds: New threshold per metric name, e.g. ``{"final_response_avg_score": 0.8}``.
+            aggregator: Case aggregator to use instead of the original.
+        """
+        return run_sync(self.awith_thresholds(thresholds, aggregator))
+
+    @classmethod
+    def from_result(
+        cls, result: EvalSetResult, *, app_name: str = "", eval_set: EvalSet | None = None
+    ) -> EvaluationReport:
+        """A report for a saved result, ready to be displayed, compared, re-aggregated or re-scored.
+
+        Args:
+            result: The result (e.g. from a result manager's ``get``).
+            app_name: The app (taken from the result's provenance when it records one).
+            eval_set: The eval set, when available; re-scoring needs it.
+        """
+        from agenteval.reanalysis import report_from_result
+
+        return report_from_result(result, app_name=app_name, eval_set=eval_set)
+
+    @classmethod
+    async def aload(
+        cls, manager: EvalResultManager, app_name: str, result_id: str, *, eval_set: EvalSet | None = None
+    ) -> EvaluationReport:
+        """Async twin of :meth:`load` for a result manager."""
+        return cls.from_result(await manager.get(app_name, result_id), app_name=app_name, eval_set=eval_set)
+
+    @classmethod
+    def load(
+        cls,
+        source: str | os.PathLike[str] | EvalResultManager,
+        app_name: str = "",
+        result_id: str = "",
+        *,
+        eval_set: EvalSet | None = None,
+    ) -> EvaluationReport:
+        """Read a saved result back into a report.
+
+        Args:
+            source: A result file (``<app>/<id>.evalset_result.json``; the app is its directory's
+                name), or a result manager (then give ``app_name`` and ``result_id``).
+            app_name: The app, for a manager (or to override the one guessed from a path).
+            result_id: The result id, for a manager.
+            eval_set: The eval set, when available; re-scoring needs it.
+
+        Raises:
+            NotFoundError: The file or result does not exist.
+            ConfigError: The file is malformed, or a manager was given without an app and id.
+        """
+        if isinstance(source, str | os.PathLike):
+            from agenteval.evalresult.local import load_result_file
+
+            path = Path(source)
+            return cls.from_result(load_result_file(path), app_name=app_name or path.parent.name, eval_set=eval_set)
+        if not app_name or not result_id:
+            raise ConfigError("loading from a result manager needs app_name and result_id")
+        return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))
 
     def pass_at_k(self, k: int) -> float:
         """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""

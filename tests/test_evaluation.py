@@ -51,10 +51,10 @@ from agenteval._async import run_sync
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.models import Tool
-from agenteval.evaluation import _build_report
 from agenteval.evaluators.base import EvaluatorFunction
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
+from agenteval.reanalysis import assemble_report
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeInferenceSetArgs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -409,7 +409,7 @@ def test_case_results_missing_from_the_eval_set_come_last_in_lexicographic_order
         EvalCaseResult(eval_set_id=SET, eval_id=eval_id, run_id=1, final_eval_status=EvalStatus.PASSED)
         for eval_id in ["late-b", *reversed(SHUFFLED), "late-a"]
     ]
-    report = _build_report(APP, ordering, EvalSetResult(eval_set_id=SET, eval_case_results=results), [], [], 1)
+    report = assemble_report(APP, ordering, EvalSetResult(eval_set_id=SET, eval_case_results=results), [], [], 1)
     assert case_ids(report) == [*SHUFFLED, "late-a", "late-b"]
 
 

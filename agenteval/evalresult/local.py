@@ -15,7 +15,7 @@ from agenteval.evalresult._prepare import prepare_result, validate_get, validate
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.locator import Locator, SuffixLocator
 
-__all__ = ["RESULT_FILE_SUFFIX", "LocalEvalResultManager"]
+__all__ = ["RESULT_FILE_SUFFIX", "LocalEvalResultManager", "load_result_file"]
 
 RESULT_FILE_SUFFIX = ".evalset_result.json"
 """File-name suffix of a result file in the default layout."""
@@ -113,7 +113,7 @@ class LocalEvalResultManager:
     def _read(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         path = self._path(app_name, eval_set_result_id)
         try:
-            return _load(path)
+            return load_result_file(path)
         except NotFoundError as exc:
             raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found: {exc}") from exc
 
@@ -127,8 +127,13 @@ class LocalEvalResultManager:
             raise StorageError(f"list eval set results for app {app_name}: {exc}") from exc
 
 
-def _load(path: Path) -> EvalSetResult:
-    """Load a result file, in the current form or the legacy double-encoded one."""
+def load_result_file(path: Path) -> EvalSetResult:
+    """Load a result file, in the current form or the legacy double-encoded one.
+
+    Raises:
+        NotFoundError: The file does not exist.
+        ConfigError: The file is malformed (the message names it and the field).
+    """
     try:
         return load_json_file(path, EvalSetResult, _WHAT)
     except ConfigError as error:

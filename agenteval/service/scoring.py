@@ -29,7 +29,7 @@ from agenteval.service.options import ServiceOptions
 from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
-__all__ = ["CaseLookup", "failed_case_result", "score_case"]
+__all__ = ["CaseLookup", "effective_metrics", "failed_case_result", "score_case"]
 
 _REASON_SEPARATOR = ";"
 
@@ -189,6 +189,24 @@ def _effective_metric(case_id: str, metric: EvalMetric, case_rubrics: list[Rubri
     return effective
 
 
+def effective_metrics(case: EvalCase, metrics: Sequence[EvalMetric], names: Sequence[str]) -> list[EvalMetric]:
+    """The named metrics as a case is scored with them (its case-level rubrics merged), in ``names`` order.
+
+    Names without a configured metric, or a case whose rubrics no longer fit the metrics, give
+    the configured metrics as they are.
+    """
+    configured = {metric.metric_name: metric for metric in metrics}
+    try:
+        rubrics = _case_rubrics(case, metrics)
+        return [
+            _effective_metric(case.eval_id, configured[name], rubrics.get(name, []))
+            for name in names
+            if name in configured
+        ]
+    except CaseFailure:
+        return [configured[name] for name in names if name in configured]
+
+
 def _lookup(options: ServiceOptions, metric: EvalMetric) -> MetricEvaluator | None:
     try:
         return options.registry.get(metric.evaluator)
@@ -316,7 +334,18 @@ async def score_case(
             ),
         )
     except Exception as exc:
-        raise CaseFailure(describe_exception(exc)) from exc
+        # Unlike the reference, the metric results are kept: a corrected aggregator can then be
+        # tried on them (EvaluationReport.reaggregate) without scoring the case again.
+        return EvalCaseResult(
+            eval_set_id=inference.eval_set_id,
+            eval_id=inference.eval_case_id,
+            final_eval_status=EvalStatus.FAILED,
+            error_message=describe_exception(exc),
+            overall_eval_metric_results=overall,
+            eval_metric_result_per_invocation=per_turn,
+            session_id=inference.session_id,
+            user_id=inference.user_id,
+        )
     assert case.session_input is not None
     return EvalCaseResult(
         eval_set_id=inference.eval_set_id,

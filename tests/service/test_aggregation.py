@@ -148,7 +148,8 @@ async def test_default_aggregator_unknown_status_fails_the_case() -> None:
         case_result.error_message
         == "aggregate eval case result: summarize metric results: unexpected eval status unknown"
     )
-    assert case_result.overall_eval_metric_results == []
+    # Unlike the reference, the metric results survive a failed aggregation (for reaggregate).
+    assert [m.metric_name for m in case_result.overall_eval_metric_results] == ["m"]
     assert case_result.user_id == "u"
 
 
@@ -319,8 +320,8 @@ async def test_bad_aggregation_fails_the_case(aggregator: EvalCaseResultAggregat
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message == message
     assert case_result.score == 0
-    assert case_result.overall_eval_metric_results == []
-    assert case_result.eval_metric_result_per_invocation == []
+    assert [m.metric_name for m in case_result.overall_eval_metric_results] == ["m"]
+    assert len(case_result.eval_metric_result_per_invocation) == 1
     assert case_result.user_id == "inference-user"
 
 

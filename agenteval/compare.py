@@ -1,0 +1,232 @@
+"""Line two reports up by case and metric: what got better, what got worse."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agenteval.report import EvaluationReport
+from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CASE_COMPARISON_COLUMNS", "COMPARISON_COLUMNS", "Comparison", "compare"]
+
+COMPARISON_COLUMNS = (
+    "eval_id",
+    "metric_name",
+    "baseline_score",
+    "candidate_score",
+    "score_change",
+    "baseline_status",
+    "candidate_status",
+    "change",
+    "baseline_pass_rate",
+    "candidate_pass_rate",
+    "pass_rate_change",
+)
+"""Columns of :attr:`Comparison.table`: one row per (case, metric) present in either report.
+
+Scores are averaged over each report's runs; pass rates are the share of runs in which the metric
+passed; ``change`` is ``fixed``, ``regressed``, ``unchanged``, ``new`` or ``removed``.
+"""
+
+CASE_COMPARISON_COLUMNS = (
+    "eval_id",
+    "baseline_status",
+    "candidate_status",
+    "change",
+    "baseline_pass_rate",
+    "candidate_pass_rate",
+    "pass_rate_change",
+)
+"""Columns of :attr:`Comparison.cases`: one row per case; pass rates are the share of runs that passed."""
+
+
+@dataclass(slots=True, frozen=True)
+class _Side:
+    score: float | None = None
+    status: str = ""
+    pass_rate: float | None = None
+
+
+def _change(before: _Side | None, after: _Side | None) -> str:
+    if before is None:
+        return "new"
+    if after is None:
+        return "removed"
+    if before.status == EvalStatus.FAILED and after.status == EvalStatus.PASSED:
+        return "fixed"
+    if before.status == EvalStatus.PASSED and after.status == EvalStatus.FAILED:
+        return "regressed"
+    return "unchanged"
+
+
+def _pass_rate(statuses: Iterable[EvalStatus | None]) -> float | None:
+    evaluated = [status for status in statuses if status in (EvalStatus.PASSED, EvalStatus.FAILED)]
+    return sum(status == EvalStatus.PASSED for status in evaluated) / len(evaluated) if evaluated else None
+
+
+def _metric_sides(report: EvaluationReport) -> dict[tuple[str, str], _Side]:
+    sides: dict[tuple[str, str], _Side] = {}
+    for summary in report.case_summaries:
+        for metric in summary.metric_results:
+            runs = [
+                result.eval_status
+                for run in summary.runs
+                for result in run.overall_eval_metric_results
+                if result.metric_name == metric.metric_name
+            ]
+            sides[(summary.eval_id, metric.metric_name)] = _Side(
+                metric.score, str(metric.eval_status or ""), _pass_rate(runs)
+            )
+    return sides
+
+
+def _case_sides(report: EvaluationReport) -> dict[str, _Side]:
+    return {
+        summary.eval_id: _Side(
+            None, str(summary.overall_status), _pass_rate(run.final_eval_status for run in summary.runs)
+        )
+        for summary in report.case_summaries
+    }
+
+
+def _difference(after: float | None, before: float | None) -> float | None:
+    return after - before if after is not None and before is not None else None
+
+
+@dataclass(slots=True, frozen=True)
+class Comparison:
+    """Two reports lined up; see :func:`compare`."""
+
+    baseline: EvaluationReport
+    candidate: EvaluationReport
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per (case, metric): scores, statuses, pass rates and the change (``COMPARISON_COLUMNS``)."""
+        import pandas as pd
+
+        before, after = _metric_sides(self.baseline), _metric_sides(self.candidate)
+        rows = []
+        for key in _ordered(before, after):
+            old, new = before.get(key), after.get(key)
+            rows.append(
+                {
+                    "eval_id": key[0],
+                    "metric_name": key[1],
+                    "baseline_score": old.score if old else None,
+                    "candidate_score": new.score if new else None,
+                    "score_change": _difference(new.score if new else None, old.score if old else None),
+                    "baseline_status": old.status if old else "",
+                    "candidate_status": new.status if new else "",
+                    "change": _change(old, new),
+                    "baseline_pass_rate": old.pass_rate if old else None,
+                    "candidate_pass_rate": new.pass_rate if new else None,
+                    "pass_rate_change": _difference(new.pass_rate if new else None, old.pass_rate if old else None),
+                }
+            )
+        return pd.DataFrame.from_records(rows, columns=list(COMPARISON_COLUMNS))
+
+    @property
+    def cases(self) -> pd.DataFrame:
+        """One row per case: statuses, pass rates across runs and the change (``CASE_COMPARISON_COLUMNS``)."""
+        import pandas as pd
+
+        before, after = _case_sides(self.baseline), _case_sides(self.candidate)
+        rows = []
+        for eval_id in _ordered(before, after):
+            old, new = before.get(eval_id), after.get(eval_id)
+            rows.append(
+                {
+                    "eval_id": eval_id,
+                    "baseline_status": old.status if old else "",
+                    "candidate_status": new.status if new else "",
+                    "change": _change(old, new),
+                    "baseline_pass_rate": old.pass_rate if old else None,
+                    "candidate_pass_rate": new.pass_rate if new else None,
+                    "pass_rate_change": _difference(new.pass_rate if new else None, old.pass_rate if old else None),
+                }
+            )
+        return pd.DataFrame.from_records(rows, columns=list(CASE_COMPARISON_COLUMNS))
+
+    @property
+    def regressions(self) -> pd.DataFrame:
+        """The rows of :attr:`table` that passed in the baseline and fail in the candidate."""
+        table = self.table
+        return table[table["change"] == "regressed"].reset_index(drop=True)
+
+    @property
+    def fixes(self) -> pd.DataFrame:
+        """The rows of :attr:`table` that failed in the baseline and pass in the candidate."""
+        table = self.table
+        return table[table["change"] == "fixed"].reset_index(drop=True)
+
+    @property
+    def same_eval_set(self) -> bool | None:
+        """Whether both reports evaluated the same eval set content (``None`` when unknown)."""
+        hashes = [
+            report.provenance.eval_set_hash if report.provenance else "" for report in (self.baseline, self.candidate)
+        ]
+        return hashes[0] == hashes[1] if all(hashes) else None
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Counts of case and metric changes, and the mean score change per metric."""
+        table, cases = self.table, self.cases
+        per_metric = table.dropna(subset=["score_change"]).groupby("metric_name", sort=False)["score_change"].mean()
+        return {
+            "cases": {change: int((cases["change"] == change).sum()) for change in _CHANGES},
+            "metrics": {change: int((table["change"] == change).sum()) for change in _CHANGES},
+            "mean_score_change": {name: float(value) for name, value in per_metric.items()},
+            "same_eval_set": self.same_eval_set,
+        }
+
+    def _repr_html_(self) -> str:
+        summary = self.summary
+        counts = ", ".join(f"{count} {change}" for change, count in summary["cases"].items() if count)
+        parts = [f"<p><b>Cases:</b> {html.escape(counts or 'none')}</p>"]
+        if summary["same_eval_set"] is False:
+            parts.append("<p><b>Note:</b> the two reports evaluated different eval-set contents.</p>")
+        for title, frame in (("Regressions", self.regressions), ("Fixes", self.fixes)):
+            if len(frame):
+                parts.append(f"<h4>{title}</h4>" + frame.to_html(index=False, na_rep=""))
+        return "<div>" + "".join(parts) + "</div>"
+
+    def __repr__(self) -> str:
+        summary = self.summary["cases"]
+        return (
+            f"Comparison(fixed={summary['fixed']}, regressed={summary['regressed']}, "
+            f"unchanged={summary['unchanged']}, new={summary['new']}, removed={summary['removed']})"
+        )
+
+
+_CHANGES = ("fixed", "regressed", "unchanged", "new", "removed")
+
+
+def _ordered(before: dict[Any, _Side], after: dict[Any, _Side]) -> list[Any]:
+    """Keys in the candidate's order, then the ones only the baseline has."""
+    return [*after, *(key for key in before if key not in after)]
+
+
+def compare(baseline: EvaluationReport, candidate: EvaluationReport) -> Comparison:
+    """Line up two reports of the same eval set by case and metric.
+
+    Example::
+
+        diff = ae.compare(report_before, report_after)
+        diff.regressions        # (case, metric) rows that passed before and fail now
+        diff.table              # every (case, metric) with both scores and pass rates
+
+    Args:
+        baseline: The report to compare against.
+        candidate: The new report.
+
+    Returns:
+        The comparison; its tables are computed when accessed.
+    """
+    return Comparison(baseline, candidate)

@@ -1,0 +1,307 @@
+"""Working on finished results: assembling reports, re-aggregating, new thresholds, loading results.
+
+None of this calls the agent or the evaluators: it recomputes from the metric results already in
+a report, which is what makes trying a new case aggregator or threshold take milliseconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+from agenteval.context import EvalContext
+from agenteval.errors import ConfigError, describe_exception
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation
+from agenteval.evaluators.base import status_for
+from agenteval.metric.models import EvalMetric
+from agenteval.provenance import Provenance, attach_provenance, read_provenance
+from agenteval.report import CaseSummary, EvaluationReport
+from agenteval.service.aggregation import (
+    AggregationInput,
+    AggregatorFunction,
+    AllPassAggregator,
+    EvalCaseResultAggregator,
+    as_aggregator,
+    run_aggregator,
+)
+from agenteval.service.multirun import aggregate_case_runs, summarize_multi_run
+from agenteval.service.scoring import effective_metrics
+from agenteval.service.types import InferenceResult
+from agenteval.status import EvalStatus, summarize
+
+__all__ = [
+    "assemble_report",
+    "inferences_from_result",
+    "reaggregate",
+    "report_from_result",
+    "with_thresholds",
+]
+
+
+def assemble_report(
+    app_name: str,
+    eval_set: EvalSet | None,
+    result: EvalSetResult,
+    metrics: list[EvalMetric],
+    inference_results: list[list[InferenceResult]],
+    num_runs: int,
+) -> EvaluationReport:
+    """Build a report from case results: per-case outcomes across runs, in eval-set order.
+
+    Cases missing from the eval set come after the others, sorted by id.
+    """
+    by_case: dict[str, list[EvalCaseResult]] = {}
+    for case in result.eval_case_results:
+        by_case.setdefault(case.eval_id, []).append(case)
+    cases = eval_set.eval_cases if eval_set is not None else []
+    position = {case.eval_id: index for index, case in reversed(list(enumerate(cases)))}
+    ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
+    summaries = []
+    for eval_id in ordered:
+        aggregate = aggregate_case_runs(by_case[eval_id])
+        summaries.append(
+            CaseSummary(
+                eval_id=eval_id,
+                overall_status=aggregate.overall_status,
+                runs=by_case[eval_id],
+                metric_results=aggregate.metric_results,
+            )
+        )
+    return EvaluationReport(
+        app_name=app_name,
+        eval_set_id=result.eval_set_id,
+        eval_set=eval_set,
+        result=result,
+        case_summaries=summaries,
+        overall_status=summarize(summary.overall_status for summary in summaries),
+        eval_metrics=metrics,
+        inference_results=inference_results,
+        num_runs=num_runs,
+    )
+
+
+def inferences_from_result(result: EvalSetResult, app_name: str = "") -> list[list[InferenceResult]]:
+    """Rebuild what the agent did, per run, from a saved result's per-turn records.
+
+    A case whose inference or scoring failed before any turn was recorded comes back as a failed
+    inference with its error message (what the agent did is not in the result).
+    """
+    runs: dict[int, list[InferenceResult]] = {}
+    for case in result.eval_case_results:
+        turns = case.eval_metric_result_per_invocation
+        recorded = [turn.actual_invocation for turn in turns if turn.actual_invocation is not None]
+        inference = InferenceResult(
+            app_name=app_name,
+            eval_set_id=case.eval_set_id or result.eval_set_id,
+            eval_case_id=case.eval_id,
+            session_id=case.session_id,
+            user_id=case.user_id,
+        )
+        if recorded and len(recorded) == len(turns):
+            inference.status = EvalStatus.PASSED
+            inference.inferences = [_without_trace(invocation) for invocation in recorded]
+            inference.expected_inferences = [
+                turn.expected_invocation for turn in turns if turn.expected_invocation is not None
+            ]
+            traces = [invocation.execution_trace for invocation in recorded]
+            inference.execution_traces = traces if any(trace is not None for trace in traces) else []
+        else:
+            inference.status = EvalStatus.FAILED
+            inference.error_message = case.error_message or "the result holds no record of what the agent did"
+        runs.setdefault(case.run_id or 1, []).append(inference)
+    return [runs[run_id] for run_id in sorted(runs)]
+
+
+def _without_trace(invocation: Invocation) -> Invocation:
+    return invocation.model_copy(update={"execution_trace": None}) if invocation.execution_trace else invocation
+
+
+def report_from_result(
+    result: EvalSetResult, *, app_name: str = "", eval_set: EvalSet | None = None
+) -> EvaluationReport:
+    """A report for a saved result (read from any store or file).
+
+    The metrics come from the result's provenance when it has one, else from the metric results
+    themselves; the agent's turns are rebuilt from the per-turn records, so the report can be
+    re-scored and re-aggregated like a fresh one.
+    """
+    provenance = read_provenance(result)
+    if provenance is not None:
+        metrics = list(provenance.metrics)
+        app_name = app_name or provenance.app_name
+    else:
+        metrics = _metrics_seen_in(result.eval_case_results)
+    num_runs = result.summary.num_runs if result.summary is not None and result.summary.num_runs else 0
+    num_runs = num_runs or max((case.run_id for case in result.eval_case_results), default=1) or 1
+    report = assemble_report(app_name, eval_set, result, metrics, inferences_from_result(result, app_name), num_runs)
+    report.provenance = provenance
+    return report
+
+
+def _metrics_seen_in(cases: Sequence[EvalCaseResult]) -> list[EvalMetric]:
+    metrics: dict[str, EvalMetric] = {}
+    for case in cases:
+        for result in case.overall_eval_metric_results:
+            metrics.setdefault(
+                result.metric_name,
+                EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion),
+            )
+    return list(metrics.values())
+
+
+async def reaggregate(
+    report: EvaluationReport, aggregator: EvalCaseResultAggregator | AggregatorFunction
+) -> EvaluationReport:
+    """A new report whose case scores and statuses come from ``aggregator``.
+
+    Every case that has metric results is aggregated again from them (the agent and the evaluators
+    are not called); cases that failed before scoring stay failed. The original is unchanged.
+    """
+    chosen = as_aggregator(aggregator)
+    cases = [await _aggregate_again(report, case, chosen) for case in report.result.eval_case_results]
+    return _derived(report, cases, report.eval_metrics, chosen, "reaggregate")
+
+
+async def with_thresholds(
+    report: EvaluationReport,
+    thresholds: Mapping[str, float],
+    aggregator: EvalCaseResultAggregator | AggregatorFunction | None = None,
+) -> EvaluationReport:
+    """A new report in which the named metrics pass at new thresholds.
+
+    Every per-turn and overall result of those metrics gets the new threshold and the status
+    ``score >= threshold`` (results that were not evaluated stay so); then the cases are
+    aggregated again with ``aggregator`` (by default the one that produced the report).
+
+    Raises:
+        ConfigError: A name is not a metric of the report.
+    """
+    known = {
+        result.metric_name for case in report.result.eval_case_results for result in case.overall_eval_metric_results
+    }
+    known.update(metric.metric_name for metric in report.eval_metrics)
+    unknown = sorted(set(thresholds) - known)
+    if unknown:
+        raise ConfigError(f"no metric named {unknown} in this report; its metrics are {sorted(known)}")
+    cases = []
+    for case in report.result.eval_case_results:
+        updated = case.model_copy(deep=True)
+        for result in updated.overall_eval_metric_results:
+            _rethreshold(result, thresholds)
+        for turn in updated.eval_metric_result_per_invocation:
+            for result in turn.eval_metric_results:
+                _rethreshold(result, thresholds)
+        cases.append(updated)
+    metrics = [
+        metric.model_copy(update={"threshold": thresholds[metric.metric_name]})
+        if metric.metric_name in thresholds
+        else metric
+        for metric in report.eval_metrics
+    ]
+    chosen = as_aggregator(aggregator) if aggregator is not None else report.aggregator or AllPassAggregator()
+    staged = _derived(report, cases, metrics, chosen, "with_thresholds")
+    return await reaggregate(staged, chosen)
+
+
+def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> None:
+    threshold = thresholds.get(result.metric_name)
+    if threshold is None:
+        return
+    result.threshold = threshold
+    if result.eval_status in (EvalStatus.PASSED, EvalStatus.FAILED):
+        result.eval_status = status_for(result.score, threshold)
+
+
+async def _aggregate_again(
+    report: EvaluationReport, case: EvalCaseResult, aggregator: EvalCaseResultAggregator
+) -> EvalCaseResult:
+    if _failed_before_aggregation(case):
+        return case
+    eval_case = (report.eval_set.case(case.eval_id) if report.eval_set is not None else None) or EvalCase(
+        eval_id=case.eval_id
+    )
+    inference = _inference_for(report, case)
+    names = [result.metric_name for result in case.overall_eval_metric_results]
+    metrics = effective_metrics(eval_case, report.eval_metrics, names)
+    by_name = {metric.metric_name: metric for metric in metrics}
+    ordered = [
+        by_name.get(result.metric_name)
+        or EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion)
+        for result in case.overall_eval_metric_results
+    ]
+    updated = case.model_copy()
+    try:
+        outcome = await run_aggregator(
+            aggregator,
+            AggregationInput(
+                app_name=report.app_name,
+                eval_set_id=case.eval_set_id or report.eval_set_id,
+                eval_case=eval_case,
+                inference_result=inference,
+                eval_metrics=ordered,
+                metric_results=list(case.overall_eval_metric_results),
+                context=EvalContext(),
+            ),
+        )
+    except Exception as exc:
+        updated.score, updated.final_eval_status = 0.0, EvalStatus.FAILED
+        updated.error_message = describe_exception(exc)
+        return updated
+    updated.score, updated.final_eval_status, updated.error_message = outcome.score, outcome.status, ""
+    return updated
+
+
+_AGGREGATION_ERRORS = (
+    "aggregate eval case result",
+    "eval case result aggregation",
+    "unexpected eval case result aggregation status",
+)
+
+
+def _failed_before_aggregation(case: EvalCaseResult) -> bool:
+    """A failure that happened before the aggregator ran (not one the aggregator itself caused)."""
+    return bool(case.error_message) and not case.error_message.startswith(_AGGREGATION_ERRORS)
+
+
+def _inference_for(report: EvaluationReport, case: EvalCaseResult) -> InferenceResult:
+    run_index = (case.run_id or 1) - 1
+    if 0 <= run_index < len(report.inference_results):
+        for inference in report.inference_results[run_index]:
+            if inference.eval_case_id == case.eval_id:
+                return inference
+    return InferenceResult(
+        app_name=report.app_name,
+        eval_set_id=case.eval_set_id,
+        eval_case_id=case.eval_id,
+        session_id=case.session_id,
+        user_id=case.user_id,
+        status=EvalStatus.PASSED,
+    )
+
+
+def _derived(
+    report: EvaluationReport,
+    cases: list[EvalCaseResult],
+    metrics: list[EvalMetric],
+    aggregator: EvalCaseResultAggregator,
+    how: str,
+) -> EvaluationReport:
+    result = EvalSetResult(eval_set_id=report.result.eval_set_id, eval_case_results=cases)
+    result.summary = summarize_multi_run(cases, report.num_runs)
+    derived = assemble_report(
+        report.app_name, report.eval_set, result, metrics, report.inference_results, report.num_runs
+    )
+    derived.aggregator = aggregator
+    source = report.result.eval_set_result_id or "an unsaved report"
+    base = report.provenance or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
+    derived.provenance = base.model_copy(
+        update={
+            "aggregator": repr(aggregator),
+            "metrics": [metric.model_copy(deep=True) for metric in metrics],
+            "derived_from": f"{how} of {source}",
+            "finished_at": time.time(),
+        }
+    )
+    attach_provenance(result, derived.provenance)
+    return derived

@@ -1,0 +1,214 @@
+"""Iterating without re-running the agent: rescore, reaggregate, with_thresholds, load, compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agenteval as ae
+from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
+from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
+from agenteval.service import EvaluateConfig, EvaluateRequest, LocalService
+from agenteval.service.aggregation import AggregationInput, AggregationResult
+
+
+class CountingAgent:
+    """The example agent, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, message: str, turn: ae.Turn) -> str:
+        self.calls += 1
+        return calculator_agent(message, turn)
+
+
+def _evaluator(agent: Any, **options: Any) -> ae.Evaluator:
+    return ae.Evaluator(
+        APP_NAME,
+        agent,
+        eval_set_manager=ae.LocalEvalSetManager(DATA_DIR),
+        metric_manager=ae.LocalMetricManager(DATA_DIR),
+        **options,
+    )
+
+
+def _contains_metric(threshold: float = 1.0) -> ae.EvalMetric:
+    return ae.EvalMetric(
+        metric_name="mentions_result",
+        evaluator_name="final_response_avg_score",
+        threshold=threshold,
+        criterion=Criterion(
+            final_response=FinalResponseCriterion(text=TextCriterion(match_strategy=TextMatchStrategy.CONTAINS))
+        ),
+    )
+
+
+def _weighted(data: AggregationInput) -> AggregationResult:
+    """Tool calls count 0.7, the final response 0.3; a case passes at 0.7."""
+    weights = {"tool_trajectory_avg_score": 0.7, "final_response_avg_score": 0.3}
+    score = sum(weights.get(result.metric_name, 0.0) * result.score for result in data.metric_results)
+    return AggregationResult(score=score, status=ae.EvalStatus.PASSED if score >= 0.7 else ae.EvalStatus.FAILED)
+
+
+def _case_view(report: ae.EvaluationReport) -> list[tuple[int, str, str, float]]:
+    return [
+        (case.run_id, case.eval_id, str(case.final_eval_status), round(case.score, 9))
+        for case in report.result.eval_case_results
+    ]
+
+
+@pytest.fixture
+def report_and_agent() -> tuple[ae.EvaluationReport, CountingAgent]:
+    agent = CountingAgent()
+    report = _evaluator(agent, num_runs=2).evaluate(EVAL_SET_ID)
+    return report, agent
+
+
+def test_rescore_never_calls_the_agent_and_equals_scoring_the_same_turns(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    report, agent = report_and_agent
+    calls = agent.calls
+    evaluator = _evaluator(agent)
+    metrics = [*report.eval_metrics, _contains_metric()]
+
+    rescored = evaluator.rescore(report, metrics=metrics)
+
+    assert agent.calls == calls
+    assert [m.metric_name for m in rescored.eval_metrics] == [
+        "tool_trajectory_avg_score",
+        "final_response_avg_score",
+        "mentions_result",
+    ]
+    service = LocalService(agent, eval_set_manager=ae.LocalEvalSetManager(DATA_DIR))
+    for run_id, inferences in enumerate(report.inference_results, start=1):
+        direct = ae._async.run_sync(
+            service.evaluate(
+                EvaluateRequest(
+                    app_name=APP_NAME,
+                    eval_set_id=EVAL_SET_ID,
+                    inference_results=inferences,
+                    evaluate_config=EvaluateConfig(eval_metrics=metrics),
+                )
+            )
+        )
+        rescored_run = [case for case in rescored.result.eval_case_results if case.run_id == run_id]
+        assert [case.model_copy(update={"run_id": 0}) for case in rescored_run] == direct.eval_case_results
+    assert rescored.provenance is not None and rescored.provenance.derived_from.startswith("rescore of ")
+    assert report.eval_metrics != rescored.eval_metrics  # the original report is unchanged
+    assert len(report.result.eval_case_results[0].overall_eval_metric_results) == 2
+
+
+def test_reaggregate_never_calls_the_agent_and_equals_a_run_with_that_aggregator(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    report, agent = report_and_agent
+    calls = agent.calls
+    before = _case_view(report)
+
+    weighted = report.reaggregate(_weighted)
+
+    assert agent.calls == calls
+    assert _case_view(report) == before
+    rescored = _evaluator(agent, aggregator=_weighted).rescore(report)
+    assert _case_view(weighted) == _case_view(rescored)
+    power = [case for case in weighted.result.eval_case_results if case.eval_id == "calc_power"]
+    assert {case.score for case in power} == {0.0}
+    assert weighted.result.summary is not None and rescored.result.summary is not None
+    assert weighted.result.summary.eval_case_summaries == rescored.result.summary.eval_case_summaries
+    assert weighted.result.summary.overall_status == rescored.result.summary.overall_status
+
+
+def test_with_thresholds_recomputes_statuses_from_stored_scores(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    report, agent = report_and_agent
+    calls = agent.calls
+    lenient = report.with_thresholds({"tool_trajectory_avg_score": 0.0, "final_response_avg_score": 0.0})
+
+    assert agent.calls == calls
+    assert lenient.overall_status is ae.EvalStatus.PASSED
+    assert report.overall_status is ae.EvalStatus.FAILED
+    assert set(lenient.metrics["threshold"]) == {0.0}
+    assert set(lenient.invocations["status"]) == {"passed"}
+    rerun = _evaluator(agent).rescore(
+        report, metrics=[metric.model_copy(update={"threshold": 0.0}) for metric in report.eval_metrics]
+    )
+    assert _case_view(lenient) == _case_view(rerun)
+    assert lenient.metrics.equals(rerun.metrics)
+
+
+def test_with_thresholds_rejects_unknown_metric_names(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    report, _ = report_and_agent
+    with pytest.raises(ae.ConfigError, match="no metric named"):
+        report.with_thresholds({"typo_score": 0.5})
+
+
+def test_a_failing_aggregator_keeps_the_metric_results_so_a_fix_can_be_tried(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    report, _ = report_and_agent
+
+    def broken(data: AggregationInput) -> AggregationResult:
+        raise KeyError("weight")
+
+    failed = report.reaggregate(broken)
+    assert set(failed.cases["status"]) == {"failed"}
+    assert all("aggregate eval case result: KeyError" in message for message in failed.cases["error_message"])
+    assert len(failed.metrics) == len(report.metrics)
+
+    fixed = failed.reaggregate(_weighted)
+    assert _case_view(fixed) == _case_view(report.reaggregate(_weighted))
+
+
+def test_a_saved_report_loads_back_and_can_be_rescored(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent], tmp_path: Path
+) -> None:
+    report, agent = report_and_agent
+    store = ae.LocalEvalResultManager(tmp_path)
+    result_id = report.save(store)
+
+    from_file = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json")
+    from_store = ae.EvaluationReport.load(store, APP_NAME, result_id, eval_set=report.eval_set)
+
+    for loaded in (from_file, from_store):
+        assert loaded.app_name == APP_NAME
+        assert loaded.num_runs == 2
+        assert loaded.overall_status == report.overall_status
+        assert [m.metric_name for m in loaded.eval_metrics] == [m.metric_name for m in report.eval_metrics]
+        assert loaded.provenance is not None and report.provenance is not None
+        assert loaded.provenance.eval_set_hash == report.provenance.eval_set_hash
+        assert loaded.cases.equals(report.cases)
+    calls = agent.calls
+    rescored = _evaluator(agent).rescore(from_store)
+    assert agent.calls == calls
+    assert _case_view(rescored) == _case_view(report)
+    with pytest.raises(ae.ConfigError, match="no eval set"):
+        _evaluator(agent).rescore(from_file)
+
+
+def test_compare_lines_up_cases_and_metrics(report_and_agent: tuple[ae.EvaluationReport, CountingAgent]) -> None:
+    report, _ = report_and_agent
+    strict = report.with_thresholds({"final_response_avg_score": 1.0})
+    lenient = report.with_thresholds({"tool_trajectory_avg_score": 0.0, "final_response_avg_score": 0.0})
+
+    diff = ae.compare(strict, lenient)
+
+    table = diff.table
+    assert list(table.columns)[:4] == ["eval_id", "metric_name", "baseline_score", "candidate_score"]
+    power = table[table["eval_id"] == "calc_power"].set_index("metric_name")
+    assert power.loc["tool_trajectory_avg_score", "change"] == "fixed"
+    assert power.loc["tool_trajectory_avg_score", "baseline_pass_rate"] == 0.0
+    assert power.loc["tool_trajectory_avg_score", "candidate_pass_rate"] == 1.0
+    assert power.loc["tool_trajectory_avg_score", "score_change"] == 0.0
+    assert len(diff.fixes) == 2 and len(diff.regressions) == 0
+    assert diff.summary["cases"]["fixed"] == 1
+    assert diff.summary["same_eval_set"] is True
+    back = ae.compare(lenient, strict)
+    assert len(back.regressions) == 2
+    assert "Regressions" in back._repr_html_()
