@@ -24,6 +24,7 @@ from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry, active_metric_registry
+from agenteval.notebook.progress import create_progress
 from agenteval.provenance import Provenance, attach_provenance
 from agenteval.reanalysis import assemble_report
 from agenteval.report import EvaluationReport
@@ -79,6 +80,7 @@ class EvaluationOptions:
     metric_registry: MetricRegistry | None = None
     judge: ChatModel | None = None
     judge_num_samples: int = 1
+    progress: bool | None = None
 
     def __post_init__(self) -> None:
         if self.num_runs <= 0:
@@ -106,7 +108,7 @@ class EvaluationOptions:
         )
 
 
-_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge"})
+_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge", "progress"})
 
 
 class EvaluateOverrides(TypedDict, total=False):
@@ -130,6 +132,7 @@ class EvaluateOverrides(TypedDict, total=False):
     metric_registry: MetricRegistry | None
     judge: ChatModel | None
     judge_num_samples: int
+    progress: bool | None
 
 
 def _normalized(overrides: EvaluateOverrides) -> dict[str, Any]:
@@ -177,7 +180,9 @@ class Evaluator:
             - ``eval_case_ids``: restrict to these cases;
             - ``metric_registry``: named compares and tokenizers used by metric files;
             - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
-              :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``.
+              :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``;
+            - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
+              and nothing otherwise; ``True`` always shows one, ``False`` never.
     """
 
     def __init__(self, app_name: str, agent: Runner | AgentFunction, **options: Unpack[EvaluateOverrides]) -> None:
@@ -242,6 +247,35 @@ class Evaluator:
             raise rewrap("get eval set", exc) from exc
         eval_metrics = list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         _check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        progress = create_progress(options.progress)
+        if progress is not None:
+            wanted = set(options.eval_case_ids)
+            progress.start(
+                title=f"{self.app_name} / {eval_set_id}",
+                num_runs=options.num_runs,
+                cases_per_run=sum(1 for case in ordering.eval_cases if not wanted or case.eval_id in wanted),
+                metric_names=[metric.metric_name for metric in eval_metrics],
+            )
+            options = replace(options, callbacks=options.callbacks.merged(progress.callbacks()))
+        try:
+            report = await self._run_and_save(options, eval_set_id, ordering, eval_metrics, started, started_at)
+        except BaseException as exc:
+            if progress is not None:
+                progress.finish(report=getattr(exc, "report", None), error=exc)
+            raise
+        if progress is not None:
+            progress.finish(report=report)
+        return report
+
+    async def _run_and_save(
+        self,
+        options: EvaluationOptions,
+        eval_set_id: str,
+        ordering: EvalSet,
+        eval_metrics: list[EvalMetric],
+        started: float,
+        started_at: float,
+    ) -> EvaluationReport:
         # Every run reads the set read above, so a long evaluation sees one consistent eval set.
         snapshot = _SnapshotEvalSetManager(options.eval_set_manager, self.app_name, eval_set_id, ordering)
         service = LocalService(self.runner, replace(options, eval_set_manager=snapshot).service_options())

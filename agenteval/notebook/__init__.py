@@ -1,0 +1,28 @@
+"""Jupyter helpers. The only package that imports ipywidgets or IPython.
+
+Those imports happen inside functions, so importing this package never loads them.
+"""
+
+from __future__ import annotations
+
+from agenteval.notebook._env import running_in_notebook
+from agenteval.notebook.progress import (
+    EvaluationProgress,
+    ProgressWarning,
+    RunProgress,
+    RunRow,
+    TextProgress,
+    WidgetProgress,
+    create_progress,
+)
+
+__all__ = [
+    "EvaluationProgress",
+    "ProgressWarning",
+    "RunProgress",
+    "RunRow",
+    "TextProgress",
+    "WidgetProgress",
+    "create_progress",
+    "running_in_notebook",
+]
