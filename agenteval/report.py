@@ -23,6 +23,9 @@ from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
+
+    from agenteval.notebook._html import HTML as HTMLText
 
 __all__ = [
     "CASE_COLUMNS",
@@ -313,6 +316,45 @@ class EvaluationReport:
         if not app_name or not result_id:
             raise ConfigError("loading from a result manager needs app_name and result_id")
         return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))
+
+    def _repr_html_(self) -> str:
+        from agenteval.notebook.display import report_html
+
+        return report_html(self)
+
+    def show_case(self, eval_id: str, run_id: int | None = None) -> HTMLText:
+        """Expected and actual turns of one case side by side, with each metric's verdict.
+
+        Args:
+            eval_id: The case.
+            run_id: The run to show (see :func:`agenteval.notebook.display.case_html` for the default).
+
+        Returns:
+            An HTML view that renders in Jupyter (and prints as text elsewhere).
+
+        Raises:
+            NotFoundError: No case has that id.
+        """
+        from agenteval.notebook._html import HTML
+        from agenteval.notebook.display import case_html
+
+        return HTML(case_html(self, eval_id, run_id))
+
+    def plot(self) -> Figure:
+        """An overview figure: score distribution, pass rates across runs and a case × metric heat map."""
+        from agenteval.plotting import plot_report
+
+        return plot_report(self)
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write one self-contained HTML file (tables, plots, provenance) that opens without a kernel.
+
+        Returns:
+            The path written.
+        """
+        from agenteval.notebook.html_export import export_html
+
+        return export_html(self, Path(path))
 
     def pass_at_k(self, k: int) -> float:
         """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""
