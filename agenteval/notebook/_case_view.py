@@ -1,0 +1,310 @@
+"""One case side by side: per turn, the user message, expected vs actual replies and tool calls, and the metrics."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from itertools import zip_longest
+from typing import TYPE_CHECKING, Any
+
+from agenteval.errors import NotFoundError
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalset.models import Invocation, Tool
+from agenteval.notebook._html import CSS, badge, fmt_score, pretty_json
+from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    from agenteval.report import CaseSummary, EvaluationReport
+
+__all__ = ["case_html"]
+
+_TEXT_LIMIT = 20_000
+_DIFF_LIMIT = 2_000  # tokens per side; SequenceMatcher is quadratic
+_Turn = tuple[Invocation | None, Invocation | None, list[EvalMetricResult]]
+
+
+def _find(report: EvaluationReport, eval_id: str) -> CaseSummary:
+    for summary in report.case_summaries:
+        if summary.eval_id == eval_id:
+            return summary
+    known = [summary.eval_id for summary in report.case_summaries]
+    listed = ", ".join(map(repr, known[:30])) + (", …" if len(known) > 30 else "")
+    raise NotFoundError(f"no case {eval_id!r} in this report; its cases are: {listed or '(none)'}")
+
+
+def _pick_run(summary: CaseSummary, run_id: int | None) -> EvalCaseResult:
+    if not summary.runs:
+        raise NotFoundError(f"case {summary.eval_id!r} has no results")
+    if run_id is None:
+        failing = [run for run in summary.runs if run.final_eval_status is EvalStatus.FAILED]
+        return (failing or summary.runs)[0]
+    for run in summary.runs:
+        if run.run_id == run_id:
+            return run
+    runs = ", ".join(str(run.run_id) for run in summary.runs)
+    raise NotFoundError(f"case {summary.eval_id!r} has no run {run_id}; its runs are: {runs}")
+
+
+def _clip_text(text: str) -> str:
+    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + f"\n… ({len(text) - _TEXT_LIMIT} more characters)"
+
+
+def _mark(tokens: Sequence[str]) -> str:
+    text = html.escape("".join(tokens))
+    return f'<mark class="ae-hl">{text}</mark>' if text else ""
+
+
+def _word_diff(expected: str, actual: str) -> tuple[str, str]:
+    """Both texts escaped, with the differing words marked when the texts are alike enough to align."""
+    left = re.findall(r"\s+|\w+|[^\w\s]", expected)
+    right = re.findall(r"\s+|\w+|[^\w\s]", actual)
+    plain = html.escape(expected), html.escape(actual)
+    if len(left) > _DIFF_LIMIT or len(right) > _DIFF_LIMIT:
+        return plain
+    matcher = SequenceMatcher(None, left, right, autojunk=False)
+    if matcher.ratio() < 0.4:  # mostly different: word marks would only add noise
+        return plain
+    out_left: list[str] = []
+    out_right: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out_left.append(html.escape("".join(left[i1:i2])))
+            out_right.append(html.escape("".join(right[j1:j2])))
+        else:
+            out_left.append(_mark(left[i1:i2]))
+            out_right.append(_mark(right[j1:j2]))
+    return "".join(out_left), "".join(out_right)
+
+
+def _cell(label: str, body: str, css: str = "") -> str:
+    return f'<div class="ae-cell {css}"><span class="ae-label">{html.escape(label)}</span>{body}</div>'
+
+
+def _responses(expected: Invocation | None, actual: Invocation | None) -> str:
+    want = expected.final_response if expected else None
+    got = actual.final_response if actual else None
+    if want is None and got is None:
+        return ""
+    if want is None or got is None:
+        left = _cell("Final response", "<div class='ae-muted'>— none expected</div>", "ae-absent")
+        right = _cell("Final response", "<div class='ae-muted'>— no response</div>", "ae-absent")
+        if want is not None:
+            left = _cell("Final response", f"<div class='ae-text'>{html.escape(_clip_text(want.content))}</div>")
+        if got is not None:
+            right = _cell("Final response", f"<div class='ae-text'>{html.escape(_clip_text(got.content))}</div>")
+        return left + right
+    differs = want.content.strip() != got.content.strip()
+    if differs:
+        left_text, right_text = _word_diff(_clip_text(want.content), _clip_text(got.content))
+    else:
+        left_text, right_text = html.escape(_clip_text(want.content)), html.escape(_clip_text(got.content))
+    css = "ae-mismatch" if differs else ""
+    label = "Final response (differs)" if differs else "Final response"
+    return _cell(label, f"<div class='ae-text'>{left_text}</div>", css) + _cell(
+        label, f"<div class='ae-text'>{right_text}</div>", css
+    )
+
+
+def _json_block(value: Any, other: Any, compare: bool) -> str:
+    """Pretty JSON; against ``other``, top-level keys whose values differ or are missing are marked."""
+    if compare and isinstance(value, dict) and isinstance(other, dict) and value:
+        lines = ["{"]
+        items = list(value.items())
+        for index, (key, item) in enumerate(items):
+            text = f"{json.dumps(str(key), ensure_ascii=False)}: " + pretty_json(item).replace("\n", "\n  ")
+            text += "," if index < len(items) - 1 else ""
+            escaped = html.escape(_clip_text(text))
+            differs = key not in other or other[key] != item
+            lines.append("  " + (f'<span class="ae-hl">{escaped}</span>' if differs else escaped))
+        missing = [html.escape(json.dumps(str(key), ensure_ascii=False)) for key in other if key not in value]
+        lines += [f'  <span class="ae-hl ae-muted">(no {key})</span>' for key in missing]
+        lines.append("}")
+        return '<pre class="ae-json">' + "\n".join(lines) + "</pre>"
+    escaped = html.escape(_clip_text(pretty_json(value)))
+    if compare and value != other:
+        escaped = f'<span class="ae-hl">{escaped}</span>'
+    return f'<pre class="ae-json">{escaped}</pre>'
+
+
+def _tool_cell(tool: Tool, other: Tool | None, side: str) -> str:
+    compare = other is not None
+    other_arguments, other_result = (other.arguments, other.result) if other is not None else (None, None)
+    body = f'<div class="ae-tool-name">{html.escape(tool.name or "(unnamed)")}</div>'
+    body += '<span class="ae-label">arguments</span>' + _json_block(tool.arguments, other_arguments, compare)
+    if tool.result is not None or other_result is not None:
+        body += '<span class="ae-label">result</span>' + _json_block(tool.result, other_result, compare)
+    if other is None:
+        label = "Tool call (not in actual)" if side == "expected" else "Tool call (not expected)"
+        return _cell(label, body, "ae-only")
+    differs = (tool.arguments, tool.result) != (other.arguments, other.result)
+    return _cell("Tool call (differs)" if differs else "Tool call", body, "ae-mismatch" if differs else "")
+
+
+def _pair_tools(expected: list[Tool], actual: list[Tool]) -> list[tuple[Tool | None, Tool | None]]:
+    """Pair calls by name in call order; a call left over is present on one side only."""
+    unused = list(range(len(actual)))
+    pairs: list[tuple[Tool | None, Tool | None]] = []
+    for tool in expected:
+        match = next((i for i in unused if actual[i].name == tool.name), None)
+        if match is None:
+            pairs.append((tool, None))
+        else:
+            unused.remove(match)
+            pairs.append((tool, actual[match]))
+    pairs += [(None, actual[i]) for i in unused]
+    return pairs
+
+
+def _tools(expected: Invocation | None, actual: Invocation | None) -> str:
+    pairs = _pair_tools(expected.tools if expected else [], actual.tools if actual else [])
+    cells = []
+    for want, got in pairs:
+        if want is None:
+            cells.append(_cell("Tool call", "<div class='ae-muted'>— not expected</div>", "ae-absent"))
+        else:
+            cells.append(_tool_cell(want, got, "expected"))
+        if got is None:
+            cells.append(_cell("Tool call", "<div class='ae-muted'>— not called</div>", "ae-absent"))
+        else:
+            cells.append(_tool_cell(got, want, "actual"))
+    return "".join(cells)
+
+
+def _metrics_table(metrics: list[EvalMetricResult]) -> str:
+    if not metrics:
+        return '<p class="ae-muted">No metric results.</p>'
+    rows = []
+    for metric in metrics:
+        reason = metric.details.reason.strip().strip(";").strip() if metric.details else ""
+        rubrics = metric.details.rubric_scores if metric.details else []
+        extra = "".join(
+            f'<div class="ae-reason">• {html.escape(r.id)} {r.score:.2f}: {html.escape(r.reason)}</div>'
+            for r in rubrics
+        )
+        rows.append(
+            f'<tr class="ae-row-{html.escape(str(metric.eval_status or "not_evaluated"))}">'
+            f'<td class="ae-id">{html.escape(metric.metric_name)}</td>'
+            f'<td class="ae-num">{fmt_score(metric.score)}</td><td class="ae-num">{metric.threshold:g}</td>'
+            f"<td>{badge(metric.eval_status)}</td>"
+            f'<td><div class="ae-reason">{html.escape(_clip_text(reason)) or "—"}</div>{extra}</td></tr>'
+        )
+    return (
+        "<table class='ae-table'><thead><tr><th>Metric</th><th class='ae-num'>Score</th>"
+        "<th class='ae-num'>Threshold</th><th>Status</th><th>Reason</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _turn_html(
+    number: int, expected: Invocation | None, actual: Invocation | None, metrics: list[EvalMetricResult]
+) -> str:
+    status = None
+    if metrics:
+        statuses = {m.eval_status for m in metrics}
+        status = next((s for s in _STATUS_ORDER if s in statuses), EvalStatus.NOT_EVALUATED)
+    user = (actual.user_content if actual else None) or (expected.user_content if expected else None)
+    user_html = html.escape(_clip_text(user.content)) if user else "<span class='ae-muted'>—</span>"
+    expected_user = expected.user_content if expected else None
+    if expected_user and user and expected_user.content != user.content:
+        user_html += (
+            f"<div class='ae-muted'>expected user message: {html.escape(_clip_text(expected_user.content))}</div>"
+        )
+    grid = _responses(expected, actual) + _tools(expected, actual)
+    return (
+        f'<div class="ae-turn"><div class="ae-turn-head">Turn {number} {badge(status) if status else ""}</div>'
+        f'<div class="ae-user"><span class="ae-label">User</span><div class="ae-text">{user_html}</div></div>'
+        f'<div class="ae-grid"><div class="ae-colhead">Expected</div><div class="ae-colhead">Actual</div>{grid}</div>'
+        f"<h4>Metrics for turn {number}</h4>{_metrics_table(metrics)}</div>"
+    )
+
+
+_STATUS_ORDER = (EvalStatus.FAILED, EvalStatus.PASSED, EvalStatus.NOT_EVALUATED)
+
+
+def _turns(report: EvaluationReport, run: EvalCaseResult) -> list[_Turn]:
+    if run.eval_metric_result_per_invocation:
+        return [
+            (turn.expected_invocation, turn.actual_invocation, turn.eval_metric_results)
+            for turn in run.eval_metric_result_per_invocation
+        ]
+    # Not scored (the inference failed): show what was expected and whatever the agent did.
+    expected: list[Invocation] = []
+    if report.eval_set is not None:
+        case = next((c for c in report.eval_set.eval_cases if c.eval_id == run.eval_id), None)
+        expected = list(case.conversation or []) if case is not None else []
+    actual: list[Invocation] = []
+    if 0 < run.run_id <= len(report.inference_results):
+        inference = next((r for r in report.inference_results[run.run_id - 1] if r.eval_case_id == run.eval_id), None)
+        actual = list(inference.inferences) if inference is not None else []
+    return [(want, got, []) for want, got in zip_longest(expected, actual)]
+
+
+def _runs_strip(summary: CaseSummary, shown: EvalCaseResult, run_id: int | None) -> str:
+    if len(summary.runs) < 2:
+        return ""
+    chips = []
+    for run in summary.runs:
+        status = str(run.final_eval_status or "not_evaluated")
+        mark = {"passed": "✓", "failed": "✗"}.get(status, "–")
+        current = " ae-current" if run is shown else ""
+        chips.append(f'<span class="ae-run ae-run-{html.escape(status)}{current}">run {run.run_id} {mark}</span>')
+    why = (
+        "" if run_id is not None else " (the first failing run)" if shown.final_eval_status is EvalStatus.FAILED else ""
+    )
+    note = f"showing run {shown.run_id}{why}; pass <code>run_id=</code> for another"
+    return (
+        f'<div class="ae-runs"><span class="ae-muted">Runs:</span> {" ".join(chips)} '
+        f'<span class="ae-muted">{note}</span></div>'
+    )
+
+
+def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None, *, style: bool = True) -> str:
+    """One case side by side: per turn, the user message, expected vs actual, and each metric's verdict.
+
+    Expected is on the left, actual on the right. Final responses that differ are framed in red with
+    the differing words marked; tool calls are paired by name in call order, a call present on one
+    side only is framed with a dashed red border, and argument or result keys whose values differ
+    are marked.
+
+    With several runs one run is shown, by default the first run in which the case failed (or run 1
+    when it never failed), because that is the one worth reading; a strip shows every run's status.
+
+    Args:
+        report: The report holding the case.
+        eval_id: The case id.
+        run_id: The run to show (1-based); ``None`` picks as described above.
+        style: Include the ``<style>`` block (leave it out when the page already has it).
+
+    Returns:
+        A self-contained HTML fragment.
+
+    Raises:
+        NotFoundError: The report has no such case (the message lists its cases), or no such run.
+    """
+    summary = _find(report, eval_id)
+    run = _pick_run(summary, run_id)
+    head = (
+        f'<div class="ae-head">{badge(run.final_eval_status)} '
+        f'<span class="ae-title">Case <span class="ae-id">{html.escape(eval_id)}</span></span>'
+    )
+    if len(summary.runs) > 1:
+        head += f' <span class="ae-muted">across runs</span> {badge(summary.overall_status)}'
+    head += "</div>" + _runs_strip(summary, run, run_id)
+    meta = [f"run <b>{run.run_id}</b>", f"score <b>{fmt_score(run.score)}</b>"]
+    meta += [f"session <span class='ae-id'>{html.escape(run.session_id)}</span>"] if run.session_id else []
+    meta += [f"user <span class='ae-id'>{html.escape(run.user_id)}</span>"] if run.user_id else []
+    body = head + f"<div class='ae-meta'>{' '.join(f'<span>{m}</span>' for m in meta)}</div>"
+    if run.error_message:
+        error = html.escape(_clip_text(run.error_message))
+        body += f'<div class="ae-error"><span class="ae-label">Error</span><div class="ae-reason">{error}</div></div>'
+    turns = _turns(report, run)
+    if len(turns) != 1 or not turns[0][2]:  # with one scored turn, the case's metrics are that turn's
+        body += f"<h4>Metrics for the case</h4>{_metrics_table(run.overall_eval_metric_results)}"
+    body += "".join(_turn_html(number, *turn) for number, turn in enumerate(turns, start=1))
+    if not turns:
+        body += '<p class="ae-muted">No turns were recorded.</p>'
+    css = f"<style>{CSS}</style>" if style else ""
+    return f'<div class="agenteval">{css}{body}</div>'

@@ -1,0 +1,237 @@
+"""HTML views of a report for Jupyter: the summary (``_repr_html_``) and one case side by side.
+
+Everything taken from a report is escaped: case ids, messages, tool arguments and reasons come from
+agents and users and may contain markup.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agenteval.errors import AgentEvalError
+from agenteval.evalresult.models import EvalCaseResult
+from agenteval.notebook._case_view import case_html
+from agenteval.notebook._html import CSS, HTML, badge, clip, fmt_duration, fmt_score
+from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    from agenteval.report import CaseSummary, EvaluationReport
+
+__all__ = ["HTML", "case_html", "report_html"]
+
+_ORDER = {EvalStatus.FAILED: 0, EvalStatus.NOT_EVALUATED: 1, EvalStatus.PASSED: 2}
+_REASON_LIMIT = 240
+_REASONS_PER_CASE = 3
+
+
+@dataclass(slots=True)
+class _Tally:
+    passed: int = 0
+    failed: int = 0
+    scores: float = 0.0
+
+    def add(self, status: EvalStatus | None, score: float) -> None:
+        if status is EvalStatus.PASSED:
+            self.passed += 1
+        elif status is EvalStatus.FAILED:
+            self.failed += 1
+        else:
+            return
+        self.scores += score
+
+    @property
+    def evaluated(self) -> int:
+        return self.passed + self.failed
+
+
+def _metric_names(report: EvaluationReport) -> list[str]:
+    """The report's metric names: configuration order first, then any others found in the results."""
+    names = [metric.metric_name for metric in report.eval_metrics]
+    for case in report.result.eval_case_results:
+        for metric in case.overall_eval_metric_results:
+            if metric.metric_name not in names:
+                names.append(metric.metric_name)
+    return names
+
+
+def _thresholds(report: EvaluationReport) -> dict[str, float]:
+    found = {metric.metric_name: metric.threshold for metric in report.eval_metrics}
+    for case in report.result.eval_case_results:
+        for metric in case.overall_eval_metric_results:
+            found.setdefault(metric.metric_name, metric.threshold)
+    return found
+
+
+def _rate_cell(tally: _Tally, *, bar: bool) -> str:
+    if not tally.evaluated:
+        return '<td class="ae-num ae-muted">—</td>'
+    rate = tally.passed / tally.evaluated
+    meter = f'<span class="ae-bar"><span style="width:{rate * 100:.1f}%"></span></span>' if bar else ""
+    title = f"{tally.passed} of {tally.evaluated} passed"
+    counts = f'<span class="ae-muted">({tally.passed}/{tally.evaluated})</span>'
+    return f'<td class="ae-num" title="{title}">{meter}{rate:.0%} {counts}</td>'
+
+
+def _metrics_table(report: EvaluationReport) -> str:
+    names = _metric_names(report)
+    if not names:
+        return '<p class="ae-muted">No metric results.</p>'
+    thresholds = _thresholds(report)
+    runs = sorted({case.run_id for case in report.result.eval_case_results})
+    total = {name: _Tally() for name in names}
+    per_run = {(name, run): _Tally() for name in names for run in runs}
+    for case in report.result.eval_case_results:
+        for metric in case.overall_eval_metric_results:
+            total[metric.metric_name].add(metric.eval_status, metric.score)
+            per_run[(metric.metric_name, case.run_id)].add(metric.eval_status, metric.score)
+    several = len(runs) > 1
+    head = "<th>Metric</th><th class='ae-num'>Threshold</th><th class='ae-num'>Mean score</th><th>Pass rate</th>"
+    if several:
+        head += "".join(f"<th class='ae-num'>Run {run}</th>" for run in runs)
+    rows = []
+    for name in names:
+        tally = total[name]
+        mean = tally.scores / tally.evaluated if tally.evaluated else None
+        status = "failed" if tally.failed else "passed" if tally.passed else "not_evaluated"
+        cells = (
+            f'<td class="ae-id">{html.escape(name)}</td>'
+            f'<td class="ae-num">{thresholds.get(name, 0.0):g}</td>'
+            f'<td class="ae-num">{fmt_score(mean)}</td>' + _rate_cell(tally, bar=True)
+        )
+        if several:
+            cells += "".join(_rate_cell(per_run[(name, run)], bar=False) for run in runs)
+        rows.append(f'<tr class="ae-row-{status}">{cells}</tr>')
+    caption = "Pass rate per metric (each run separately on the right)" if several else "Pass rate per metric"
+    return (
+        f"<h4>{caption}</h4><table class='ae-table'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _clean_reason(reason: str) -> str:
+    # Overall reasons join the per-turn ones with ';', so a multi-turn pass leaves only separators.
+    return reason.strip().strip(";").strip()
+
+
+def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[str, str, list[int]]]:
+    """Why a case did not pass: ``(label, reason, run ids)``; errors first, then failing metrics, deduplicated."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for run in runs:
+        if run.error_message:
+            # The message names the run's session; without it the same error in every run reads as one.
+            message = run.error_message.replace(run.session_id, "…") if run.session_id else run.error_message
+            found.setdefault(("error", message.strip()), []).append(run.run_id)
+        for metric in run.overall_eval_metric_results:
+            if metric.eval_status is EvalStatus.FAILED:
+                reason = _clean_reason(metric.details.reason if metric.details else "")
+                label = f"{metric.metric_name} ({metric.score:.2f} < {metric.threshold:g})"
+                found.setdefault((label, reason), []).append(run.run_id)
+    return [(label, reason, run_ids) for (label, reason), run_ids in found.items()]
+
+
+def _reasons_cell(summary: CaseSummary, several_runs: bool) -> str:
+    reasons = _case_reasons(summary.runs)
+    if not reasons:
+        return '<td class="ae-muted">—</td>'
+    parts = []
+    for label, reason, run_ids in reasons[:_REASONS_PER_CASE]:
+        where = f" [run {', '.join(map(str, run_ids))}]" if several_runs else ""
+        text = f"{label}{where}: {reason}" if reason else f"{label}{where}"
+        parts.append(f'<div class="ae-reason">{clip(text, _REASON_LIMIT)}</div>')
+    if len(reasons) > _REASONS_PER_CASE:
+        parts.append(f'<div class="ae-muted">+{len(reasons) - _REASONS_PER_CASE} more</div>')
+    return f"<td>{''.join(parts)}</td>"
+
+
+def _cases_table(report: EvaluationReport, max_cases: int | None, link_cases: bool) -> str:
+    summaries = sorted(report.case_summaries, key=lambda s: _ORDER.get(s.overall_status, 1))
+    if not summaries:
+        return '<p class="ae-muted">No cases.</p>'
+    several = report.num_runs > 1
+    shown = summaries if max_cases is None else summaries[:max_cases]
+    head = "<th>Status</th><th>Case</th><th class='ae-num'>Score</th>"
+    head += "<th class='ae-num'>Runs passed</th>" if several else ""
+    rows = []
+    for summary in shown:
+        scores = [run.score for run in summary.runs]
+        mean = sum(scores) / len(scores) if scores else None
+        name = html.escape(summary.eval_id)
+        if link_cases:
+            name = f'<a href="#{case_anchor(summary.eval_id)}">{name}</a>'
+        cells = f'<td>{badge(summary.overall_status)}</td><td class="ae-id">{name}</td>'
+        cells += f'<td class="ae-num">{fmt_score(mean)}</td>'
+        if several:
+            passed = sum(1 for run in summary.runs if run.final_eval_status is EvalStatus.PASSED)
+            cells += f'<td class="ae-num">{passed}/{len(summary.runs)}</td>'
+        cells += _reasons_cell(summary, several)
+        rows.append(f'<tr class="ae-row-{html.escape(str(summary.overall_status))}">{cells}</tr>')
+    more = ""
+    if len(shown) < len(summaries):
+        more = (
+            f'<p class="ae-muted">… and {len(summaries) - len(shown)} more cases '
+            "(all of them are in <code>report.cases</code>).</p>"
+        )
+    return (
+        "<h4>Cases <span class='ae-muted'>(failing first)</span></h4><table class='ae-table'>"
+        f"<thead><tr>{head}<th>Reason</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    )
+
+
+def case_anchor(eval_id: str) -> str:
+    """The HTML id of a case's section in an exported report (safe for any case id)."""
+    return "case-" + "".join(ch if ch.isalnum() or ch in "-_" else f"_{ord(ch):x}_" for ch in eval_id)
+
+
+def _header(report: EvaluationReport) -> str:
+    summaries = report.case_summaries
+    counts = {status: sum(1 for s in summaries if s.overall_status is status) for status in _ORDER}
+    tally = f"<b>{len(summaries)}</b> cases: {counts[EvalStatus.PASSED]} passed, {counts[EvalStatus.FAILED]} failed"
+    if counts[EvalStatus.NOT_EVALUATED]:
+        tally += f", {counts[EvalStatus.NOT_EVALUATED]} not evaluated"
+    meta = [
+        f"App <b class='ae-id'>{html.escape(report.app_name)}</b>",
+        f"Eval set <b class='ae-id'>{html.escape(report.eval_set_id)}</b>",
+        tally,
+        f"<b>{report.num_runs}</b> run{'s' if report.num_runs != 1 else ''}",
+        f"Duration <b>{fmt_duration(report.execution_time)}</b>",
+    ]
+    if report.num_runs > 1:
+        try:
+            hint = "chance that one run passes as a whole set"
+            meta.append(f"<span title='{hint}'>pass@1 <b>{report.pass_at_k(1):.2f}</b></span>")
+            meta.append(f"pass^{report.num_runs} <b>{report.pass_hat_k(report.num_runs):.2f}</b>")
+        except AgentEvalError:
+            pass  # a result without a usable multi-run summary: leave the estimates out
+    result_id = report.result.eval_set_result_id
+    ident = f"<div class='ae-muted ae-id'>result {html.escape(result_id)}</div>" if result_id else ""
+    return (
+        f"<div class='ae-head'>{badge(report.overall_status)} <span class='ae-title'>Evaluation report</span></div>"
+        f"<div class='ae-meta'>{' '.join(f'<span>{item}</span>' for item in meta)}</div>{ident}"
+    )
+
+
+def report_html(
+    report: EvaluationReport, *, max_cases: int | None = 50, link_cases: bool = False, style: bool = True
+) -> str:
+    """The HTML summary of a report (its ``_repr_html_``).
+
+    It shows the overall status, the app, eval set, runs and duration (with pass@1 and pass^k when
+    there are several runs), each metric's pass rate (also per run), then the cases, failing first,
+    each with its status, mean score and the reasons it failed (truncated; the full text is in the
+    tooltip). Styles are inline and scoped; nothing external is loaded.
+
+    Args:
+        report: The report to show.
+        max_cases: Most case rows to show (failing ones come first); ``None`` shows all.
+        link_cases: Link case ids to ``#case-…`` anchors, for the exported page.
+        style: Include the ``<style>`` block (leave it out when the page already has it).
+
+    Returns:
+        A self-contained HTML fragment.
+    """
+    body = _header(report) + _metrics_table(report) + _cases_table(report, max_cases, link_cases)
+    css = f"<style>{CSS}</style>" if style else ""
+    return f'<div class="agenteval">{css}{body}</div>'

@@ -1,0 +1,211 @@
+"""Tests for the self-contained HTML export, including a headless-Chromium rendering of the page."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import signal
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from agenteval import EvalSet, EvaluationReport, Evaluator, LocalEvalSetManager, LocalMetricManager, Turn
+from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
+from agenteval.notebook.html_export import export_html, report_page
+
+SCREENSHOT_TIMEOUT = 20.0
+"""Seconds Chromium may take; it normally renders the page in one or two."""
+
+
+def hostile_agent(message: str, turn: Turn) -> str:
+    if "power" in message:
+        return '<script>alert("owned")</script><img src="https://example.com/x.png">'
+    return calculator_agent(message, turn)
+
+
+class Tags(HTMLParser):
+    """Every start tag of a page with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append((tag, attrs))
+
+
+@pytest.fixture(scope="module")
+def report() -> EvaluationReport:
+    ev = Evaluator(
+        APP_NAME,
+        hostile_agent,
+        eval_set_manager=LocalEvalSetManager(DATA_DIR),
+        metric_manager=LocalMetricManager(DATA_DIR),
+        num_runs=3,
+    )
+    return ev.evaluate(EVAL_SET_ID)
+
+
+@pytest.fixture(scope="module")
+def exported(report: EvaluationReport, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return export_html(report, tmp_path_factory.mktemp("export") / "nested" / "report.html")
+
+
+def test_export_writes_one_html_file(exported: Path) -> None:
+    assert exported.name == "report.html"
+    assert exported.is_file()
+    page = exported.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.rstrip().endswith("</html>")
+    assert "<title>agenteval report: math-eval-app / math-basic</title>" in page
+
+
+def test_export_references_nothing_outside_itself(exported: Path) -> None:
+    page = exported.read_text(encoding="utf-8")
+
+    tags = Tags()
+    tags.feed(page)
+    tags.close()
+
+    assert {"html", "style", "img", "a", "details", "table"} <= {tag for tag, _ in tags.found}
+    assert not {"script", "link", "iframe", "object", "embed", "base"} & {tag for tag, _ in tags.found}
+    ids = {value for _, attrs in tags.found for name, value in attrs if name == "id"}
+    for tag, attrs in tags.found:
+        for name, value in attrs:
+            assert not re.match(r"\s*(?:[a-z]+:)?//", value or "", re.IGNORECASE), (tag, name, value)
+            if name == "src":
+                assert (value or "").startswith("data:image/png;base64,")
+            if name == "href":
+                assert (value or "").startswith("#") and (value or "")[1:] in ids
+    assert "@import" not in page and "url(" not in page
+    # The agent's hostile reply is there, as text.
+    assert "&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;" in page
+    assert "&lt;img src=&quot;https://example.com/x.png&quot;&gt;" in page
+    assert '&lt;img src="https://example.com/x.png"&gt;' in page  # pandas escapes < and > only: still text
+
+
+def test_export_embeds_the_plots_as_png(exported: Path) -> None:
+    images = re.findall(
+        r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', exported.read_text(encoding="utf-8")
+    )
+
+    assert len(images) == 1
+    png = base64.b64decode(images[0], validate=True)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(png) > 20_000
+
+
+def test_export_holds_summary_cases_provenance_and_tables(report: EvaluationReport, exported: Path) -> None:
+    page = exported.read_text(encoding="utf-8")
+    provenance = report.provenance
+    assert provenance is not None
+
+    assert provenance.eval_set_hash in page
+    assert provenance.metrics_hash in page
+    assert provenance.agenteval_version in page
+    assert report.result.eval_set_result_id in page
+    assert "FunctionRunner(&#x27;hostile_agent&#x27;)" in page
+    assert "Metric configuration" in page
+    assert page.count("<style>") == 1
+    for case in ("calc_add", "calc_multiply", "calc_divide_by_zero", "calc_follow_up", "calc_power"):
+        assert f'<details class="ae-case" id="case-{case}"' in page
+        assert f'<a href="#case-{case}">{case}</a>' in page
+    assert '<details class="ae-case" id="case-calc_power" open>' in page
+    assert '<details class="ae-case" id="case-calc_add">' in page
+    assert page.index('id="case-calc_power"') < page.index('id="case-calc_add"')
+    for table in ("report.cases", "report.metrics", "report.invocations"):
+        assert f"<code>{table}</code>" in page
+    assert "report.rubric_scores" not in page  # no LLM judge, no rubric table
+    assert "<th>error_message</th>" in page and "<th>expected_response</th>" in page
+    for run in (1, 2, 3):
+        assert f"Run {run}</th>" in page
+
+
+def test_report_page_is_what_export_writes(report: EvaluationReport, tmp_path: Path) -> None:
+    path = export_html(report, str(tmp_path / "r.html"), title="Nightly <run>")
+
+    assert path == tmp_path / "r.html"
+    page = path.read_text(encoding="utf-8")
+    assert "<title>Nightly &lt;run&gt;</title>" in page
+    expected = report_page(report, title="Nightly <run>")
+
+    # Only the generation time and the plot bytes may differ between two renderings.
+    def strip(text: str) -> str:
+        return re.sub(r"base64,[^\"]+|on \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", text).strip()
+
+    assert strip(page) == strip(expected)
+
+
+def find_chromium() -> str | None:
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+def screenshot(browser: str, page: Path, png: Path, profile: Path) -> None:
+    command = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--screenshot={png}",
+        "--window-size=1280,2000",
+        page.as_uri(),
+    ]
+    # Its own session, so a hung browser is killed with every helper process it started.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, stderr = process.communicate(timeout=SCREENSHOT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"Chromium did not render the page within {SCREENSHOT_TIMEOUT:.0f} s")
+    assert png.is_file(), f"Chromium wrote no screenshot (exit {process.returncode}): {stderr.decode()[-2000:]}"
+
+
+def test_exported_page_renders_in_headless_chromium(exported: Path, tmp_path: Path) -> None:
+    browser = find_chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed")
+    from matplotlib.image import imread
+
+    png = tmp_path / "page.png"
+    screenshot(browser, exported, png, tmp_path / "profile")
+
+    assert png.stat().st_size > 50_000
+    pixels = imread(str(png))[..., :3]
+    assert pixels.shape[:2] == (2000, 1280)
+    assert pixels.std() > 0.1  # not a blank page
+    ink = pixels.min(axis=2) < 0.85
+    # The summary (header, metric and case tables) fills the top of the page with text and lines.
+    assert ink[:700].mean() > 0.02
+    assert ink[:700, :640].mean() > 0.02
+    # Saturated colour in bulk comes from the embedded plot (the heat map and the bars), not from
+    # the few small status badges of the summary.
+    colour = (pixels.max(axis=2) - pixels.min(axis=2)) > 0.3
+    assert colour[:700].sum() < 30_000
+    assert colour.sum() > 100_000
+    plot_rows = colour.sum(axis=1) > 200
+    assert plot_rows[700:].sum() > 200
+
+
+def test_an_empty_report_exports(tmp_path: Path) -> None:
+    report = Evaluator(APP_NAME, calculator_agent).evaluate(EvalSet(eval_set_id="empty"), metrics=[])
+
+    page = export_html(report, tmp_path / "empty.html").read_text(encoding="utf-8")
+    assert "No cases." in page
+    assert "data:image/png;base64," in page
