@@ -19,6 +19,7 @@ T = TypeVar("T")
 
 __all__ = [
     "check_name",
+    "check_set_names",
     "describe_validation_error",
     "dump_models",
     "ensure_inside",
@@ -48,6 +49,16 @@ def check_name(kind: str, value: str) -> str:
             f"{kind} {value!r} is not allowed in a file name: it must not be '.' or '..' or contain '/', '\\' or NUL"
         )
     return value
+
+
+def check_set_names(app_name: str, eval_set_id: str) -> None:
+    """Apply :func:`check_name` to an app name, then to an eval set id.
+
+    Raises:
+        ConfigError: Either name is empty or unusable in a file name.
+    """
+    check_name("app name", app_name)
+    check_name("eval set id", eval_set_id)
 
 
 def ensure_inside(base: Path, path: Path) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval.report import EvaluationReport
 from agenteval.status import EvalStatus
@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["CASE_COMPARISON_COLUMNS", "COMPARISON_COLUMNS", "Comparison", "compare"]
+
+K = TypeVar("K")
 
 COMPARISON_COLUMNS = (
     "eval_id",
@@ -99,6 +101,19 @@ def _difference(after: float | None, before: float | None) -> float | None:
     return after - before if after is not None and before is not None else None
 
 
+def _status_columns(old: _Side | None, new: _Side | None) -> dict[str, Any]:
+    """The status, change and pass-rate columns of a row of :attr:`Comparison.table` or :attr:`Comparison.cases`."""
+    old_rate, new_rate = (old.pass_rate if old else None), (new.pass_rate if new else None)
+    return {
+        "baseline_status": old.status if old else "",
+        "candidate_status": new.status if new else "",
+        "change": _change(old, new),
+        "baseline_pass_rate": old_rate,
+        "candidate_pass_rate": new_rate,
+        "pass_rate_change": _difference(new_rate, old_rate),
+    }
+
+
 @dataclass(slots=True, frozen=True)
 class Comparison:
     """Two reports lined up; see :func:`compare`."""
@@ -111,23 +126,17 @@ class Comparison:
         """One row per (case, metric): scores, statuses, pass rates and the change (``COMPARISON_COLUMNS``)."""
         import pandas as pd
 
-        before, after = _metric_sides(self.baseline), _metric_sides(self.candidate)
         rows = []
-        for key in _ordered(before, after):
-            old, new = before.get(key), after.get(key)
+        for (eval_id, metric_name), old, new in _paired(_metric_sides(self.baseline), _metric_sides(self.candidate)):
+            old_score, new_score = (old.score if old else None), (new.score if new else None)
             rows.append(
                 {
-                    "eval_id": key[0],
-                    "metric_name": key[1],
-                    "baseline_score": old.score if old else None,
-                    "candidate_score": new.score if new else None,
-                    "score_change": _difference(new.score if new else None, old.score if old else None),
-                    "baseline_status": old.status if old else "",
-                    "candidate_status": new.status if new else "",
-                    "change": _change(old, new),
-                    "baseline_pass_rate": old.pass_rate if old else None,
-                    "candidate_pass_rate": new.pass_rate if new else None,
-                    "pass_rate_change": _difference(new.pass_rate if new else None, old.pass_rate if old else None),
+                    "eval_id": eval_id,
+                    "metric_name": metric_name,
+                    "baseline_score": old_score,
+                    "candidate_score": new_score,
+                    "score_change": _difference(new_score, old_score),
+                    **_status_columns(old, new),
                 }
             )
         return pd.DataFrame.from_records(rows, columns=list(COMPARISON_COLUMNS))
@@ -137,21 +146,10 @@ class Comparison:
         """One row per case: statuses, pass rates across runs and the change (``CASE_COMPARISON_COLUMNS``)."""
         import pandas as pd
 
-        before, after = _case_sides(self.baseline), _case_sides(self.candidate)
-        rows = []
-        for eval_id in _ordered(before, after):
-            old, new = before.get(eval_id), after.get(eval_id)
-            rows.append(
-                {
-                    "eval_id": eval_id,
-                    "baseline_status": old.status if old else "",
-                    "candidate_status": new.status if new else "",
-                    "change": _change(old, new),
-                    "baseline_pass_rate": old.pass_rate if old else None,
-                    "candidate_pass_rate": new.pass_rate if new else None,
-                    "pass_rate_change": _difference(new.pass_rate if new else None, old.pass_rate if old else None),
-                }
-            )
+        rows = [
+            {"eval_id": eval_id, **_status_columns(old, new)}
+            for eval_id, old, new in _paired(_case_sides(self.baseline), _case_sides(self.candidate))
+        ]
         return pd.DataFrame.from_records(rows, columns=list(CASE_COMPARISON_COLUMNS))
 
     @property
@@ -208,9 +206,10 @@ class Comparison:
 _CHANGES = ("fixed", "regressed", "unchanged", "new", "removed")
 
 
-def _ordered(before: dict[Any, _Side], after: dict[Any, _Side]) -> list[Any]:
-    """Keys in the candidate's order, then the ones only the baseline has."""
-    return [*after, *(key for key in before if key not in after)]
+def _paired(before: dict[K, _Side], after: dict[K, _Side]) -> list[tuple[K, _Side | None, _Side | None]]:
+    """Each key with its baseline and candidate sides: the candidate's keys in order, then the baseline's others."""
+    keys = [*after, *(key for key in before if key not in after)]
+    return [(key, before.get(key), after.get(key)) for key in keys]
 
 
 def compare(baseline: EvaluationReport, candidate: EvaluationReport) -> Comparison:

@@ -17,6 +17,7 @@ from agenteval.errors import MissingDependencyError
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -60,6 +61,17 @@ def _metric_names(report: EvaluationReport) -> list[str]:
     return names
 
 
+def _per_metric_size(names: Sequence[str]) -> tuple[float, float]:
+    """Figure size of a chart with one group per metric."""
+    return max(5.0, 1.6 * len(names) + 2), 4.0
+
+
+def _evaluated_results(report: EvaluationReport) -> pd.DataFrame:
+    """The rows of ``report.metrics`` that passed or failed (not those not evaluated)."""
+    frame = report.metrics
+    return frame[frame["status"].isin(_EVALUATED)]
+
+
 def _no_data(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes, color=NEUTRAL_COLOR)
     ax.set_xticks([])
@@ -91,9 +103,8 @@ def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None)
     import numpy as np
 
     names = _metric_names(report)
-    figure, ax = _axes(ax, (max(5.0, 1.6 * len(names) + 2), 4.0))
-    frame = report.metrics
-    frame = frame[frame["status"].isin(_EVALUATED)]
+    figure, ax = _axes(ax, _per_metric_size(names))
+    frame = _evaluated_results(report)
     ax.set_title("Score distribution per metric")
     if frame.empty:
         _no_data(ax, "metric results")
@@ -156,9 +167,8 @@ def plot_pass_rates(report: EvaluationReport, *, ax: Axes | None = None) -> Figu
     from matplotlib.ticker import PercentFormatter
 
     names = _metric_names(report)
-    figure, ax = _axes(ax, (max(5.0, 1.6 * len(names) + 2), 4.0))
-    frame = report.metrics
-    frame = frame[frame["status"].isin(_EVALUATED)]
+    figure, ax = _axes(ax, _per_metric_size(names))
+    frame = _evaluated_results(report)
     runs = sorted({int(run) for run in frame["run_id"]})
     ax.set_title("Pass rate per metric" + (" and run" if len(runs) > 1 else ""))
     if frame.empty:

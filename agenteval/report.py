@@ -86,6 +86,17 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=list(columns))
 
 
+def _metric_result_columns(metric: EvalMetricResult) -> dict[str, Any]:
+    """The columns of :attr:`EvaluationReport.metrics` and :attr:`EvaluationReport.invocations` from one result."""
+    return {
+        "metric_name": metric.metric_name,
+        "score": metric.score,
+        "status": str(metric.eval_status or ""),
+        "threshold": metric.threshold,
+        "reason": metric.details.reason if metric.details else "",
+    }
+
+
 @dataclass(slots=True, kw_only=True)
 class EvaluationReport:
     """The outcome of :meth:`agenteval.Evaluator.evaluate`.
@@ -150,11 +161,7 @@ class EvaluationReport:
             {
                 "run_id": case.run_id,
                 "eval_id": case.eval_id,
-                "metric_name": metric.metric_name,
-                "score": metric.score,
-                "status": str(metric.eval_status or ""),
-                "threshold": metric.threshold,
-                "reason": metric.details.reason if metric.details else "",
+                **_metric_result_columns(metric),
             }
             for case in self.result.eval_case_results
             for metric in case.overall_eval_metric_results
@@ -176,11 +183,7 @@ class EvaluationReport:
                             "eval_id": case.eval_id,
                             "turn": turn,
                             "invocation_id": actual.invocation_id if actual else "",
-                            "metric_name": metric.metric_name,
-                            "score": metric.score,
-                            "status": str(metric.eval_status or ""),
-                            "threshold": metric.threshold,
-                            "reason": metric.details.reason if metric.details else "",
+                            **_metric_result_columns(metric),
                             "user_content": _text(actual.user_content if actual else None),
                             "actual_response": _text(actual.final_response if actual else None),
                             "expected_response": _text(expected.final_response if expected else None),

@@ -7,27 +7,17 @@ import threading
 import time
 from collections.abc import Callable
 
+from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import EvalCase, EvalSet
 
 __all__ = ["InMemoryEvalSetManager"]
 
 
-def _not_empty(kind: str, value: str) -> str:
-    if not value:
-        raise ConfigError(f"{kind} is empty")
-    return value
-
-
-def _check_set(app_name: str, eval_set_id: str) -> None:
-    _not_empty("app name", app_name)
-    _not_empty("eval set id", eval_set_id)
-
-
 def _case_id(eval_case: EvalCase | None) -> str:
     if eval_case is None:
         raise ConfigError("eval case is None")
-    return _not_empty("eval case id", eval_case.eval_id)
+    return not_empty("eval case id", eval_case.eval_id)
 
 
 def _new_set(eval_set_id: str) -> EvalSet:
@@ -74,7 +64,7 @@ def _replacer(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[
 
 
 def _remover(app_name: str, eval_set_id: str, eval_case_id: str) -> Callable[[EvalSet], object]:
-    _not_empty("eval case id", eval_case_id)
+    not_empty("eval case id", eval_case_id)
     return lambda eval_set: eval_set.eval_cases.pop(_case_index(eval_set, app_name, eval_set_id, eval_case_id))
 
 
@@ -100,13 +90,13 @@ class InMemoryEvalSetManager:
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Return a copy of an eval set."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         with self._lock:
             return self._find(app_name, eval_set_id).model_copy(deep=True)
 
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Create an empty eval set; an existing id is a :class:`ConfigError`."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         with self._lock:
             sets = self._sets.setdefault(app_name, {})
             if eval_set_id in sets:
@@ -116,38 +106,38 @@ class InMemoryEvalSetManager:
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in creation order."""
-        _not_empty("app name", app_name)
+        not_empty("app name", app_name)
         with self._lock:
             return builtins.list(self._sets.get(app_name, {}))
 
     async def delete(self, app_name: str, eval_set_id: str) -> None:
         """Delete an eval set."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         with self._lock:
             self._find(app_name, eval_set_id)
             del self._sets[app_name][eval_set_id]
 
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """Return a copy of one case."""
-        _check_set(app_name, eval_set_id)
-        _not_empty("eval case id", eval_case_id)
+        check_set(app_name, eval_set_id)
+        not_empty("eval case id", eval_case_id)
         with self._lock:
             eval_set = self._find(app_name, eval_set_id)
             return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)].model_copy(deep=True)
 
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a copy of a case, filling missing creation times."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         self._change(app_name, eval_set_id, _appender(app_name, eval_set_id, eval_case))
 
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id by a copy of ``eval_case``."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         self._change(app_name, eval_set_id, _replacer(app_name, eval_set_id, eval_case))
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         self._change(app_name, eval_set_id, _remover(app_name, eval_set_id, eval_case_id))
 
     async def close(self) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
-from agenteval.evalresult.models import EvalMetricResultDetails
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalMetricResultDetails, ScoreKind, ScoreValue
 from agenteval.evalset.models import Invocation
 from agenteval.metric.criterion import Criterion
 from agenteval.metric.models import EvalMetric
@@ -19,8 +20,11 @@ __all__ = [
     "MetricEvaluator",
     "PerInvocationResult",
     "average_of_turns",
+    "score_matching_turns",
     "status_for",
 ]
+
+C = TypeVar("C")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -110,3 +114,59 @@ def average_of_turns(results: list[PerInvocationResult], threshold: float) -> Ev
     return EvaluateResult(
         overall_score=mean, overall_status=status_for(mean, threshold), per_invocation_results=results
     )
+
+
+def score_matching_turns(
+    actuals: Sequence[Invocation],
+    expecteds: Sequence[Invocation],
+    metric: EvalMetric,
+    criterion: C | None,
+    *,
+    kind: str,
+    check: Callable[[C], None],
+    match: Callable[[Invocation, Invocation, C], str | None],
+    label: str,
+) -> EvaluateResult:
+    """Score each turn 1 when it matches its expected turn under ``criterion``, else 0, and average the turns.
+
+    Args:
+        actuals: The agent's turns.
+        expecteds: The expected turns, aligned with ``actuals``.
+        metric: The metric (its threshold decides pass or fail).
+        criterion: The metric's criterion of this kind, ``None`` when it is not configured.
+        kind: Names the criterion in messages (e.g. ``"tool trajectory"``): ``"<kind> criterion not
+            configured"`` and the mismatch reason ``"<kind> mismatch: <reason>"``.
+        check: Rejects an unusable criterion, before any turn is compared.
+        match: Returns ``None`` on a match, else a mismatch reason.
+        label: Names the evaluator in the count-mismatch error.
+
+    Returns:
+        One result per turn, plus their mean (``not_evaluated`` for zero turns).
+
+    Raises:
+        ConfigError: No criterion, an unusable one, or ``actuals`` and ``expecteds`` differ in length.
+    """
+    if criterion is None:
+        raise ConfigError(f"{kind} criterion not configured")
+    check(criterion)
+    if len(actuals) != len(expecteds):
+        raise ConfigError(
+            f"{label}: actual invocations ({len(actuals)}) and expected invocations ({len(expecteds)}) count mismatch"
+        )
+    results: list[PerInvocationResult] = []
+    for actual, expected in zip(actuals, expecteds, strict=True):
+        mismatch = match(actual, expected, criterion)
+        score = 1.0 if mismatch is None else 0.0
+        reason = "" if mismatch is None else f"{kind} mismatch: {mismatch}"
+        results.append(
+            PerInvocationResult(
+                score=score,
+                status=status_for(score, metric.threshold),
+                details=EvalMetricResultDetails(
+                    reason=reason, score=score, value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=score)
+                ),
+                actual_invocation=actual,
+                expected_invocation=expected,
+            )
+        )
+    return average_of_turns(results, metric.threshold)

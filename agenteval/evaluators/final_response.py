@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult
+from agenteval.evaluators.base import EvaluateResult, score_matching_turns
 from agenteval.evaluators.criteria.final_response import check_final_response_criterion, match_final_response
-from agenteval.evaluators.tool_trajectory import score_binary_turns
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["FinalResponseEvaluator"]
@@ -38,17 +36,15 @@ class FinalResponseEvaluator:
                 ``compareName`` or ``tokenizerName``, an invalid schema…), a compare that raised,
                 or turn counts differ.
         """
-        criterion = metric.criterion.final_response if metric.criterion is not None else None
-        if criterion is None:
-            raise ConfigError("final response criterion not configured")
-        check_final_response_criterion(criterion)
-        return score_binary_turns(
+        return score_matching_turns(
             actuals,
             expecteds,
             metric,
-            lambda actual, expected: match_final_response(actual, expected, criterion),
-            "final response mismatch: ",
-            "finalresponse",
+            metric.criterion.final_response if metric.criterion is not None else None,
+            kind="final response",
+            check=check_final_response_criterion,
+            match=match_final_response,
+            label="finalresponse",
         )
 
     def __repr__(self) -> str:

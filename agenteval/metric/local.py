@@ -10,20 +10,16 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from agenteval._files import check_name, dump_models, ensure_inside, load_json_file, write_atomic
+from agenteval._files import check_set_names, dump_models, ensure_inside, load_json_file, write_atomic
+from agenteval._validate import not_empty
 from agenteval.errors import NotFoundError
 from agenteval.locator import Locator, SuffixLocator
-from agenteval.metric.memory import _adder, _Change, _deleter, _index, _not_empty, _updater
+from agenteval.metric.memory import _adder, _Change, _deleter, _index, _updater
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["LocalMetricManager"]
 
 _METRICS = TypeAdapter(list[EvalMetric])
-
-
-def _check_set(app_name: str, eval_set_id: str) -> None:
-    check_name("app name", app_name)
-    check_name("eval set id", eval_set_id)
 
 
 class LocalMetricManager:
@@ -63,29 +59,29 @@ class LocalMetricManager:
 
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names in file order (``[]`` when the file is missing)."""
-        _check_set(app_name, eval_set_id)
+        check_set_names(app_name, eval_set_id)
         _, metrics = await asyncio.to_thread(self._load, app_name, eval_set_id)
         return [m.metric_name for m in metrics]
 
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Read the first metric with this name."""
-        _check_set(app_name, eval_set_id)
-        _not_empty("metric name", metric_name)
+        check_set_names(app_name, eval_set_id)
+        not_empty("metric name", metric_name)
         return await asyncio.to_thread(self._get, app_name, eval_set_id, metric_name)
 
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Append a metric (creating the file if needed); its name must be new in the set."""
-        _check_set(app_name, eval_set_id)
+        check_set_names(app_name, eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the first metric with the same name and rewrite the file."""
-        _check_set(app_name, eval_set_id)
+        check_set_names(app_name, eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove the first metric with this name and rewrite the file."""
-        _check_set(app_name, eval_set_id)
+        check_set_names(app_name, eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 
     async def close(self) -> None:

@@ -6,27 +6,17 @@ import builtins
 import threading
 from collections.abc import Callable
 
+from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["InMemoryMetricManager"]
 
 
-def _not_empty(kind: str, value: str) -> str:
-    if not value:
-        raise ConfigError(f"{kind} is empty")
-    return value
-
-
-def _check_set(app_name: str, eval_set_id: str) -> None:
-    _not_empty("app name", app_name)
-    _not_empty("eval set id", eval_set_id)
-
-
 def _metric_name(metric: EvalMetric | None) -> str:
     if metric is None:
         raise ConfigError("metric is None")
-    return _not_empty("metric name", metric.metric_name)
+    return not_empty("metric name", metric.metric_name)
 
 
 def _index(metrics: builtins.list[EvalMetric], app_name: str, eval_set_id: str, metric_name: str) -> int:
@@ -65,7 +55,7 @@ def _updater(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
 
 
 def _deleter(app_name: str, eval_set_id: str, metric_name: str) -> _Change:
-    _not_empty("metric name", metric_name)
+    not_empty("metric name", metric_name)
     return lambda metrics: metrics.pop(_index(metrics, app_name, eval_set_id, metric_name))
 
 
@@ -85,31 +75,31 @@ class InMemoryMetricManager:
 
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names of an eval set in the order they were added."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         with self._lock:
             return [m.metric_name for m in self._metrics.get((app_name, eval_set_id), [])]
 
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Return a copy of the first metric with this name."""
-        _check_set(app_name, eval_set_id)
-        _not_empty("metric name", metric_name)
+        check_set(app_name, eval_set_id)
+        not_empty("metric name", metric_name)
         with self._lock:
             metrics = self._metrics.get((app_name, eval_set_id), [])
             return metrics[_index(metrics, app_name, eval_set_id, metric_name)].model_copy(deep=True)
 
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Append a copy of a metric; its name must be new in the set."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         self._change(app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the first metric with the same name by a copy of ``metric``."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         self._change(app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove the first metric with this name."""
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         self._change(app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 
     async def close(self) -> None:

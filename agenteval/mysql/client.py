@@ -27,6 +27,7 @@ __all__ = [
     "MySQLClient",
     "MySQLStore",
     "error_code",
+    "insert_new",
     "parse_dsn",
     "register_mysql_instance",
     "transaction",
@@ -43,6 +44,7 @@ _DEADLOCK_RETRIES = 3
 _DROPPED = frozenset({2006, 2013, 2055, 1927, 4031})
 _DEADLOCK = 1213
 _DUPLICATE_KEY_NAME = 1061
+_DUPLICATE_ENTRY = 1062
 _EPOCH = datetime(1970, 1, 1)
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -228,6 +230,20 @@ def error_code(error: BaseException) -> int | None:
     """Return the MySQL error number of a PyMySQL exception, if it carries one."""
     args = getattr(error, "args", ())
     return args[0] if args and isinstance(args[0], int) else None
+
+
+def insert_new(cursor: Any, sql: str, args: tuple[Any, ...], what: str) -> None:
+    """Execute an ``INSERT`` of a row whose key must be new.
+
+    Raises:
+        ConfigError: ``<what> already exists`` when the key is taken.
+    """
+    try:
+        cursor.execute(sql, args)
+    except Exception as exc:
+        if error_code(exc) == _DUPLICATE_ENTRY:
+            raise ConfigError(f"{what} already exists") from None
+        raise
 
 
 def _describe(error: BaseException) -> str:

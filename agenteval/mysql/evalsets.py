@@ -6,15 +6,14 @@ import builtins
 from typing import Any
 
 from agenteval._files import parse_json
-from agenteval.errors import ConfigError, NotFoundError
-from agenteval.evalset.memory import _appender, _case_id, _check_set, _not_empty
+from agenteval._validate import check_set, not_empty
+from agenteval.errors import NotFoundError
+from agenteval.evalset.memory import _appender, _case_id
 from agenteval.evalset.models import EvalCase, EvalSet
-from agenteval.mysql.client import MySQLStore, error_code, to_seconds, transaction, utc_now
+from agenteval.mysql.client import MySQLStore, insert_new, to_seconds, transaction, utc_now
 from agenteval.mysql.schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
 
 __all__ = ["MySQLEvalSetManager"]
-
-_DUPLICATE_ENTRY = 1062
 
 
 def _stamped_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> EvalCase:
@@ -67,7 +66,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         sql = (
             f"SELECT s.name, s.description, s.created_at, c.eval_id, c.eval_case FROM `{self._sets}` s"
             f" LEFT JOIN `{self._cases}` c ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id"
@@ -99,21 +98,17 @@ class MySQLEvalSetManager(MySQLStore):
             ConfigError: An empty name, or the set already exists.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         created_at, timestamp = utc_now()
         sql = (
             f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
             " VALUES (%s, %s, %s, %s, %s)"
         )
+        args = (app_name, eval_set_id, eval_set_id, "", created_at)
 
         def insert(conn: Any) -> None:
             with conn.cursor() as cursor:
-                try:
-                    cursor.execute(sql, (app_name, eval_set_id, eval_set_id, "", created_at))
-                except Exception as exc:
-                    if error_code(exc) == _DUPLICATE_ENTRY:
-                        raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists") from None
-                    raise
+                insert_new(cursor, sql, args, f"eval set {app_name}.{eval_set_id}")
 
         await self._client.call(f"create eval set {app_name}.{eval_set_id}", self._sets, insert)
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=timestamp)
@@ -125,7 +120,7 @@ class MySQLEvalSetManager(MySQLStore):
             ConfigError: An empty app name.
             StorageError: The database failed.
         """
-        _not_empty("app name", app_name)
+        not_empty("app name", app_name)
         sql = f"SELECT eval_set_id FROM `{self._sets}` WHERE app_name = %s ORDER BY eval_set_id ASC"
 
         def ids(conn: Any) -> builtins.list[str]:
@@ -143,7 +138,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
 
         def remove(conn: Any) -> None:
             with transaction(conn) as cursor:
@@ -167,8 +162,8 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
-        _not_empty("eval case id", eval_case_id)
+        check_set(app_name, eval_set_id)
+        not_empty("eval case id", eval_case_id)
         sql = (
             f"SELECT c.eval_case FROM `{self._sets}` s LEFT JOIN `{self._cases}` c"
             " ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id AND c.eval_id = %s"
@@ -197,7 +192,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         case = _stamped_copy(app_name, eval_set_id, eval_case)
         args = (app_name, eval_set_id, case.eval_id, case.eval_mode.value, case.to_json(indent=None))
         sql = (
@@ -209,12 +204,7 @@ class MySQLEvalSetManager(MySQLStore):
         def insert(conn: Any) -> None:
             with transaction(conn) as cursor:
                 self._lock_set(cursor, app_name, eval_set_id)
-                try:
-                    cursor.execute(sql, args)
-                except Exception as exc:
-                    if error_code(exc) == _DUPLICATE_ENTRY:
-                        raise ConfigError(f"eval case {where} already exists") from None
-                    raise
+                insert_new(cursor, sql, args, f"eval case {where}")
 
         await self._client.call(f"add eval case {where}", self._cases, insert)
 
@@ -226,23 +216,14 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         case_id = _case_id(eval_case)
         args = (eval_case.eval_mode.value, eval_case.to_json(indent=None), app_name, eval_set_id, case_id)
         sql = (
             f"UPDATE `{self._cases}` SET eval_mode = %s, eval_case = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
         )
-        where = f"{app_name}.{eval_set_id}.{case_id}"
-
-        def update(conn: Any) -> None:
-            with transaction(conn) as cursor:
-                self._lock_set(cursor, app_name, eval_set_id)
-                cursor.execute(sql, args)
-                if cursor.rowcount == 0:
-                    raise NotFoundError(f"eval case {where} not found")
-
-        await self._client.call(f"update eval case {where}", self._cases, update)
+        await self._change_case("update", app_name, eval_set_id, case_id, sql, args)
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case.
@@ -252,16 +233,23 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
-        _not_empty("eval case id", eval_case_id)
+        check_set(app_name, eval_set_id)
+        not_empty("eval case id", eval_case_id)
         sql = f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
+        args = (app_name, eval_set_id, eval_case_id)
+        await self._change_case("delete", app_name, eval_set_id, eval_case_id, sql, args)
+
+    async def _change_case(
+        self, action: str, app_name: str, eval_set_id: str, eval_case_id: str, sql: str, args: tuple[Any, ...]
+    ) -> None:
+        """Run an ``UPDATE`` or ``DELETE`` of one case with its set locked; no row changed is a missing case."""
         where = f"{app_name}.{eval_set_id}.{eval_case_id}"
 
-        def remove(conn: Any) -> None:
+        def change(conn: Any) -> None:
             with transaction(conn) as cursor:
                 self._lock_set(cursor, app_name, eval_set_id)
-                cursor.execute(sql, (app_name, eval_set_id, eval_case_id))
+                cursor.execute(sql, args)
                 if cursor.rowcount == 0:
                     raise NotFoundError(f"eval case {where} not found")
 
-        await self._client.call(f"delete eval case {where}", self._cases, remove)
+        await self._client.call(f"{action} eval case {where}", self._cases, change)

@@ -6,15 +6,14 @@ import builtins
 from typing import Any
 
 from agenteval._files import parse_json
-from agenteval.errors import ConfigError, NotFoundError
-from agenteval.metric.memory import _check_set, _metric_name, _not_empty
+from agenteval._validate import check_set, not_empty
+from agenteval.errors import NotFoundError
+from agenteval.metric.memory import _metric_name
 from agenteval.metric.models import EvalMetric
-from agenteval.mysql.client import MySQLStore, error_code
+from agenteval.mysql.client import MySQLStore, insert_new
 from agenteval.mysql.schema import EVALUATION_METRICS
 
 __all__ = ["MySQLMetricManager"]
-
-_DUPLICATE_ENTRY = 1062
 
 
 class MySQLMetricManager(MySQLStore):
@@ -42,7 +41,7 @@ class MySQLMetricManager(MySQLStore):
             ConfigError: An empty name.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         sql = f"SELECT metric_name FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
 
         def names(conn: Any) -> builtins.list[str]:
@@ -60,8 +59,8 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
-        _not_empty("metric name", metric_name)
+        check_set(app_name, eval_set_id)
+        not_empty("metric name", metric_name)
         sql = f"SELECT metric FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
 
         def load(conn: Any) -> tuple[Any, ...] | None:
@@ -83,7 +82,7 @@ class MySQLMetricManager(MySQLStore):
             ConfigError: An empty name, a missing metric, or a name already in the set.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         name = _metric_name(metric)
         sql = f"INSERT INTO `{self._table}` (app_name, eval_set_id, metric_name, metric) VALUES (%s, %s, %s, %s)"
         args = (app_name, eval_set_id, name, metric.to_json(indent=None))
@@ -91,12 +90,7 @@ class MySQLMetricManager(MySQLStore):
 
         def insert(conn: Any) -> None:
             with conn.cursor() as cursor:
-                try:
-                    cursor.execute(sql, args)
-                except Exception as exc:
-                    if error_code(exc) == _DUPLICATE_ENTRY:
-                        raise ConfigError(f"metric {where} already exists") from None
-                    raise
+                insert_new(cursor, sql, args, f"metric {where}")
 
         await self._client.call(f"add metric {where}", self._table, insert)
 
@@ -108,7 +102,7 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
+        check_set(app_name, eval_set_id)
         name = _metric_name(metric)
         sql = (
             f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
@@ -127,8 +121,8 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        _check_set(app_name, eval_set_id)
-        _not_empty("metric name", metric_name)
+        check_set(app_name, eval_set_id)
+        not_empty("metric name", metric_name)
         sql = f"DELETE FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
         where = f"{app_name}.{eval_set_id}.{metric_name}"
         await self._change(f"delete metric {where}", where, sql, (app_name, eval_set_id, metric_name))

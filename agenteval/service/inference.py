@@ -126,6 +126,27 @@ async def _expected_turns(
         raise CaseFailure(f"run expected runner: {failure}") from failure
 
 
+async def _add_expected_turns(
+    produced: CaseInference,
+    case: EvalCase,
+    inputs: list[Invocation],
+    options: ServiceOptions,
+    session_id: str,
+    context: EvalContext,
+) -> None:
+    """When the case enables it, run the expected runner on ``inputs`` into ``produced.expected``.
+
+    A failure keeps the traces of the actual turns, which did run.
+    """
+    if not case.expected_runner_enabled:
+        return
+    try:
+        produced.expected = await _expected_turns(case, inputs, options, session_id, context)
+    except CaseFailure as failure:
+        failure.traces = produced.traces
+        raise
+
+
 async def _simulate(
     simulator: UserSimulator, session: _Session, case: EvalCase, options: ServiceOptions
 ) -> CaseInference:
@@ -237,12 +258,7 @@ async def _infer_trace(case: EvalCase, options: ServiceOptions, session_id: str,
     else:
         raise CaseFailure("invocations are empty")
     produced = CaseInference(inferences=list(inferences), traces=[inv.execution_trace for inv in inferences])
-    if case.expected_runner_enabled:
-        try:
-            produced.expected = await _expected_turns(case, expected_inputs, options, session_id, context)
-        except CaseFailure as failure:
-            failure.traces = produced.traces
-            raise
+    await _add_expected_turns(produced, case, expected_inputs, options, session_id, context)
     return produced
 
 
@@ -292,12 +308,7 @@ async def infer_case(
             return await _infer_expected_driver(runner, session, case, options)
         produced = await _simulate(options.user_simulator, session, case, options)
         expected_inputs = produced.inferences
-    if case.expected_runner_enabled:
-        try:
-            produced.expected = await _expected_turns(case, expected_inputs, options, session_id, context)
-        except CaseFailure as failure:
-            failure.traces = produced.traces
-            raise
+    await _add_expected_turns(produced, case, expected_inputs, options, session_id, context)
     return produced
 
 

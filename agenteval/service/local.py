@@ -129,31 +129,19 @@ class LocalService:
             raise ConfigError("validate inference request: eval set id is empty")
         options = self.options.updated(overrides)
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
-        context = EvalContext()
-        try:
-            context = await options.callbacks.run(
-                "before_inference_set", context, BeforeInferenceSetArgs(request=request)
-            )
-        except AgentEvalError as exc:
-            raise rewrap(f"run before inference set callbacks ({where})", exc) from exc
-        start = time.time()
-        results: list[InferenceResult] | None = None
-        error: BaseException | None = None
-        try:
-            results = await self._infer_cases(request, options, context)
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            try:
-                await options.callbacks.run(
-                    "after_inference_set",
-                    context,
-                    AfterInferenceSetArgs(request=request, results=results, error=error, start_time=start),
-                )
-            except AgentEvalError as exc:
-                raise rewrap(f"run after inference set callbacks ({where})", exc) from exc
-        return results
+        context = await _run_callbacks(
+            options, "before_inference_set", EvalContext(), BeforeInferenceSetArgs(request=request), where=where
+        )
+        return await _run_with_after_set(
+            options,
+            "after_inference_set",
+            context,
+            lambda: self._infer_cases(request, options, context),
+            lambda results, error, start: AfterInferenceSetArgs(
+                request=request, results=results, error=error, start_time=start
+            ),
+            where=where,
+        )
 
     async def _infer_cases(
         self, request: InferenceRequest, options: ServiceOptions, context: EvalContext
@@ -269,42 +257,34 @@ class LocalService:
             raise ConfigError("evaluate config is nil")
         options = self.options.updated(overrides)
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
-        context = EvalContext()
-        try:
-            context = await options.callbacks.run(
-                "before_evaluate_set", context, BeforeEvaluateSetArgs(request=request)
-            )
-        except AgentEvalError as exc:
-            raise rewrap(f"run before evaluate set callbacks ({where})", exc) from exc
+        context = await _run_callbacks(
+            options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=request), where=where
+        )
         registry = options.metric_registry or active_metric_registry()
         for index, metric in enumerate(request.evaluate_config.eval_metrics):
             try:
                 registry.check(metric)
             except AgentEvalError as exc:
                 raise rewrap(f"resolve metric extensions ({where}): resolve metric at index {index}", exc) from exc
-        start = time.time()
-        run_result: EvalSetRunResult | None = None
-        error: BaseException | None = None
-        try:
+
+        async def score_cases() -> EvalSetRunResult:
             judge = use_judge(options.judge) if options.judge is not None else contextlib.nullcontext()
             with use_metric_registry(registry), judge:
                 case_results = await self._evaluate_cases(request, options, context)
-            run_result = EvalSetRunResult(
+            return EvalSetRunResult(
                 app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=case_results
             )
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            try:
-                await options.callbacks.run(
-                    "after_evaluate_set",
-                    context,
-                    AfterEvaluateSetArgs(request=request, result=run_result, error=error, start_time=start),
-                )
-            except AgentEvalError as exc:
-                raise rewrap(f"run after evaluate set callbacks ({where})", exc) from exc
-        return run_result
+
+        return await _run_with_after_set(
+            options,
+            "after_evaluate_set",
+            context,
+            score_cases,
+            lambda result, error, start: AfterEvaluateSetArgs(
+                request=request, result=result, error=error, start_time=start
+            ),
+            where=where,
+        )
 
     async def _evaluate_cases(
         self, request: EvaluateRequest, options: ServiceOptions, context: EvalContext
@@ -348,12 +328,13 @@ class LocalService:
     ) -> EvalCaseResult:
         case_id = inference.eval_case_id
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id}"
-        try:
-            case_context = await options.callbacks.run(
-                "before_evaluate_case", context, BeforeEvaluateCaseArgs(request=request, eval_case_id=case_id)
-            )
-        except AgentEvalError as exc:
-            raise rewrap(f"run before evaluate case callbacks ({where})", exc) from exc
+        case_context = await _run_callbacks(
+            options,
+            "before_evaluate_case",
+            context,
+            BeforeEvaluateCaseArgs(request=request, eval_case_id=case_id),
+            where=where,
+        )
         start = time.time()
         if inference.status != EvalStatus.PASSED:
             result = failed_case_result(request.eval_set_id, inference, inference.error_message)
@@ -365,17 +346,53 @@ class LocalService:
                     )
             except CaseFailure as failure:
                 result = failed_case_result(request.eval_set_id, inference, str(failure))
-        try:
-            await options.callbacks.run(
-                "after_evaluate_case",
-                case_context,
-                AfterEvaluateCaseArgs(
-                    request=request, inference_result=inference, result=result, error=None, start_time=start
-                ),
-            )
-        except AgentEvalError as exc:
-            raise rewrap(f"run after evaluate case callbacks ({where})", exc) from exc
+        await _run_callbacks(
+            options,
+            "after_evaluate_case",
+            case_context,
+            AfterEvaluateCaseArgs(
+                request=request, inference_result=inference, result=result, error=None, start_time=start
+            ),
+            where=where,
+        )
         return result
+
+
+async def _run_callbacks(
+    options: ServiceOptions, point: str, context: EvalContext, args: object, *, where: str
+) -> EvalContext:
+    """Run the callbacks of ``point``; one that raises is re-raised as ``run <point> callbacks (<where>): …``."""
+    try:
+        return await options.callbacks.run(point, context, args)
+    except AgentEvalError as exc:
+        raise rewrap(f"run {point.replace('_', ' ')} callbacks ({where})", exc) from exc
+
+
+async def _run_with_after_set(
+    options: ServiceOptions,
+    point: str,
+    context: EvalContext,
+    work: Callable[[], Awaitable[T]],
+    after_args: Callable[[T | None, BaseException | None, float], object],
+    *,
+    where: str,
+) -> T:
+    """Time ``work``, then run the after-set callbacks at ``point`` with its result or error, even when it raises.
+
+    ``after_args(result, error, start_time)`` builds the callbacks' argument object; an after-set
+    callback that raises replaces whatever ``work`` raised.
+    """
+    start = time.time()
+    result: T | None = None
+    error: BaseException | None = None
+    try:
+        result = await work()
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        await _run_callbacks(options, point, context, after_args(result, error, start), where=where)
+    return result
 
 
 async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from agenteval.errors import AgentEvalError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, Tool
+from agenteval.evaluators.llm.judge_json import json_type_name
 
 __all__ = [
     "KNOWLEDGE_TOOLS",
@@ -133,18 +134,6 @@ def validation_context(actuals: Sequence[Invocation]) -> str:
     return "\n\n".join(contexts) if contexts else NO_VALIDATION_CONTEXT
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _field(value: dict[str, Any], name: str) -> Any:
     found: Any = None
     for key, item in value.items():
@@ -157,16 +146,16 @@ def _document(value: Any, index: int) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ValueError(f"documents[{index}] must be an object, got {_kind(value)}")
+        raise ValueError(f"documents[{index}] must be an object, got {json_type_name(value)}")
     text = _field(value, "text")
     metadata = _field(value, "metadata")
     score = _field(value, "score")
     if text is not None and not isinstance(text, str):
-        raise ValueError(f"documents[{index}].text must be a string, got {_kind(text)}")
+        raise ValueError(f"documents[{index}].text must be a string, got {json_type_name(text)}")
     if metadata is not None and not isinstance(metadata, dict):
-        raise ValueError(f"documents[{index}].metadata must be an object, got {_kind(metadata)}")
+        raise ValueError(f"documents[{index}].metadata must be an object, got {json_type_name(metadata)}")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-        raise ValueError(f"documents[{index}].score must be a number, got {_kind(score)}")
+        raise ValueError(f"documents[{index}].score must be a number, got {json_type_name(score)}")
     document: dict[str, Any] = {"text": text or ""}
     if metadata:
         document["metadata"] = _go_value(metadata)
@@ -185,13 +174,13 @@ def _knowledge_response(result: Any) -> dict[str, Any]:
     if result is None:
         return {"documents": None}
     if not isinstance(result, dict):
-        raise ValueError(f"the result must be an object, got {_kind(result)}")
+        raise ValueError(f"the result must be an object, got {json_type_name(result)}")
     documents = _field(result, "documents")
     message = _field(result, "message")
     if documents is not None and not isinstance(documents, list):
-        raise ValueError(f"documents must be an array, got {_kind(documents)}")
+        raise ValueError(f"documents must be an array, got {json_type_name(documents)}")
     if message is not None and not isinstance(message, str):
-        raise ValueError(f"message must be a string, got {_kind(message)}")
+        raise ValueError(f"message must be a string, got {json_type_name(message)}")
     response: dict[str, Any] = {
         "documents": None if documents is None else [_document(item, i) for i, item in enumerate(documents)]
     }

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from string import Template
 
 from agenteval.errors import AgentEvalError, ConfigError, rewrap
-from agenteval.evalresult.models import RubricScore, ScoreKind, ScoreValue
+from agenteval.evalresult.models import RubricScore
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.llm.base import JudgeOutputError, LLMJudgeEvaluator
 from agenteval.evaluators.llm.context_text import message_text, validation_context
 from agenteval.evaluators.llm.operators import ScoreResult
+from agenteval.evaluators.llm.rubrics import mean_of_rubric_scores
 from agenteval.llm.base import ChatResponse
 from agenteval.metric.models import EvalMetric
 
@@ -182,13 +183,7 @@ def score_sentence_blocks(content: str) -> ScoreResult:
         reason = raw_reason.strip()
         annotated = f"[{label}] {reason}".strip() if label else reason
         scores.append(RubricScore(id=sentence_id, reason=annotated, score=score))
-    mean = sum(s.score for s in scores) / len(scores)
-    return ScoreResult(
-        score=mean,
-        reason="\n".join(s.reason for s in scores),
-        value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=mean),
-        rubric_scores=scores,
-    )
+    return mean_of_rubric_scores(scores)
 
 
 class HallucinationEvaluator(LLMJudgeEvaluator):

@@ -8,7 +8,7 @@ from typing import Any
 from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.llm.base import ChatResponse
 
-__all__ = ["decode_judge_json", "json_field", "strip_code_fence"]
+__all__ = ["decode_judge_json", "json_field", "json_type_name", "strip_code_fence"]
 
 _FENCE = "```"
 
@@ -77,6 +77,28 @@ def json_field(value: dict[str, Any], name: str) -> Any:
         if key.casefold() == folded:
             found = item
     return found
+
+
+def json_type_name(value: Any) -> str:
+    """Name the JSON type of a decoded value for an error message.
+
+    Args:
+        value: A decoded JSON value.
+
+    Returns:
+        ``"null"``, ``"a boolean"``, ``"a number"``, ``"a string"``, ``"an array"`` or ``"an object"``.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 def _excerpt(text: str, limit: int = 200) -> str:

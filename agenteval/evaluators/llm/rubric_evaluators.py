@@ -325,15 +325,6 @@ class RubricJudgeEvaluator(LLMJudgeEvaluator):
         return score_rubric_response(response, expected_rubric_ids(metric))
 
 
-def _expected_final_response(expecteds: Sequence[Invocation], evaluator: str) -> str:
-    if not expecteds:
-        raise ConfigError("expecteds is empty")
-    expected = expecteds[-1]
-    if expected.final_response is None:
-        raise ConfigError(f"expected final response is required for {evaluator}")
-    return expected.final_response.content
-
-
 class RubricResponseEvaluator(RubricJudgeEvaluator):
     """Scores the final answer against each rubric item (``llm_rubric_response``)."""
 
@@ -352,7 +343,29 @@ class RubricResponseEvaluator(RubricJudgeEvaluator):
         )
 
 
-class RubricCriticEvaluator(RubricJudgeEvaluator):
+class _ExpectedAnswerRubricEvaluator(RubricJudgeEvaluator):
+    """A rubric judge that also reads the expected final response; every turn needs one."""
+
+    template: ClassVar[Template]
+    """Prompt with ``user_prompt``, ``final_answer``, ``reference_answer`` and ``rubrics``."""
+
+    def prompt(self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], rubrics: str) -> str:
+        """Prompt with the user prompt, the final answer, the expected answer and the rubrics."""
+        if not expecteds:
+            raise ConfigError("expecteds is empty")
+        expected = expecteds[-1]
+        if expected.final_response is None:
+            raise ConfigError(f"expected final response is required for {self.name}")
+        actual = actuals[-1]
+        return self.template.substitute(
+            user_prompt=message_text(actual.user_content),
+            final_answer=message_text(actual.final_response),
+            reference_answer=expected.final_response.content,
+            rubrics=rubrics,
+        )
+
+
+class RubricCriticEvaluator(_ExpectedAnswerRubricEvaluator):
     """Strict per-rubric review against the expected (golden) answer (``llm_rubric_critic``).
 
     Every turn needs an expected final response.
@@ -362,20 +375,10 @@ class RubricCriticEvaluator(RubricJudgeEvaluator):
     description = "LLM rubric critic evaluator"
     schema_name = "rubric_critic_scores"
     schema_description = "Per-rubric binary scores and reasons for rubric critic evaluation."
-
-    def prompt(self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], rubrics: str) -> str:
-        """Prompt with the user prompt, the final answer, the golden answer and the rubrics."""
-        reference = _expected_final_response(expecteds, self.name)
-        actual = actuals[-1]
-        return _CRITIC_PROMPT.substitute(
-            user_prompt=message_text(actual.user_content),
-            final_answer=message_text(actual.final_response),
-            reference_answer=reference,
-            rubrics=rubrics,
-        )
+    template = _CRITIC_PROMPT
 
 
-class RubricReferenceCriticEvaluator(RubricJudgeEvaluator):
+class RubricReferenceCriticEvaluator(_ExpectedAnswerRubricEvaluator):
     """Per-rubric review using the expected answer as a quality anchor (``llm_rubric_reference_critic``).
 
     Every turn needs an expected final response.
@@ -385,17 +388,7 @@ class RubricReferenceCriticEvaluator(RubricJudgeEvaluator):
     description = "LLM rubric critic evaluator against reference answers"
     schema_name = "rubric_reference_critic_scores"
     schema_description = "Per-rubric binary scores and reasons for rubric reference critic evaluation."
-
-    def prompt(self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], rubrics: str) -> str:
-        """Prompt with the user prompt, the reference answer, the final answer and the rubrics."""
-        reference = _expected_final_response(expecteds, self.name)
-        actual = actuals[-1]
-        return _REFERENCE_CRITIC_PROMPT.substitute(
-            user_prompt=message_text(actual.user_content),
-            final_answer=message_text(actual.final_response),
-            reference_answer=reference,
-            rubrics=rubrics,
-        )
+    template = _REFERENCE_CRITIC_PROMPT
 
 
 class RubricKnowledgeRecallEvaluator(RubricJudgeEvaluator):

@@ -13,7 +13,7 @@ from typing import Any
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import RubricScore, ScoreKind, ScoreValue
 from agenteval.evaluators.llm.base import JudgeOutputError
-from agenteval.evaluators.llm.judge_json import decode_judge_json, json_field
+from agenteval.evaluators.llm.judge_json import decode_judge_json, json_field, json_type_name
 from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.llm.base import ChatResponse, StructuredOutput
 from agenteval.metric.criterion import Rubric
@@ -21,12 +21,32 @@ from agenteval.metric.models import EvalMetric
 
 __all__ = [
     "expected_rubric_ids",
+    "mean_of_rubric_scores",
     "render_rubrics",
     "rubric_scores_schema",
     "score_rubric_response",
     "validate_rubric_ids",
     "visible_rubrics",
 ]
+
+
+def mean_of_rubric_scores(scores: list[RubricScore]) -> ScoreResult:
+    """Combine per-item scores into a turn's score.
+
+    Args:
+        scores: The items, at least one.
+
+    Returns:
+        Score = mean of the item scores, reason = the item reasons joined by newlines,
+        ``rubric_scores`` = the items, ``value`` numeric.
+    """
+    mean = sum(s.score for s in scores) / len(scores)
+    return ScoreResult(
+        score=mean,
+        reason="\n".join(s.reason for s in scores),
+        value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=mean),
+        rubric_scores=scores,
+    )
 
 
 def visible_rubrics(metric: EvalMetric) -> list[Rubric]:
@@ -130,24 +150,10 @@ def rubric_scores_schema(name: str, rubric_ids: list[str] | None) -> StructuredO
     return StructuredOutput(name=name, schema=schema, strict=True, description=description)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _item_id(item: dict[str, Any], position: int) -> str:
     value = json_field(item, "id")
     if value is not None and not isinstance(value, str):
-        raise JudgeOutputError(f"rubricScores item {position}: id must be a string, got {_json_type(value)}")
+        raise JudgeOutputError(f"rubricScores item {position}: id must be a string, got {json_type_name(value)}")
     rubric_id = (value or "").strip()
     if not rubric_id:
         raise JudgeOutputError(f"rubricScores item {position} has no id (rubric score id is empty)")
@@ -159,7 +165,7 @@ def _item_score(item: dict[str, Any], rubric_id: str) -> float:
     if value is None:
         raise JudgeOutputError(f'the judge gave no score for rubric "{rubric_id}" (rubric score is required)')
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise JudgeOutputError(f'the score of rubric "{rubric_id}" must be a number, got {_json_type(value)}')
+        raise JudgeOutputError(f'the score of rubric "{rubric_id}" must be a number, got {json_type_name(value)}')
     return float(value)
 
 
@@ -168,7 +174,7 @@ def _item_reason(item: dict[str, Any], rubric_id: str) -> str:
     if value is None:
         raise JudgeOutputError(f'the judge gave no reason for rubric "{rubric_id}" (rubric score reason is required)')
     if not isinstance(value, str):
-        raise JudgeOutputError(f'the reason of rubric "{rubric_id}" must be a string, got {_json_type(value)}')
+        raise JudgeOutputError(f'the reason of rubric "{rubric_id}" must be a string, got {json_type_name(value)}')
     return value
 
 
@@ -194,11 +200,11 @@ def score_rubric_response(response: ChatResponse, expected_ids: list[str] | None
         payload = {}
     if not isinstance(payload, dict):
         raise JudgeOutputError(
-            f"the judge's answer must be a JSON object with a rubricScores list, got {_json_type(payload)}"
+            f"the judge's answer must be a JSON object with a rubricScores list, got {json_type_name(payload)}"
         )
     items = json_field(payload, "rubricScores")
     if items is not None and not isinstance(items, list):
-        raise JudgeOutputError(f"rubricScores must be a list, got {_json_type(items)}")
+        raise JudgeOutputError(f"rubricScores must be a list, got {json_type_name(items)}")
     if not items:
         raise JudgeOutputError("the judge's answer has no rubric scores (rubricScores is missing or empty)")
     expected = set(expected_ids) if expected_ids is not None else None
@@ -206,7 +212,7 @@ def score_rubric_response(response: ChatResponse, expected_ids: list[str] | None
     seen: set[str] = set()
     for position, item in enumerate(items, start=1):
         if not isinstance(item, dict):
-            raise JudgeOutputError(f"rubricScores item {position} must be an object, got {_json_type(item)}")
+            raise JudgeOutputError(f"rubricScores item {position} must be an object, got {json_type_name(item)}")
         rubric_id = _item_id(item, position)
         if rubric_id in seen:
             raise JudgeOutputError(f'the judge scored rubric "{rubric_id}" more than once (duplicate rubric score id)')
@@ -226,10 +232,4 @@ def score_rubric_response(response: ChatResponse, expected_ids: list[str] | None
         if missing:
             listed = ", ".join(f'"{rubric_id}"' for rubric_id in missing)
             raise JudgeOutputError(f"the judge did not score rubric {listed} (missing rubric score id)")
-    mean = sum(s.score for s in scores) / len(scores)
-    return ScoreResult(
-        score=mean,
-        reason="\n".join(s.reason for s in scores),
-        value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=mean),
-        rubric_scores=scores,
-    )
+    return mean_of_rubric_scores(scores)

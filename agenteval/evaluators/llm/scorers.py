@@ -22,7 +22,7 @@ from typing import Any
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import ScoreKind, ScoreValue
 from agenteval.evaluators.llm.base import JudgeOutputError
-from agenteval.evaluators.llm.judge_json import decode_judge_json, json_field
+from agenteval.evaluators.llm.judge_json import decode_judge_json, json_field, json_type_name
 from agenteval.evaluators.llm.operators import ResponseScorer, ScoreResult, StructuredOutputProvider
 from agenteval.evaluators.llm.rubrics import expected_rubric_ids, rubric_scores_schema, score_rubric_response
 from agenteval.llm.base import ChatResponse, StructuredOutput
@@ -44,24 +44,12 @@ __all__ = [
 ]
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _payload(response: ChatResponse, shape: str) -> dict[str, Any]:
     payload = decode_judge_json(response)
     if payload is None:  # Go decodes "null" into an empty struct
         return {}
     if not isinstance(payload, dict):
-        raise JudgeOutputError(f"the judge's answer must be a JSON object {shape}, got {_json_type(payload)}")
+        raise JudgeOutputError(f"the judge's answer must be a JSON object {shape}, got {json_type_name(payload)}")
     return payload
 
 
@@ -69,8 +57,8 @@ def _field(payload: dict[str, Any], name: str, kind: str) -> Any:
     value = json_field(payload, name)
     if value is None:
         raise JudgeOutputError(f'the judge\'s answer has no "{name}" ({name} is required)')
-    if _json_type(value) != kind:
-        raise JudgeOutputError(f'"{name}" must be {kind}, got {_json_type(value)}')
+    if json_type_name(value) != kind:
+        raise JudgeOutputError(f'"{name}" must be {kind}, got {json_type_name(value)}')
     return value
 
 

@@ -1,0 +1,113 @@
+"""The text progress display: a bar redrawn in place on a terminal, plain lines elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from agenteval.notebook._env import stream_is_terminal
+from agenteval.notebook._progress_base import CANCELLED, Clock, ProgressBase, RunProgress, plural
+
+__all__ = ["TextProgress"]
+
+
+def _encodes(stream: TextIO, text: str) -> bool:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (LookupError, UnicodeEncodeError):
+        return False
+    return True
+
+
+class TextProgress(ProgressBase):
+    """A text bar on a stream (stderr by default).
+
+    On a terminal, one line is redrawn in place (a carriage return) and each finished run is printed above
+    it; elsewhere (logs, CI) only the header, one line per finished run and the final line are
+    written, so the output stays readable.
+
+    Args:
+        stream: Where to write; ``sys.stderr`` when ``None``.
+        width: Maximum width of the redrawn line; the terminal's width when ``None``.
+        min_interval: Minimum seconds between two redraws of the line.
+        clock: Monotonic time source, in seconds.
+        refresh: Seconds between redraws of the clocks while nothing else happens; ``None`` never.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        width: int | None = None,
+        min_interval: float = 0.1,
+        clock: Clock = time.perf_counter,
+        refresh: float | None = 1.0,
+    ) -> None:
+        self.stream: TextIO | None = stream if stream is not None else sys.stderr
+        self.tty = stream_is_terminal(self.stream)
+        self._width = width
+        self._line_length = 0
+        self._fancy = self.stream is not None and _encodes(self.stream, "█×·")
+        super().__init__(clock=clock, refresh=refresh if self.tty else None, min_interval=min_interval)
+
+    def _write(self, text: str) -> None:
+        if self.stream is not None:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def _text(self, text: str) -> str:
+        return text if self._fancy else text.replace("×", "x").replace("·", "-")
+
+    def _max_width(self) -> int:
+        if self._width is not None:
+            return self._width
+        import shutil
+
+        return shutil.get_terminal_size((100, 20)).columns
+
+    def live_line(self) -> str:
+        """The line redrawn on a terminal: a bar over both phases of all runs, then the running totals."""
+        done, total = self._steps()
+        slots = 20
+        filled = slots * done // total if total else 0
+        bar = ("█" * filled + " " * (slots - filled)) if self._fancy else ("#" * filled + "-" * (slots - filled))
+        inference = sum(run.inference_done for run in self.runs), sum(run.inference_total for run in self.runs)
+        evaluation = sum(run.evaluation_done for run in self.runs), sum(run.evaluation_total for run in self.runs)
+        parts = [
+            f"{self.title or 'evaluation'} |{bar}|",
+            f"inference {inference[0]}/{inference[1]}",
+            f"evaluation {evaluation[0]}/{evaluation[1]}",
+            self.live_text(),
+        ]
+        return self._text(" · ".join(parts))
+
+    def _draw(self) -> None:
+        if not self.tty:
+            return
+        line = self.live_line()[: max(self._max_width() - 1, 10)]
+        self._write("\r" + line + " " * max(self._line_length - len(line), 0))
+        self._line_length = len(line)
+
+    def _print_line(self, line: str) -> None:
+        line = self._text(line)
+        if self.tty and self._line_length:
+            # Overwrite the live line; it is drawn again below the printed one.
+            self._write("\r" + line + " " * max(self._line_length - len(line), 0) + "\n")
+            self._line_length = 0
+        else:
+            self._write(line + "\n")
+
+    def _draw_start(self) -> None:
+        self._line_length = 0
+        self._print_line(f"{self._heading()} · {self._metrics_text()}")
+        self._draw()
+
+    def _draw_run_end(self, run: RunProgress) -> None:
+        marker = CANCELLED if run.error == CANCELLED else "FAILED" if run.error else "done"
+        runs = len(self.runs)
+        self._print_line(f"run {run.run}/{runs} {marker}: {plural(run.evaluation_done, 'case')}, {self.run_text(run)}")
+
+    def _draw_finish(self, error: BaseException | None) -> None:
+        self._print_line(self.summary)
