@@ -8,6 +8,7 @@ that axes' figure). matplotlib is imported only when a plot is drawn.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +37,20 @@ def _figure(figsize: tuple[float, float]) -> Figure:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise MissingDependencyError("plotting", "plot", "matplotlib") from exc
-    return Figure(figsize=figsize, layout="constrained")
+
+    class NotebookFigure(Figure):
+        """A figure that shows itself as an image when it ends a notebook cell.
+
+        Figures are made without pyplot (no GUI backend, nothing kept alive by a global figure
+        list), so Jupyter's inline backend does not know them; a PNG representation does it.
+        """
+
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", bbox_inches="tight")
+            return buffer.getvalue()
+
+    return NotebookFigure(figsize=figsize, layout="constrained")
 
 
 def _root(ax: Axes) -> Figure:

@@ -159,7 +159,9 @@ async def reaggregate(
     are not called); cases that failed before scoring stay failed. The original is unchanged.
     """
     chosen = as_aggregator(aggregator)
-    cases = [await _aggregate_again(report, case, chosen) for case in report.result.eval_case_results]
+    cases = [
+        await _aggregate_again(report, case, chosen, report.eval_metrics) for case in report.result.eval_case_results
+    ]
     return _derived(report, cases, report.eval_metrics, chosen, "reaggregate")
 
 
@@ -200,8 +202,8 @@ async def with_thresholds(
         for metric in report.eval_metrics
     ]
     chosen = as_aggregator(aggregator) if aggregator is not None else report.aggregator or AllPassAggregator()
-    staged = _derived(report, cases, metrics, chosen, "with_thresholds")
-    return await reaggregate(staged, chosen)
+    aggregated = [await _aggregate_again(report, case, chosen, metrics) for case in cases]
+    return _derived(report, aggregated, metrics, chosen, "with_thresholds")
 
 
 def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> None:
@@ -214,7 +216,7 @@ def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> N
 
 
 async def _aggregate_again(
-    report: EvaluationReport, case: EvalCaseResult, aggregator: EvalCaseResultAggregator
+    report: EvaluationReport, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: list[EvalMetric]
 ) -> EvalCaseResult:
     if _failed_before_aggregation(case):
         return case
@@ -223,7 +225,7 @@ async def _aggregate_again(
     )
     inference = _inference_for(report, case)
     names = [result.metric_name for result in case.overall_eval_metric_results]
-    metrics = effective_metrics(eval_case, report.eval_metrics, names)
+    metrics = effective_metrics(eval_case, configured, names)
     by_name = {metric.metric_name: metric for metric in metrics}
     ordered = [
         by_name.get(result.metric_name)

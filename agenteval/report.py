@@ -40,7 +40,10 @@ CASE_COLUMNS = ("run_id", "eval_id", "status", "score", "error_message", "sessio
 """Columns of :attr:`EvaluationReport.cases`: one row per (run, case)."""
 
 METRIC_COLUMNS = ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
-"""Columns of :attr:`EvaluationReport.metrics`: one row per (run, case, metric)."""
+"""Columns of :attr:`EvaluationReport.metrics`: one row per (run, case, metric).
+
+``reason`` lists the turns' reasons as ``turn N: …`` for multi-turn cases (just the reason for one turn).
+"""
 
 INVOCATION_COLUMNS = (
     "run_id",
@@ -86,15 +89,35 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=list(columns))
 
 
-def _metric_result_columns(metric: EvalMetricResult) -> dict[str, Any]:
+def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) -> dict[str, Any]:
     """The columns of :attr:`EvaluationReport.metrics` and :attr:`EvaluationReport.invocations` from one result."""
     return {
         "metric_name": metric.metric_name,
         "score": metric.score,
         "status": str(metric.eval_status or ""),
         "threshold": metric.threshold,
-        "reason": metric.details.reason if metric.details else "",
+        "reason": reason if reason is not None else (metric.details.reason if metric.details else ""),
     }
+
+
+def _overall_reason(case: EvalCaseResult, metric_name: str) -> str | None:
+    """A readable overall reason: each turn's reason with its turn number, empty ones left out.
+
+    The stored overall reason is the reference's: per-turn reasons joined by ``;``, empty ones
+    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases.
+    """
+    turns = case.eval_metric_result_per_invocation
+    if not turns:
+        return None
+    reasons = [
+        (number, result.details.reason)
+        for number, turn in enumerate(turns, start=1)
+        for result in turn.eval_metric_results
+        if result.metric_name == metric_name and result.details is not None and result.details.reason
+    ]
+    if len(turns) == 1:
+        return reasons[0][1] if reasons else ""
+    return "; ".join(f"turn {number}: {reason}" for number, reason in reasons)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -161,7 +184,7 @@ class EvaluationReport:
             {
                 "run_id": case.run_id,
                 "eval_id": case.eval_id,
-                **_metric_result_columns(metric),
+                **_metric_result_columns(metric, _overall_reason(case, metric.metric_name)),
             }
             for case in self.result.eval_case_results
             for metric in case.overall_eval_metric_results

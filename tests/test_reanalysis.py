@@ -134,6 +134,8 @@ def test_with_thresholds_recomputes_statuses_from_stored_scores(
     assert report.overall_status is ae.EvalStatus.FAILED
     assert set(lenient.metrics["threshold"]) == {0.0}
     assert set(lenient.invocations["status"]) == {"passed"}
+    assert lenient.provenance is not None
+    assert lenient.provenance.derived_from == f"with_thresholds of {report.result.eval_set_result_id}"
     rerun = _evaluator(agent).rescore(
         report, metrics=[metric.model_copy(update={"threshold": 0.0}) for metric in report.eval_metrics]
     )

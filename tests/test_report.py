@@ -16,6 +16,8 @@ from agenteval import (
     Evaluator,
     InMemoryEvalSetManager,
     Invocation,
+    LocalEvalSetManager,
+    LocalMetricManager,
     Message,
     SessionInput,
     Tool,
@@ -239,3 +241,24 @@ def test_a_case_without_metrics_has_a_case_row_only() -> None:
     assert list(bare.cases["status"]) == ["not_evaluated"]
     assert bare.metrics.empty
     assert bare.invocations.empty
+
+
+def test_metric_reasons_name_their_turns_in_multi_turn_cases() -> None:
+    from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID
+
+    def forgets_context(message: str, turn: Turn) -> str:
+        return "calc result: 15" if "add" in message else "calc result: 0"
+
+    report = Evaluator(
+        APP_NAME,
+        forgets_context,
+        eval_set_manager=LocalEvalSetManager(DATA_DIR),
+        metric_manager=LocalMetricManager(DATA_DIR),
+    ).evaluate(EVAL_SET_ID, eval_case_ids=["calc_follow_up"])
+    reasons = report.metrics.set_index("metric_name")["reason"]
+    final = str(reasons["final_response_avg_score"])
+    assert final.startswith("turn 2: final response mismatch")
+    assert ";" not in final.split("turn 2:")[0]
+    # The stored result keeps the reference's joined form.
+    overall = report.result.eval_case_results[0].overall_eval_metric_results[1]
+    assert overall.details is not None and overall.details.reason.startswith(";final response mismatch")
