@@ -80,6 +80,7 @@ class EvaluationOptions:
     metric_registry: MetricRegistry | None = None
     judge: ChatModel | None = None
     judge_num_samples: int = 1
+    tool_mock_model: ChatModel | None = None
     progress: bool | None = None
 
     def __post_init__(self) -> None:
@@ -105,10 +106,13 @@ class EvaluationOptions:
             parallel_evaluation=self.parallel_evaluation,
             metric_registry=self.metric_registry,
             judge=JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None,
+            tool_mock_model=self.tool_mock_model,
         )
 
 
-_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge", "progress"})
+_NONE_MEANS_NONE = frozenset(
+    {"expected_runner", "user_simulator", "metric_registry", "judge", "tool_mock_model", "progress"}
+)
 
 
 class EvaluateOverrides(TypedDict, total=False):
@@ -132,6 +136,7 @@ class EvaluateOverrides(TypedDict, total=False):
     metric_registry: MetricRegistry | None
     judge: ChatModel | None
     judge_num_samples: int
+    tool_mock_model: ChatModel | None
     progress: bool | None
 
 
@@ -181,6 +186,8 @@ class Evaluator:
             - ``metric_registry``: named compares and tokenizers used by metric files;
             - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
               :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``;
+            - ``tool_mock_model``: the :class:`~agenteval.llm.ChatModel` that generates results for
+              ``toolMock`` rules with an ``llmGenerator``;
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
               and nothing otherwise; ``True`` always shows one, ``False`` never.
     """

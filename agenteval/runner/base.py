@@ -10,6 +10,7 @@ from agenteval.context import EvalContext
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
+from agenteval.runner.toolmock import ToolMocks
 
 __all__ = ["Runner", "TurnRequest", "TurnResult", "end_session"]
 
@@ -30,6 +31,8 @@ class TurnRequest:
     """Runtime state for the turn (the case's ``sessionInput.state``)."""
     context: EvalContext = field(default_factory=EvalContext)
     """Values set by callbacks."""
+    tool_mocks: ToolMocks | None = None
+    """The turn's tool mocks (the eval set's ``toolMock`` for this side), when it has any."""
 
 
 @dataclass(slots=True, kw_only=True)

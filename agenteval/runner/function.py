@@ -17,6 +17,7 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
+from agenteval.runner.toolmock import ToolMockError, ToolMocks
 
 __all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner"]
 
@@ -44,9 +45,12 @@ class Turn:
         tools: Tool calls recorded so far in this turn.
         invocation_id: Set it to report the agent's own id for the turn.
         execution_trace: Set it to report an execution trace for the turn.
+        tool_mocks: The turn's tool mocks (applied by :meth:`tool`), or ``None``.
     """
 
-    def __init__(self, request: TurnRequest, history: list[Message]) -> None:
+    def __init__(
+        self, request: TurnRequest, history: list[Message], loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
         self.message: Message = request.message
         self.session_id: str = request.session_id
         self.user_id: str = request.user_id
@@ -57,6 +61,8 @@ class Turn:
         self.tools: list[Tool] = []
         self.invocation_id: str = ""
         self.execution_trace: ExecutionTrace | None = None
+        self.tool_mocks: ToolMocks | None = request.tool_mocks
+        self._loop = loop
 
     @property
     def text(self) -> str:
@@ -83,7 +89,9 @@ class Turn:
         """Wrap a tool function so that every call is recorded with its arguments and result.
 
         The tool is recorded under the function's name, with its arguments bound to parameter
-        names. Works for plain and ``async`` functions.
+        names. Works for plain and ``async`` functions. When the turn mocks that tool (the eval
+        set's ``toolMock``), the mocked result is returned and recorded and the function is not
+        called.
 
         Args:
             function: The tool.
@@ -92,6 +100,7 @@ class Turn:
             A function with the same signature that records each call.
         """
         signature = inspect.signature(function)
+        name = function.__name__
 
         def arguments_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             bound = signature.bind(*args, **kwargs)
@@ -101,20 +110,40 @@ class Turn:
 
             @functools.wraps(function)
             async def record_async(*args: P.args, **kwargs: P.kwargs) -> Any:
-                call = self.record_tool(function.__name__, arguments_of(args, kwargs))
-                call.result = await function(*args, **kwargs)
+                call = self.record_tool(name, arguments_of(args, kwargs))
+                if self.tool_mocks is not None and self.tool_mocks.mocks(name):
+                    call.result = await self.tool_mocks.result(name, call.arguments)
+                else:
+                    call.result = await function(*args, **kwargs)
                 return call.result
 
             return record_async  # type: ignore[return-value]
 
         @functools.wraps(function)
-        def record(*args: P.args, **kwargs: P.kwargs) -> R:
-            call = self.record_tool(function.__name__, arguments_of(args, kwargs))
-            result = function(*args, **kwargs)
-            call.result = result
-            return result
+        def record(*args: P.args, **kwargs: P.kwargs) -> Any:
+            call = self.record_tool(name, arguments_of(args, kwargs))
+            if self.tool_mocks is not None and self.tool_mocks.mocks(name):
+                call.result = self._mocked_result(self.tool_mocks, name, call.arguments)
+            else:
+                call.result = function(*args, **kwargs)
+            return call.result
 
         return record
+
+    def _mocked_result(self, mocks: ToolMocks, name: str, arguments: Any) -> Any:
+        rule = mocks.rule_for(name, arguments)
+        if rule.llm_generator is None:
+            return rule.result
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # A plain agent function runs in a worker thread: ask the event loop to generate.
+            if self._loop is not None:
+                return asyncio.run_coroutine_threadsafe(mocks.generate(rule, name, arguments), self._loop).result()
+        raise ToolMockError(
+            f'tool "{name}": an LLM-generated mock result needs an async tool (or a plain agent function) '
+            "so that the model can be awaited"
+        )
 
 
 def _wants_turn(function: AgentFunction) -> bool:
@@ -179,7 +208,7 @@ class FunctionRunner:
         """Call the function for one turn and collect what it did."""
         with self._lock:
             history = list(self._history.get(request.session_id, ()))
-        turn = Turn(request, history)
+        turn = Turn(request, history, asyncio.get_running_loop())
         args: tuple[Any, ...] = (turn.text, turn) if self._pass_turn else (turn.text,)
         if inspect.iscoroutinefunction(self.function):
             reply = await self.function(*args)

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from agenteval.context import EvalContext
-from agenteval.errors import describe_exception
+from agenteval.errors import ConfigError, describe_exception
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import (
     ConversationScenario,
@@ -15,10 +15,13 @@ from agenteval.evalset.models import (
     Invocation,
     ScenarioDriver,
     SessionInput,
+    ToolMock,
 )
 from agenteval.evalset.trace import ExecutionTrace
+from agenteval.llm.base import ChatModel
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.simulation import SimulatedConversation, SimulationStart, SimulatorDecision, UserSimulator
+from agenteval.runner.toolmock import ToolMocks
 from agenteval.service.options import ServiceOptions
 
 __all__ = ["CaseFailure", "CaseInference", "infer_case", "user_input_only"]
@@ -57,8 +60,22 @@ class _Session:
     session_id: str
     context_messages: list[Message]
     context: EvalContext
+    mock_side: str = ""
+    """Which rules of a turn's ``toolMock`` apply (``actual`` or ``expected``); ``""`` for none."""
+    tool_mock_model: ChatModel | None = None
 
-    async def run_turn(self, message: Message) -> tuple[Invocation, ExecutionTrace | None]:
+    def _tool_mocks(self, tool_mock: ToolMock | None) -> ToolMocks | None:
+        rules = getattr(tool_mock, self.mock_side) if tool_mock is not None and self.mock_side else None
+        if not rules:
+            return None
+        try:
+            return ToolMocks(rules, generator=self.tool_mock_model)
+        except ConfigError as exc:
+            raise CaseFailure(f"tool mock: {exc}") from exc
+
+    async def run_turn(
+        self, message: Message, tool_mock: ToolMock | None = None
+    ) -> tuple[Invocation, ExecutionTrace | None]:
         request = TurnRequest(
             message=message,
             session_id=self.session_id,
@@ -66,6 +83,7 @@ class _Session:
             context_messages=list(self.context_messages),
             state=self.session_input.state,
             context=self.context,
+            tool_mocks=self._tool_mocks(tool_mock),
         )
         try:
             result = await self.runner.run(request)
@@ -93,7 +111,7 @@ class _Session:
                     produced.traces,
                 )
             try:
-                invocation, trace = await self.run_turn(expected.user_content)
+                invocation, trace = await self.run_turn(expected.user_content, expected.tool_mock)
             except CaseFailure as failure:
                 failure.traces = produced.traces
                 raise
@@ -119,6 +137,8 @@ async def _expected_turns(
         session_id=f"{session_id}-expected",
         context_messages=case.context_messages,
         context=context,
+        mock_side="expected",
+        tool_mock_model=options.tool_mock_model,
     )
     try:
         return (await session.run_turns(inputs)).inferences
@@ -297,6 +317,8 @@ async def infer_case(
         session_id=session_id,
         context_messages=case.context_messages,
         context=context,
+        mock_side="actual",
+        tool_mock_model=options.tool_mock_model,
     )
     if scenario is None:
         produced = await session.run_turns(case.conversation)

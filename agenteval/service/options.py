@@ -13,10 +13,11 @@ from agenteval.errors import ConfigError
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.llm.base import ChatModel
 from agenteval.llm.judge import JudgeOverride
 from agenteval.metric.registry import MetricRegistry
 from agenteval.runner.base import Runner
-from agenteval.runner.function import as_runner
+from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.runner.simulation import UserSimulator
 from agenteval.service.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.service.callbacks import Callbacks
@@ -27,7 +28,7 @@ SessionIdSupplier = Callable[[EvalContext], str]
 """Returns the session id for a case, given the current context."""
 
 DEFAULT_MAX_SIMULATED_TURNS = 100
-_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge"})
+_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge", "tool_mock_model"})
 
 
 def uuid_session_id(context: EvalContext) -> str:
@@ -69,6 +70,8 @@ class ServiceOptions:
     ``None`` uses the process-wide default registry."""
     judge: JudgeOverride | None = None
     """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``."""
+    tool_mock_model: ChatModel | None = None
+    """Generates results for ``toolMock`` rules with an ``llmGenerator``."""
     max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
     """Guard for scenarios without ``maxAllowedInvocations``: a simulator still talking after this many
     user turns fails the case instead of running forever."""
@@ -102,7 +105,7 @@ class ServiceOverrides(TypedDict, total=False):
     registry: EvaluatorRegistry
     aggregator: EvalCaseResultAggregator
     session_id_supplier: SessionIdSupplier
-    expected_runner: Runner | None
+    expected_runner: Runner | AgentFunction | None
     user_simulator: UserSimulator | None
     callbacks: Callbacks
     parallelism: int
@@ -110,4 +113,5 @@ class ServiceOverrides(TypedDict, total=False):
     parallel_evaluation: bool
     metric_registry: MetricRegistry | None
     judge: JudgeOverride | None
+    tool_mock_model: ChatModel | None
     max_simulated_turns: int
