@@ -40,7 +40,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if c > n:
         raise ConfigError("c cannot exceed n")
     if k > n:
-        raise ConfigError("k cannot exceed n")
+        raise ConfigError(f"k={k} exceeds the number of runs n={n}")
     if c == 0:
         return 0.0
     if n - c < k:

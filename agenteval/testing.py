@@ -1,6 +1,6 @@
 """Test doubles for tests and notebooks: chat models and a user simulator that need no LLM.
 
-- :class:`ScriptedChatModel` answers with scripted replies, in order.
+- :class:`ScriptedChatModel` answers with scripted replies, in the order the requests arrive.
 - :class:`FunctionChatModel` answers with whatever a function returns.
 - :class:`ScriptedUserSimulator` says scripted user messages, then stops.
 
@@ -43,10 +43,17 @@ def _as_response(reply: str | ChatResponse, source: str) -> ChatResponse:
 
 
 class ScriptedChatModel:
-    """A chat model that answers with scripted replies, in order.
+    """A chat model that answers with scripted replies, in the order the requests arrive.
 
     A ``str`` reply becomes a :class:`~agenteval.llm.ChatResponse`; an exception is raised instead
     of answering. Every request is kept in :attr:`requests`.
+
+    Replies are handed out in request order, not case order: the n-th request gets the n-th reply,
+    whichever case, turn or sample sent it. That is the case order only when everything runs one
+    after another; with ``parallel_evaluation``, ``parallel_inference``, several runs
+    (``num_runs``) or sample parallelism, requests interleave and a reply meant for one case may
+    reach another. To choose each reply from the request (e.g. from the prompt), use
+    :class:`FunctionChatModel`.
 
     Args:
         replies: The answers, in order.

@@ -36,8 +36,10 @@ def enumerated_pass_at_k(n: int, c: int, k: int) -> Fraction:
         (1, 0, 0, "k must be >= 1"),
         (1, -1, 1, "c must be >= 0"),
         (1, 2, 1, "c cannot exceed n"),
-        (1, 0, 2, "k cannot exceed n"),
-        (0, 0, 1, "k cannot exceed n"),
+        (1, 0, 2, "k=2 exceeds the number of runs n=1"),
+        (0, 0, 1, "k=1 exceeds the number of runs n=0"),
+        (2, 1, 3, "k=3 exceeds the number of runs n=2"),
+        (2, 3, 3, "c cannot exceed n"),
     ],
 )
 def test_pass_at_k_validates(n: int, c: int, k: int, message: str) -> None:

@@ -62,6 +62,22 @@ async def test_a_cycling_scripted_model_starts_over() -> None:
     assert replies == ["x", "y", "x", "y", "x"]
 
 
+@pytest.mark.asyncio
+async def test_a_scripted_model_answers_in_request_order_not_case_order() -> None:
+    model = ScriptedChatModel(["for case A", "for case B"])
+
+    # Case B's request arrives first (as it may under parallel evaluation): it gets the first reply.
+    assert (await model.generate(ask("case B"))).content == "for case A"
+    assert (await model.generate(ask("case A"))).content == "for case B"
+
+
+def test_the_scripted_model_documents_its_ordering_and_the_alternative() -> None:
+    doc = " ".join((ScriptedChatModel.__doc__ or "").split())
+    assert "in request order, not case order" in doc
+    assert "parallel_evaluation" in doc and "num_runs" in doc
+    assert ":class:`FunctionChatModel`" in doc
+
+
 def test_a_cycling_scripted_model_needs_replies() -> None:
     with pytest.raises(ConfigError, match="at least one reply"):
         ScriptedChatModel([], cycle=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agenteval.llm.base import ChatModel, ChatRequest, ChatResponse, StructuredOutput, TokenLogprob
+from agenteval.llm.base import ChatModel, ChatRequest, ChatResponse, StructuredOutput
 from agenteval.llm.judge import JudgeOverride, chat_model_for, register_provider
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ __all__ = [
     "JudgeOverride",
     "OpenAIChatModel",
     "StructuredOutput",
-    "TokenLogprob",
     "chat_model_for",
     "register_provider",
 ]

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from agenteval.evalset.message import Message
 from agenteval.metric.criterion import GenerationConfig
 
-__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "StructuredOutput", "TokenLogprob"]
+__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "StructuredOutput"]
 
 
 @dataclass(slots=True, kw_only=True, frozen=True)
@@ -37,24 +37,12 @@ class ChatRequest:
     """Sampling options (``max_tokens``, ``temperature``, …)."""
 
 
-@dataclass(slots=True, kw_only=True, frozen=True)
-class TokenLogprob:
-    """Log-probability of one generated token, with the most likely alternatives."""
-
-    token: str
-    logprob: float
-    top: tuple[tuple[str, float], ...] = ()
-    """``(token, logprob)`` alternatives at this position, most likely first."""
-
-
 @dataclass(slots=True, kw_only=True)
 class ChatResponse:
     """What the model answered."""
 
     content: str
     """The text of the answer (for structured output, the JSON text)."""
-    logprobs: list[TokenLogprob] | None = None
-    """Per-token log-probabilities, when requested and supported."""
     usage: dict[str, int] = field(default_factory=dict)
     """Token usage as reported by the provider (``prompt_tokens``, ``completion_tokens``, …)."""
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -65,7 +67,7 @@ ProviderFactory = Callable[[JudgeModelOptions], ChatModel]
 """Builds a chat model from a metric's ``judgeModel`` block."""
 
 _providers: dict[str, ProviderFactory] = {}
-_models: dict[str, ChatModel] = {}
+_models: dict[tuple[str, ...], ChatModel] = {}
 _lock = threading.Lock()
 
 
@@ -89,13 +91,37 @@ def _builtin(name: str) -> ProviderFactory | None:
     return None
 
 
+def _connection_key(options: JudgeModelOptions) -> tuple[str, ...]:
+    """What identifies a judge's connection: blocks that agree on it share one model.
+
+    ``numSamples`` and ``generationConfig`` are per request, so they are left out; the ``OPENAI_*``
+    environment fallbacks are resolved now, so changing them gives a new model.
+    """
+    from agenteval.llm.openai import resolve_api_key, resolve_base_url
+
+    api_key = resolve_api_key(options.api_key)
+    return (
+        options.provider_name,
+        options.model_name,
+        options.variant,
+        resolve_base_url(options.base_url) or "",
+        # A digest, so that the cache never holds the key itself.
+        hashlib.sha256(api_key.encode()).hexdigest() if api_key else "",
+        json.dumps(options.extra_fields, sort_keys=True, default=str),
+    )
+
+
 def chat_model_for(options: JudgeModelOptions) -> ChatModel:
-    """Return the chat model a ``judgeModel`` block describes (one instance per distinct block).
+    """Return the chat model a ``judgeModel`` block describes.
+
+    Blocks naming the same connection (provider, model, variant, base URL, API key and extra fields,
+    after the ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` fallbacks) share one instance, and so one
+    client and one concurrency limit, whatever their ``numSamples`` or ``generationConfig``.
 
     Raises:
         ConfigError: The provider is unknown or the block is incomplete.
     """
-    key = options.model_dump_json() + "\0" + options.api_key
+    key = _connection_key(options)
     with _lock:
         model = _models.get(key)
         if model is not None:

@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from agenteval.errors import AgentEvalError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
-from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput, TokenLogprob
+from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
 
 if TYPE_CHECKING:
@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from openai import APIError, AsyncOpenAI
     from openai.types.chat import ChatCompletion
 
-__all__ = ["ChatModelError", "OpenAIChatModel"]
+__all__ = ["ChatModelError", "OpenAIChatModel", "resolve_api_key", "resolve_base_url"]
+
+_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where the ``openai`` client sends requests when neither ``base_url`` nor ``OPENAI_BASE_URL`` is set."""
 
 _SAMPLING_FIELDS = (
     "max_tokens",
@@ -83,6 +86,16 @@ async def _close_at_shutdown(client: AsyncOpenAI, forget: Callable[[], None]) ->
         await client.close()
 
 
+def resolve_api_key(api_key: str | None) -> str:
+    """``api_key``, else the ``OPENAI_API_KEY`` environment variable as it is now (``""`` when unset)."""
+    return api_key or os.environ.get("OPENAI_API_KEY", "")
+
+
+def resolve_base_url(base_url: str | None) -> str | None:
+    """``base_url``, else the ``OPENAI_BASE_URL`` environment variable as it is now (``None``: OpenAI)."""
+    return base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
 def _message_param(message: Message) -> dict[str, Any]:
     role = message.role.value if message.role != Role.UNSET else Role.USER.value
     param: dict[str, Any] = {"role": role, "content": message.content}
@@ -113,20 +126,10 @@ def _to_response(completion: ChatCompletion) -> ChatResponse:
     if not completion.choices:
         raise ValueError("the response has no choices")
     choice = completion.choices[0]
-    logprobs: list[TokenLogprob] | None = None
-    if choice.logprobs is not None and choice.logprobs.content is not None:
-        logprobs = [
-            TokenLogprob(
-                token=item.token,
-                logprob=item.logprob,
-                top=tuple((alt.token, alt.logprob) for alt in item.top_logprobs or ()),
-            )
-            for item in choice.logprobs.content
-        ]
     usage: dict[str, int] = {}
     if completion.usage is not None:
         usage = {key: value for key, value in completion.usage.model_dump().items() if isinstance(value, int)}
-    return ChatResponse(content=choice.message.content or "", logprobs=logprobs, usage=usage)
+    return ChatResponse(content=choice.message.content or "", usage=usage)
 
 
 class OpenAIChatModel:
@@ -145,6 +148,8 @@ class OpenAIChatModel:
         model: Model name sent to the endpoint.
         base_url: Endpoint, e.g. ``http://localhost:8000/v1``; defaults to ``OPENAI_BASE_URL`` or OpenAI.
         api_key: API key; defaults to the ``OPENAI_API_KEY`` environment variable. Never logged or shown.
+            Both fallbacks are read when the model is built; :func:`~agenteval.llm.chat_model_for` builds
+            a new model when they change.
         extra_fields: Extra JSON fields merged into every request body.
         timeout: Seconds per attempt.
         max_retries: Retries after the first attempt.
@@ -175,14 +180,14 @@ class OpenAIChatModel:
             raise ConfigError(f"max retries must be greater than or equal to 0, got {max_retries}")
         if max_concurrency <= 0:
             raise ConfigError(f"max concurrency must be greater than 0, got {max_concurrency}")
-        key = api_key or os.environ.get("OPENAI_API_KEY", "")
+        key = resolve_api_key(api_key)
         if not key:
             raise ConfigError(
                 f'OpenAI-compatible model {model!r}: no API key; set judgeModel.apiKey (e.g. "${{MY_KEY}}") or '
                 "OPENAI_API_KEY (an endpoint without authentication accepts any placeholder, such as 'EMPTY')"
             )
         self.model = model
-        self.base_url = base_url or None
+        self.base_url = resolve_base_url(base_url)
         self.extra_fields: dict[str, Any] = dict(extra_fields or {})
         self.timeout = timeout
         self.max_retries = max_retries
@@ -220,7 +225,8 @@ class OpenAIChatModel:
                 return state
             client: AsyncOpenAI = _openai().AsyncOpenAI(
                 api_key=self._api_key.get_secret_value(),
-                base_url=self.base_url,
+                # Explicit, so the client does not read OPENAI_BASE_URL again (the model was built for one endpoint).
+                base_url=self.base_url or _DEFAULT_BASE_URL,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
             )

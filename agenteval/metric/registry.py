@@ -37,7 +37,6 @@ __all__ = [
     "MetricRegistry",
     "TextCompare",
     "Tokenizer",
-    "XMLCompare",
     "active_metric_registry",
     "call_compare",
     "use_metric_registry",
@@ -51,8 +50,6 @@ JSONCompare = Callable[[Any, Any], bool]
 Tool arguments and results arrive decoded; final responses arrive as their raw content strings,
 as the reference passes them.
 """
-XMLCompare = Callable[[str, str], bool]
-"""``compare(actual, expected) -> bool`` for XML texts."""
 InvocationCompare = Callable[[Invocation, Invocation], bool]
 """``compare(actual, expected) -> bool`` for whole turns (tool trajectory, final response)."""
 
@@ -95,7 +92,6 @@ class MetricRegistry:
     def __init__(self) -> None:
         self._text: dict[str, TextCompare] = {}
         self._json: dict[str, JSONCompare] = {}
-        self._xml: dict[str, XMLCompare] = {}
         self._tool_trajectory: dict[str, InvocationCompare] = {}
         self._final_response: dict[str, InvocationCompare] = {}
         self._tokenizers: dict[str, Tokenizer] = {}
@@ -104,7 +100,6 @@ class MetricRegistry:
         counts = {
             "text": len(self._text),
             "json": len(self._json),
-            "xml": len(self._xml),
             "toolTrajectory": len(self._tool_trajectory),
             "finalResponse": len(self._final_response),
             "rougeTokenizer": len(self._tokenizers),
@@ -140,17 +135,6 @@ class MetricRegistry:
             ConfigError: ``name`` is empty or ``compare`` is not callable.
         """
         self._register(self._json, "json compare", name, compare)
-
-    def register_xml_compare(self, name: str, compare: XMLCompare) -> None:
-        """Register an XML compare.
-
-        The XML criterion has no ``compareName`` (as in the reference), so a metric file cannot
-        select it; code passes it to :func:`~agenteval.evaluators.criteria.match_xml` itself.
-
-        Raises:
-            ConfigError: ``name`` is empty or ``compare`` is not callable.
-        """
-        self._register(self._xml, "xml compare", name, compare)
 
     def register_tool_trajectory_compare(self, name: str, compare: InvocationCompare) -> None:
         """Register a whole-turn compare used by ``toolTrajectory.compareName``.
@@ -206,14 +190,6 @@ class MetricRegistry:
             ConfigError: No such compare.
         """
         return self._lookup(self._json, "json compare", name)
-
-    def xml_compare(self, name: str) -> XMLCompare:
-        """Return the XML compare registered as ``name``.
-
-        Raises:
-            ConfigError: No such compare.
-        """
-        return self._lookup(self._xml, "xml compare", name)
 
     def tool_trajectory_compare(self, name: str) -> InvocationCompare:
         """Return the tool-trajectory compare registered as ``name``.

@@ -166,7 +166,8 @@ class LLMSimulatedConversation:
             raise rewrap("simulator model", exc) from exc
         content = response.content.strip()
         if not content:
-            raise AgentEvalError("final response content is empty")
+            # The reference's wording, in parentheses, reads as if the agent's reply were empty.
+            raise AgentEvalError("the simulator model returned an empty message (final response content is empty)")
         return content
 
     async def close(self) -> None:

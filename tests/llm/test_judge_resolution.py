@@ -20,6 +20,7 @@ def _isolated_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(judge_module, "_providers", {})
     monkeypatch.setattr(judge_module, "_models", {})
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
 def openai_block(**fields: object) -> JudgeModelOptions:
@@ -45,6 +46,61 @@ def test_openai_blocks_build_one_model_per_distinct_block() -> None:
     assert other_key is not first
     assert isinstance(other_model, OpenAIChatModel)
     assert other_model.model == "judge-2"
+
+
+def test_blocks_differing_only_in_samples_or_generation_share_one_model() -> None:
+    plain = chat_model_for(openai_block())
+    sampled = chat_model_for(openai_block(numSamples=3))
+    tuned = chat_model_for(openai_block(generationConfig={"temperature": 0.0, "maxTokens": 64}))
+
+    assert sampled is plain
+    assert tuned is plain
+
+
+def test_blocks_differing_in_variant_or_extra_fields_get_their_own_model() -> None:
+    plain = chat_model_for(openai_block())
+
+    assert chat_model_for(openai_block(variant="deepseek")) is not plain
+    assert chat_model_for(openai_block(extraFields={"user": "eval"})) is not plain
+    assert chat_model_for(openai_block(extraFields={"user": "eval"})) is chat_model_for(
+        openai_block(extraFields={"user": "eval"})
+    )
+
+
+def test_a_changed_openai_api_key_gives_a_new_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    wrong = chat_model_for(openai_block(apiKey=""))
+    assert chat_model_for(openai_block(apiKey="")) is wrong
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-right")
+    right = chat_model_for(openai_block(apiKey=""))
+
+    assert right is not wrong
+    assert isinstance(right, OpenAIChatModel)
+    assert right._api_key.get_secret_value() == "sk-right"
+    # The same key given in the block is the same connection.
+    assert chat_model_for(openai_block(apiKey="sk-right")) is right
+
+
+def test_a_changed_openai_base_url_gives_a_new_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    first = chat_model_for(openai_block(baseURL=""))
+    assert isinstance(first, OpenAIChatModel)
+    assert first.base_url == "http://127.0.0.1:9/v1"
+    assert chat_model_for(openai_block()) is first
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:10/v1")
+    second = chat_model_for(openai_block(baseURL=""))
+
+    assert second is not first
+    assert isinstance(second, OpenAIChatModel)
+    assert second.base_url == "http://127.0.0.1:10/v1"
+
+
+def test_the_model_cache_does_not_hold_the_api_key() -> None:
+    chat_model_for(openai_block(apiKey="sk-secret-value"))
+
+    assert "sk-secret-value" not in repr(judge_module._models.keys())
 
 
 def test_an_incomplete_openai_block_is_a_config_error() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import json
 import socket
@@ -14,10 +15,11 @@ from typing import Any
 
 import pytest
 
+import agenteval.llm
 from agenteval._async import run_sync
 from agenteval.errors import ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
-from agenteval.llm import ChatRequest, StructuredOutput, TokenLogprob
+from agenteval.llm import ChatRequest, StructuredOutput
 from agenteval.llm.openai import ChatModelError, OpenAIChatModel
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
 from tests.llm._chat_server import ChatServer, Reply, completion
@@ -72,7 +74,6 @@ async def test_a_reply_is_returned_with_its_usage(server: ChatServer) -> None:
     )
 
     assert response.content == "hello there"
-    assert response.logprobs is None
     assert response.usage == {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
     [received] = server.received
     assert received.path == "/v1/chat/completions"
@@ -154,24 +155,35 @@ async def test_generation_config_and_extra_fields_go_into_the_body(server: ChatS
 
 
 @pytest.mark.asyncio
-async def test_logprobs_are_parsed_with_their_alternatives(server: ChatServer) -> None:
-    tokens = [
-        {
-            "token": "yes",
-            "logprob": -0.1,
-            "top_logprobs": [{"token": "yes", "logprob": -0.1}, {"token": "no", "logprob": -2.5}],
-        },
-        {"token": ".", "logprob": -0.01, "top_logprobs": []},
-    ]
-    server.script(Reply(body=completion("yes.", logprobs=tokens)))
+async def test_a_response_carries_only_content_and_usage(server: ChatServer) -> None:
+    tokens = [{"token": "yes", "logprob": -0.1, "top_logprobs": []}]
+    server.script(Reply(body=completion("yes", logprobs=tokens)))
     model = make_model(server)
 
     response = await model.generate(ask(generation=GenerationConfig(logprobs=True, top_logprobs=2)))
 
-    assert response.logprobs == [
-        TokenLogprob(token="yes", logprob=-0.1, top=(("yes", -0.1), ("no", -2.5))),
-        TokenLogprob(token=".", logprob=-0.01),
-    ]
+    assert dataclasses.asdict(response) == {"content": "yes", "usage": {}}
+    assert server.bodies[0]["logprobs"] is True and server.bodies[0]["top_logprobs"] == 2
+
+
+def test_token_logprobs_are_not_part_of_the_api() -> None:
+    assert not hasattr(agenteval.llm, "TokenLogprob")
+    assert "TokenLogprob" not in agenteval.llm.__all__
+
+
+@pytest.mark.asyncio
+async def test_the_base_url_fallback_is_read_when_the_model_is_built(
+    server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    model = OpenAIChatModel("fake-model", api_key=KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+
+    response = await model.generate(ask())
+
+    assert model.base_url == server.url
+    assert response.content == "ok"
+    assert len(server.received) == 1
 
 
 @pytest.mark.asyncio

@@ -158,7 +158,9 @@ async def test_next_after_close_raises() -> None:
 async def test_a_blank_reply_is_an_error() -> None:
     conversation = await start(ScriptedChatModel([" \n "]))
 
-    with pytest.raises(AgentEvalError, match="final response content is empty"):
+    with pytest.raises(
+        AgentEvalError, match=r"^the simulator model returned an empty message \(final response content is empty\)$"
+    ):
         await conversation.next(None)
 
 

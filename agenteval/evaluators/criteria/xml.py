@@ -14,7 +14,6 @@ from xml.parsers import expat
 from agenteval.errors import ConfigError
 from agenteval.evaluators.criteria.jsonmatch import format_value
 from agenteval.metric.criterion import XMLCriterion, XMLMatchStrategy
-from agenteval.metric.registry import XMLCompare, call_compare
 
 __all__ = ["check_xml_criterion", "match_xml", "xml_problem"]
 
@@ -37,44 +36,26 @@ def check_xml_criterion(criterion: XMLCriterion) -> None:
         raise ConfigError(f'xml criterion: invalid match strategy {format_value(str(strategy))}: only "skip" exists')
 
 
-def match_xml(
-    actual: str,
-    expected: str,
-    criterion: XMLCriterion,
-    *,
-    compare: XMLCompare | None = None,
-    compare_name: str = "",
-) -> str | None:
+def match_xml(actual: str, expected: str, criterion: XMLCriterion) -> str | None:
     """Check an XML final response.
 
-    Order, as in the reference: ``ignore`` passes; ``compare`` replaces the rest; the strategy must
-    be ``skip``; with ``valid`` the actual text must be well-formed XML with one root element.
+    Order, as in the reference: ``ignore`` passes; the strategy must be ``skip``; with ``valid`` the
+    actual text must be well-formed XML with one root element.
 
     Args:
         actual: The agent's text.
-        expected: The expected text (only a compare looks at it).
+        expected: The expected text; not looked at (there is no XML comparison), taken to match
+            the reference's ``Match(actual, expected)``.
         criterion: How to check.
-        compare: A custom compare, e.g. one from
-            :meth:`~agenteval.metric.registry.MetricRegistry.xml_compare`; the XML criterion has no
-            ``compareName``, so only code can set it.
-        compare_name: Names ``compare`` in messages.
 
     Returns:
         ``None`` when the text passes, else the reason.
 
     Raises:
-        ConfigError: The strategy is not ``skip``, or ``compare`` raised.
+        ConfigError: The strategy is not ``skip``.
     """
     if criterion.ignore:
         return None
-    if compare is not None:
-        shown = compare_name or getattr(compare, "__name__", "") or "xml compare"
-        if call_compare("xml compare", shown, compare, actual, expected):
-            return None
-        return (
-            f"xml compare {format_value(shown)} returned false "
-            f"(actual {format_value(actual)}, expected {format_value(expected)})"
-        )
     check_xml_criterion(criterion)
     if criterion.valid:
         return xml_problem(actual)

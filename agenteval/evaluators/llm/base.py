@@ -141,22 +141,39 @@ class LLMJudgeEvaluator(ABC):
             raise ConfigError(
                 f"actual invocations ({len(actuals)}) and expected invocations ({len(expecteds)}) count mismatch"
             )
+        parallelism = _sample_parallelism(criterion, num_samples)
         results: list[PerInvocationResult] = []
         for turn in range(len(actuals)):
-            turn_actuals, turn_expecteds = actuals[: turn + 1], expecteds[: turn + 1]
             try:
-                messages = await self.construct_messages(turn_actuals, turn_expecteds, metric)
+                chosen = await self._judge_turn(
+                    actuals[: turn + 1], expecteds[: turn + 1], metric, num_samples, parallelism
+                )
             except Exception as exc:
-                raise rewrap("construct messages", exc) from exc
-            schema = self.structured_output(turn_actuals, turn_expecteds, metric)
-            samples = await self._collect_samples(
-                metric, messages, schema, num_samples, _sample_parallelism(criterion, num_samples)
-            )
-            chosen = self.aggregate_samples(samples, metric)
+                if len(actuals) == 1:
+                    raise
+                # Name the turn so a failure in a long conversation can be found.
+                raise rewrap(f"turn {turn + 1}", exc) from exc
             chosen.actual_invocation = actuals[turn]
             chosen.expected_invocation = expecteds[turn]
             results.append(chosen)
         return self.aggregate_invocations(results, metric)
+
+    async def _judge_turn(
+        self,
+        turn_actuals: Sequence[Invocation],
+        turn_expecteds: Sequence[Invocation],
+        metric: EvalMetric,
+        num_samples: int,
+        parallelism: int,
+    ) -> PerInvocationResult:
+        """Judge the last turn of ``turn_actuals`` and pick one of its samples."""
+        try:
+            messages = await self.construct_messages(turn_actuals, turn_expecteds, metric)
+        except Exception as exc:
+            raise rewrap("construct messages", exc) from exc
+        schema = self.structured_output(turn_actuals, turn_expecteds, metric)
+        samples = await self._collect_samples(metric, messages, schema, num_samples, parallelism)
+        return self.aggregate_samples(samples, metric)
 
     async def _collect_samples(
         self,
@@ -174,8 +191,13 @@ class LLMJudgeEvaluator(ABC):
             async with gate:
                 return await self._sample(metric, messages, schema)
 
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(gated()) for _ in range(count)]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(gated()) for _ in range(count)]
+        except BaseExceptionGroup as group_error:
+            # The first sample to fail cancelled the others; surface its error as serial sampling would.
+            first = group_error.exceptions[0]
+            raise first from first.__cause__
         return [task.result() for task in tasks]
 
     async def _sample(

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.evalresult.models import ScoreKind
-from agenteval.evalset.message import Role
+from agenteval.evalset.message import Message, Role
+from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import PerInvocationResult
 from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator, parse_final_response_verdict
 from agenteval.evaluators.llm.operators import majority_vote
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
+from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 from tests.evaluators.llm._judges import (
     DEFAULT_GENERATION,
@@ -143,6 +147,46 @@ async def test_metric_without_judge_model_or_override_is_a_config_error() -> Non
 async def test_a_failing_judge_call_is_reported() -> None:
     with pytest.raises(AgentEvalError, match="judge response: RuntimeError: boom"):
         await run(evaluator(), ScriptedJudge(RuntimeError("boom")), [turn("q", "a")], eval_metric=metric(NAME))
+
+
+@pytest.mark.asyncio
+async def test_a_failing_judge_call_names_the_turn_in_a_multi_turn_case() -> None:
+    judge = ScriptedJudge(verdict_reply("valid"), RuntimeError("boom"))
+    with pytest.raises(AgentEvalError, match="^turn 2: judge response: RuntimeError: boom$"):
+        await run(evaluator(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
+
+
+@pytest.mark.asyncio
+async def test_an_unscorable_judge_answer_names_the_turn_in_a_multi_turn_case() -> None:
+    judge = ScriptedJudge("no verdict", verdict_reply("valid"))
+    with pytest.raises(AgentEvalError, match="^turn 1: score based on response: ") as info:
+        await run(evaluator(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
+    assert isinstance(info.value.__cause__, AgentEvalError)
+
+
+@pytest.mark.asyncio
+async def test_a_config_error_in_a_later_turn_keeps_its_type() -> None:
+    class Failing(FinalResponseJudgeEvaluator):
+        async def construct_messages(
+            self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
+        ) -> list[Message]:
+            if len(actuals) == 2:
+                raise ConfigError("bad template")
+            return await super().construct_messages(actuals, expecteds, metric)
+
+    judge = ScriptedJudge(verdict_reply("valid"))
+    with pytest.raises(ConfigError, match="^turn 2: construct messages: bad template$"):
+        await run(Failing(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
+
+
+@pytest.mark.asyncio
+async def test_a_failing_sample_under_sample_parallelism_is_reported_as_without_it() -> None:
+    judge = ScriptedJudge(RuntimeError("HTTP 429 Too Many Requests"), verdict_reply("valid"), verdict_reply("valid"))
+    with pytest.raises(AgentEvalError, match="^judge response: RuntimeError: HTTP 429 Too Many Requests$") as info:
+        await run(
+            evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME, parallel=True, parallelism=3), samples=3
+        )
+    assert isinstance(info.value.__cause__, RuntimeError)
 
 
 # ----------------------------------------------------------------------------- samples and turns
