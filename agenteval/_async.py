@@ -17,18 +17,17 @@ __all__ = ["run_sync"]
 
 T = TypeVar("T")
 
-_patched_loops: set[int] = set()
 _patch_lock = threading.Lock()
 
 
 def _allow_nested(loop: asyncio.AbstractEventLoop) -> None:
     with _patch_lock:
-        if id(loop) in _patched_loops:
+        # nest_asyncio2 marks what it patched; asking the loop avoids keeping (reusable) loop ids.
+        if getattr(loop, "_nest_patched", False):
             return
         import nest_asyncio2
 
         nest_asyncio2.apply(loop)
-        _patched_loops.add(id(loop))
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:

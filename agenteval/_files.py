@@ -82,6 +82,9 @@ def describe_validation_error(error: ValidationError) -> str:
         message = item["msg"]
         if item["type"] == "json_invalid":
             lines.append(f"not valid JSON: {message.removeprefix('Invalid JSON: ')}")
+        elif item["type"] == "value_error":
+            # Our own validators already name the bad value.
+            lines.append(f"field {location}: {message.removeprefix('Value error, ')}")
         else:
             where = f"field {location}" if location else "document"
             lines.append(f"{where}: {message} (got {_short(item.get('input'))})")

@@ -11,6 +11,7 @@ import math
 from typing import Annotated, Any, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -27,10 +28,17 @@ def _go_number(value: float) -> float | int:
     Like Go's encoder, refuse NaN and infinities: JSON cannot hold them, and writing ``null``
     would silently turn them into ``0`` on the next read.
     """
+    value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{value} cannot be written as JSON: scores and timestamps must be finite numbers")
     if value.is_integer() and abs(value) < 1e21:
         return int(value)
+    return value
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value} (JSON has no NaN or Infinity)")
     return value
 
 
@@ -40,7 +48,7 @@ def _reject_non_number(value: object) -> object:
     return value
 
 
-GoFloat = Annotated[float, PlainSerializer(_go_number, when_used="json")]
+GoFloat = Annotated[float, AfterValidator(_finite), PlainSerializer(_go_number, when_used="json")]
 """A float written the way Go writes a ``float64``."""
 
 EpochTime = Annotated[float, BeforeValidator(_reject_non_number), PlainSerializer(_go_number, when_used="json")]

@@ -33,7 +33,8 @@ COMPARISON_COLUMNS = (
 """Columns of :attr:`Comparison.table`: one row per (case, metric) present in either report.
 
 Scores are averaged over each report's runs; pass rates are the share of runs in which the metric
-passed; ``change`` is ``fixed``, ``regressed``, ``unchanged``, ``new`` or ``removed``.
+passed; ``change`` is ``fixed`` (now passes), ``regressed`` (passed before, not now), ``changed`` (between
+failed and not evaluated), ``unchanged``, ``new`` or ``removed``.
 """
 
 CASE_COMPARISON_COLUMNS = (
@@ -60,11 +61,14 @@ def _change(before: _Side | None, after: _Side | None) -> str:
         return "new"
     if after is None:
         return "removed"
-    if before.status == EvalStatus.FAILED and after.status == EvalStatus.PASSED:
+    if before.status == after.status:
+        return "unchanged"
+    if after.status == EvalStatus.PASSED:
         return "fixed"
-    if before.status == EvalStatus.PASSED and after.status == EvalStatus.FAILED:
+    if before.status == EvalStatus.PASSED:
         return "regressed"
-    return "unchanged"
+    # failed <-> not evaluated: no verdict either way, but not the same outcome.
+    return "changed"
 
 
 def _pass_rate(statuses: Iterable[EvalStatus | None]) -> float | None:
@@ -154,13 +158,13 @@ class Comparison:
 
     @property
     def regressions(self) -> pd.DataFrame:
-        """The rows of :attr:`table` that passed in the baseline and fail in the candidate."""
+        """The rows of :attr:`table` that passed in the baseline and do not in the candidate."""
         table = self.table
         return table[table["change"] == "regressed"].reset_index(drop=True)
 
     @property
     def fixes(self) -> pd.DataFrame:
-        """The rows of :attr:`table` that failed in the baseline and pass in the candidate."""
+        """The rows of :attr:`table` that did not pass in the baseline and pass in the candidate."""
         table = self.table
         return table[table["change"] == "fixed"].reset_index(drop=True)
 
@@ -203,7 +207,7 @@ class Comparison:
         )
 
 
-_CHANGES = ("fixed", "regressed", "unchanged", "new", "removed")
+_CHANGES = ("fixed", "regressed", "changed", "unchanged", "new", "removed")
 
 
 def _paired(before: dict[K, _Side], after: dict[K, _Side]) -> list[tuple[K, _Side | None, _Side | None]]:

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from difflib import get_close_matches
 from typing import Any, TypedDict, Unpack
 
 from agenteval._async import run_sync
+from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
 from agenteval._gc import fewer_collections
-from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, StorageError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, StorageError, rewrap
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
-from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.evalset.models import EvalCase, EvalMode, EvalSet
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.llm.base import ChatModel
 from agenteval.llm.judge import JudgeOverride
@@ -28,7 +30,7 @@ from agenteval.notebook.progress import create_progress
 from agenteval.provenance import Provenance, attach_provenance
 from agenteval.reanalysis import assemble_report
 from agenteval.report import EvaluationReport
-from agenteval.runner.base import Runner
+from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.runner.simulation import UserSimulator
 from agenteval.service.aggregation import (
@@ -38,12 +40,20 @@ from agenteval.service.aggregation import (
     as_aggregator,
 )
 from agenteval.service.callbacks import Callbacks
-from agenteval.service.local import LocalService
+from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.multirun import summarize_multi_run
-from agenteval.service.options import ServiceOptions, SessionIdSupplier, default_parallelism, uuid_session_id
+from agenteval.service.options import (
+    DEFAULT_MAX_SIMULATED_TURNS,
+    ServiceOptions,
+    SessionIdSupplier,
+    default_parallelism,
+    uuid_session_id,
+)
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
 
 __all__ = ["EvaluationOptions", "Evaluator", "SaveError"]
+
+_log = logging.getLogger("agenteval")
 
 
 class SaveError(StorageError):
@@ -81,15 +91,19 @@ class EvaluationOptions:
     judge: ChatModel | None = None
     judge_num_samples: int = 1
     tool_mock_model: ChatModel | None = None
+    max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
+    turn_timeout: float | None = None
     progress: bool | None = None
 
     def __post_init__(self) -> None:
         if self.num_runs <= 0:
-            raise ConfigError("num runs must be greater than 0")
+            raise ConfigError(f"num_runs must be greater than 0, got {self.num_runs}")
         if self.judge_num_samples <= 0:
-            raise ConfigError("judge runner num samples must be greater than 0")
-        if (self.parallel_inference or self.parallel_evaluation) and self.parallelism <= 0:
-            raise ConfigError("eval case parallelism must be greater than 0")
+            raise ConfigError(f"judge_num_samples must be greater than 0, got {self.judge_num_samples}")
+        # Checked even with every parallel switch off: all runs share one limit of this size.
+        if self.parallelism <= 0:
+            raise ConfigError(f"parallelism must be greater than 0, got {self.parallelism}")
+        self.service_options()  # validates the options the service checks itself
 
     def service_options(self) -> ServiceOptions:
         """The options of the underlying :class:`~agenteval.service.LocalService`."""
@@ -105,13 +119,15 @@ class EvaluationOptions:
             parallel_inference=self.parallel_inference,
             parallel_evaluation=self.parallel_evaluation,
             metric_registry=self.metric_registry,
-            judge=JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None,
+            judge_override=JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None,
             tool_mock_model=self.tool_mock_model,
+            max_simulated_turns=self.max_simulated_turns,
+            turn_timeout=self.turn_timeout,
         )
 
 
 _NONE_MEANS_NONE = frozenset(
-    {"expected_runner", "user_simulator", "metric_registry", "judge", "tool_mock_model", "progress"}
+    {"expected_runner", "user_simulator", "metric_registry", "judge", "tool_mock_model", "turn_timeout", "progress"}
 )
 
 
@@ -137,23 +153,36 @@ class EvaluateOverrides(TypedDict, total=False):
     judge: ChatModel | None
     judge_num_samples: int
     tool_mock_model: ChatModel | None
+    max_simulated_turns: int
+    turn_timeout: float | None
     progress: bool | None
 
 
 def _normalized(overrides: EvaluateOverrides) -> dict[str, Any]:
     """Turn user-facing option values into :class:`EvaluationOptions` field values."""
+    unknown = sorted(set(overrides) - EvaluateOverrides.__optional_keys__)
+    if unknown:
+        known = sorted(EvaluateOverrides.__optional_keys__)
+        named = [f"{name!r}{_did_you_mean(name, known)}" for name in unknown]
+        raise ConfigError(f"unknown option {', '.join(named)}; the options are: {', '.join(known)}")
     values: dict[str, Any] = {
-        key: value
-        for key, value in overrides.items()
-        if value is not None or key in ("expected_runner", "user_simulator")
+        key: value for key, value in overrides.items() if value is not None or key in _NONE_MEANS_NONE
     }
     if "aggregator" in values:
         values["aggregator"] = as_aggregator(values["aggregator"])
     if values.get("expected_runner") is not None:
         values["expected_runner"] = as_runner(values["expected_runner"])
     if "eval_case_ids" in values:
-        values["eval_case_ids"] = tuple(values["eval_case_ids"])
+        ids = values["eval_case_ids"]
+        if isinstance(ids, str):
+            raise ConfigError(f"eval_case_ids must be a list of case ids, got the string {ids!r}; write [{ids!r}]")
+        values["eval_case_ids"] = tuple(ids)
     return values
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    close = get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Evaluator:
@@ -170,7 +199,8 @@ class Evaluator:
     Args:
         app_name: The app whose eval sets, metrics and results are used.
         agent: The agent under test: a :class:`~agenteval.runner.Runner`, or a plain or async function
-            ``fn(message)`` / ``fn(message, turn)`` returning the reply.
+            ``fn(message)`` / ``fn(message, turn)`` returning the reply. Leave it out to only
+            :meth:`rescore` reports and evaluate trace-mode cases (which replay recorded turns).
         **options: Any field of :class:`EvaluationOptions`:
 
             - ``eval_set_manager``, ``metric_manager``, ``result_manager``: stores (in memory by default);
@@ -188,15 +218,20 @@ class Evaluator:
               :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``;
             - ``tool_mock_model``: the :class:`~agenteval.llm.ChatModel` that generates results for
               ``toolMock`` rules with an ``llmGenerator``;
+            - ``max_simulated_turns``: a simulated user still talking after this many turns (in a
+              scenario without ``maxAllowedInvocations``) fails its case (100);
+            - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit);
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
               and nothing otherwise; ``True`` always shows one, ``False`` never.
     """
 
-    def __init__(self, app_name: str, agent: Runner | AgentFunction, **options: Unpack[EvaluateOverrides]) -> None:
+    def __init__(
+        self, app_name: str, agent: Runner | AgentFunction | None = None, **options: Unpack[EvaluateOverrides]
+    ) -> None:
         if not app_name:
             raise ConfigError("app name is empty")
         self.app_name = app_name
-        self.runner: Runner = as_runner(agent)
+        self.runner: Runner | None = as_runner(agent) if agent is not None else None
         self.options = EvaluationOptions(**_normalized(options))
 
     def evaluate(
@@ -243,30 +278,45 @@ class Evaluator:
         started_at = time.time()
         options = replace(self.options, **_normalized(overrides)) if overrides else self.options
         if isinstance(eval_set, EvalSet):
-            options, eval_set_id = await _with_eval_set(self.app_name, eval_set, options)
+            if not eval_set.eval_set_id:
+                raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
+            eval_set_id, ordering = eval_set.eval_set_id, eval_set.model_copy(deep=True)
         else:
             eval_set_id = eval_set
-        if not eval_set_id:
-            raise ConfigError("eval set id is not configured")
-        try:
-            ordering = await options.eval_set_manager.get(self.app_name, eval_set_id)
-        except Exception as exc:
-            raise rewrap("get eval set", exc) from exc
+            if not eval_set_id:
+                raise ConfigError("eval set id is not configured")
+            try:
+                ordering = await options.eval_set_manager.get(self.app_name, eval_set_id)
+            except Exception as exc:
+                raise rewrap("get eval set", exc) from exc
+        selected = self._selected_cases(options, ordering)
         eval_metrics = list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
-        _check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        # Described before the runs: the hash is of the eval set as read, whatever the agent does.
+        provenance = self._provenance(options, ordering, eval_metrics, started_at)
+        recorder = RunRecorder()
+        callbacks = options.callbacks.merged(recorder.callbacks())
         progress = create_progress(options.progress)
         if progress is not None:
-            wanted = set(options.eval_case_ids)
             progress.start(
                 title=f"{self.app_name} / {eval_set_id}",
                 num_runs=options.num_runs,
-                cases_per_run=sum(1 for case in ordering.eval_cases if not wanted or case.eval_id in wanted),
+                cases_per_run=len(selected),
                 metric_names=[metric.metric_name for metric in eval_metrics],
             )
-            options = replace(options, callbacks=options.callbacks.merged(progress.callbacks()))
+            callbacks = callbacks.merged(progress.callbacks())
+        # Every run reads the set read above, so a long evaluation sees one consistent eval set.
+        snapshot = SnapshotEvalSetManager(
+            None if isinstance(eval_set, EvalSet) else options.eval_set_manager, self.app_name, eval_set_id, ordering
+        )
+        options = replace(options, callbacks=callbacks, eval_set_manager=snapshot)
         try:
-            report = await self._run_and_save(options, eval_set_id, ordering, eval_metrics, started, started_at)
+            runs = await self._run_all(options, eval_set_id, eval_metrics, recorder)
+            report = self._report(options, ordering, eval_metrics, runs, provenance)
+            await self._save(options, report, started)
         except BaseException as exc:
+            if not isinstance(exc, SaveError):
+                await self._keep_finished(exc, options, ordering, eval_metrics, recorder, provenance, started)
             if progress is not None:
                 progress.finish(report=getattr(exc, "report", None), error=exc)
             raise
@@ -274,21 +324,35 @@ class Evaluator:
             progress.finish(report=report)
         return report
 
-    async def _run_and_save(
+    def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
+        """The cases to run; an unknown case id, or a case that needs the missing agent, is an error."""
+        wanted = set(options.eval_case_ids)
+        unknown = sorted(wanted - {case.eval_id for case in eval_set.eval_cases})
+        if unknown:
+            raise ConfigError(
+                f"eval_case_ids {unknown} are not in eval set {eval_set.eval_set_id}; "
+                f"its cases are {[case.eval_id for case in eval_set.eval_cases]}"
+            )
+        selected = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+        if self.runner is None:
+            need_agent = [case.eval_id for case in selected if case.eval_mode != EvalMode.TRACE]
+            if need_agent:
+                raise ConfigError(
+                    f"this Evaluator has no agent, and cases {need_agent} run one: pass the agent, "
+                    "ae.Evaluator(app_name, agent), or evaluate only trace-mode cases"
+                )
+        return selected
+
+    def _report(
         self,
         options: EvaluationOptions,
-        eval_set_id: str,
         ordering: EvalSet,
         eval_metrics: list[EvalMetric],
-        started: float,
-        started_at: float,
+        runs: Sequence[RunOutcome],
+        provenance: Provenance,
     ) -> EvaluationReport:
-        # Every run reads the set read above, so a long evaluation sees one consistent eval set.
-        snapshot = _SnapshotEvalSetManager(options.eval_set_manager, self.app_name, eval_set_id, ordering)
-        service = LocalService(self.runner, replace(options, eval_set_manager=snapshot).service_options())
-        runs = await self._run_all(service, options, eval_set_id, eval_metrics)
         case_results = [case for _, cases in runs for case in cases]
-        result = EvalSetResult(eval_set_id=eval_set_id, eval_case_results=case_results)
+        result = EvalSetResult(eval_set_id=ordering.eval_set_id, eval_case_results=case_results)
         try:
             result.summary = summarize_multi_run(case_results, options.num_runs)
         except AgentEvalError as exc:
@@ -297,17 +361,62 @@ class Evaluator:
             self.app_name, ordering, result, eval_metrics, [inferences for inferences, _ in runs], options.num_runs
         )
         report.aggregator = options.aggregator
-        report.provenance = self._provenance(options, ordering, eval_metrics, started_at)
+        report.provenance = provenance.model_copy(update={"finished_at": time.time()})
         attach_provenance(result, report.provenance)
-        try:
-            result_id = await options.result_manager.save(self.app_name, result)
-        except Exception as exc:
-            report.execution_time = time.perf_counter() - started
-            raise SaveError(f"save eval set result: {exc}", report) from exc
-        result.eval_set_result_id = result_id
-        result.eval_set_result_name = result_id
-        report.execution_time = time.perf_counter() - started
         return report
+
+    async def _save(self, options: EvaluationOptions, report: EvaluationReport, started: float) -> None:
+        report.execution_time = time.perf_counter() - started
+        try:
+            result_id = await options.result_manager.save(self.app_name, report.result)
+        except Exception as exc:
+            raise SaveError(f"save eval set result: {exc}", report) from exc
+        report.result.eval_set_result_id = result_id
+        report.result.eval_set_result_name = result_id
+
+    async def _keep_finished(
+        self,
+        error: BaseException,
+        options: EvaluationOptions,
+        ordering: EvalSet,
+        eval_metrics: list[EvalMetric],
+        recorder: RunRecorder,
+        provenance: Provenance,
+        started: float,
+    ) -> None:
+        """Save the cases that finished before ``error`` as a partial result, and attach its report.
+
+        Best effort: a failure here is logged and never hides ``error``.
+        """
+        cases, inferences = recorder.finished([case.eval_id for case in ordering.eval_cases])
+        if not cases:
+            return
+        try:
+            result = EvalSetResult(eval_set_id=ordering.eval_set_id, eval_case_results=cases)
+            result.summary = summarize_multi_run(cases, options.num_runs)
+            report = assemble_report(self.app_name, ordering, result, eval_metrics, inferences, options.num_runs)
+            report.aggregator = options.aggregator
+            report.provenance = provenance.model_copy(
+                update={"finished_at": time.time(), "derived_from": f"partial: stopped by {type(error).__name__}"}
+            )
+            attach_provenance(result, report.provenance)
+            report.execution_time = time.perf_counter() - started
+            result_id = await options.result_manager.save(self.app_name, result)
+            result.eval_set_result_id = result_id
+            result.eval_set_result_name = f"{result_id} (partial)"
+            error.report = report  # type: ignore[attr-defined]
+            _log.warning(
+                "evaluation of %s stopped by %s; the %d finished case results were saved as %s "
+                "(ae.EvaluationReport.load(result_manager, %r, %r))",
+                ordering.eval_set_id,
+                type(error).__name__,
+                len(cases),
+                result_id,
+                self.app_name,
+                result_id,
+            )
+        except Exception as exc:
+            _log.warning("could not keep the finished cases of an interrupted evaluation: %s", exc)
 
     def _provenance(
         self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric], started_at: float
@@ -317,7 +426,7 @@ class Evaluator:
             metrics,
             app_name=self.app_name,
             eval_set_id=eval_set.eval_set_id,
-            agent=repr(self.runner),
+            agent=repr(self.runner) if self.runner is not None else "",
             aggregator=repr(options.aggregator),
             judge=repr(options.judge) if options.judge is not None else "",
             num_runs=options.num_runs,
@@ -344,19 +453,23 @@ class Evaluator:
         return metrics
 
     async def _run_all(
-        self, service: LocalService, options: EvaluationOptions, eval_set_id: str, metrics: list[EvalMetric]
-    ) -> list[tuple[list[InferenceResult], list[EvalCaseResult]]]:
-        async def run(run_id: int) -> tuple[list[InferenceResult], list[EvalCaseResult]]:
+        self, options: EvaluationOptions, eval_set_id: str, metrics: list[EvalMetric], recorder: RunRecorder
+    ) -> list[RunOutcome]:
+        # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
+        service = LocalService(self._agent(), options.service_options(), limits=CaseLimits.of(options.parallelism))
+
+        async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(
                 app_name=self.app_name, eval_set_id=eval_set_id, eval_case_ids=list(options.eval_case_ids)
             )
+            recorder.expect(request, run_id)
             try:
                 inferences = await service.inference(request)
             except Exception as exc:
                 raise rewrap(f"run {run_id} inference", exc) from exc
-            return inferences, await self._score_run(service, eval_set_id, metrics, run_id, inferences)
+            return inferences, await self._score_run(service, eval_set_id, metrics, run_id, inferences, recorder)
 
-        return await _in_runs(run, options.num_runs, parallel=options.parallel_runs)
+        return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
 
     async def _score_run(
         self,
@@ -365,16 +478,18 @@ class Evaluator:
         metrics: list[EvalMetric],
         run_id: int,
         inferences: list[InferenceResult],
+        recorder: RunRecorder | None = None,
     ) -> list[EvalCaseResult]:
+        request = EvaluateRequest(
+            app_name=self.app_name,
+            eval_set_id=eval_set_id,
+            inference_results=inferences,
+            evaluate_config=EvaluateConfig(eval_metrics=metrics),
+        )
+        if recorder is not None:
+            recorder.expect(request, run_id)
         try:
-            run_result = await service.evaluate(
-                EvaluateRequest(
-                    app_name=self.app_name,
-                    eval_set_id=eval_set_id,
-                    inference_results=inferences,
-                    evaluate_config=EvaluateConfig(eval_metrics=metrics),
-                )
-            )
+            run_result = await service.evaluate(request)
         except Exception as exc:
             raise rewrap(f"run {run_id} evaluate", exc) from exc
         for case in run_result.eval_case_results:
@@ -429,18 +544,21 @@ class Evaluator:
                 "EvaluationReport.load(..., eval_set=...)"
             )
         eval_metrics = list(metrics) if metrics is not None else list(report.eval_metrics)
-        _check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
-        snapshot = _SnapshotEvalSetManager(
-            options.eval_set_manager, report.app_name, report.eval_set_id, report.eval_set
+        check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        _check_evaluators(eval_metrics, options.registry)
+        snapshot = SnapshotEvalSetManager(None, report.app_name, report.eval_set_id, report.eval_set)
+        service = LocalService(
+            self._agent(),
+            replace(options, eval_set_manager=snapshot).service_options(),
+            limits=CaseLimits.of(options.parallelism),
         )
-        service = LocalService(self.runner, replace(options, eval_set_manager=snapshot).service_options())
         stored = report.inference_results
 
-        async def run(run_id: int) -> tuple[list[InferenceResult], list[EvalCaseResult]]:
+        async def run(run_id: int) -> RunOutcome:
             inferences = stored[run_id - 1]
             return inferences, await self._score_run(service, report.eval_set_id, eval_metrics, run_id, inferences)
 
-        runs = await _in_runs(run, len(stored), parallel=options.parallel_runs)
+        runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
         case_results = [case for _, cases in runs for case in cases]
         result = EvalSetResult(eval_set_id=report.eval_set_id, eval_case_results=case_results)
         try:
@@ -459,6 +577,9 @@ class Evaluator:
         rescored.execution_time = time.perf_counter() - started
         return rescored
 
+    def _agent(self) -> Runner:
+        return self.runner if self.runner is not None else _NoAgent()
+
     async def aclose(self) -> None:
         """Close the three stores."""
         for manager in (self.options.eval_set_manager, self.options.metric_manager, self.options.result_manager):
@@ -472,66 +593,21 @@ class Evaluator:
         return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
 
 
-RunOutcome = tuple[list[InferenceResult], list[EvalCaseResult]]
+def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:
+    """Re-scoring with a metric whose evaluator is missing would silently skip it: say so instead."""
+    missing = [metric.metric_name for metric in metrics if metric.evaluator not in registry]
+    if missing:
+        raise ConfigError(
+            f"no evaluator is registered for metric(s) {missing}: give each an evaluatorName that is registered "
+            f"(registered: {registry.names()}), e.g. pass metrics=[...] to rescore"
+        )
 
 
-async def _in_runs(
-    run: Callable[[int], Coroutine[Any, Any, RunOutcome]], num_runs: int, *, parallel: bool
-) -> list[RunOutcome]:
-    """``run(1) … run(num_runs)``, one after another or concurrently; outcomes in run order."""
-    run_ids = range(1, num_runs + 1)
-    if not parallel:
-        return [await run(run_id) for run_id in run_ids]
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks: list[asyncio.Task[RunOutcome]] = [group.create_task(run(run_id)) for run_id in run_ids]
-    except BaseExceptionGroup as group_error:
-        # The first run to fail cancelled the others; surface its error as a serial run would.
-        raise group_error.exceptions[0] from None
-    return [task.result() for task in tasks]
+class _NoAgent:
+    """Stands in for a missing agent where none is called (trace-mode cases, re-scoring)."""
 
+    async def run(self, request: TurnRequest) -> TurnResult:
+        raise ConfigError("this Evaluator has no agent: pass one to ae.Evaluator(app_name, agent)")
 
-def _check_metrics(metrics: list[EvalMetric], registry: MetricRegistry) -> None:
-    """Fail before any case runs when a metric names an unregistered compare or tokenizer."""
-    for index, metric in enumerate(metrics):
-        try:
-            registry.check(metric)
-        except AgentEvalError as exc:
-            raise rewrap(f"resolve metric at index {index} ({metric.metric_name})", exc) from exc
-
-
-class _SnapshotEvalSetManager:
-    """Serves one eval set already read from ``inner``; everything else goes to ``inner``."""
-
-    def __init__(self, inner: EvalSetManager, app_name: str, eval_set_id: str, eval_set: EvalSet) -> None:
-        self._inner = inner
-        self._key = (app_name, eval_set_id)
-        self._eval_set = eval_set
-
-    def _holds(self, app_name: str, eval_set_id: str) -> bool:
-        return (app_name, eval_set_id) == self._key
-
-    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
-        return self._eval_set if self._holds(app_name, eval_set_id) else await self._inner.get(app_name, eval_set_id)
-
-    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
-        if self._holds(app_name, eval_set_id):
-            case = self._eval_set.case(eval_case_id)
-            if case is None:
-                raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
-            return case
-        return await self._inner.get_case(app_name, eval_set_id, eval_case_id)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-async def _with_eval_set(app_name: str, eval_set: EvalSet, options: EvaluationOptions) -> tuple[EvaluationOptions, str]:
-    """Options whose eval-set manager holds just ``eval_set`` (the user's stores stay untouched)."""
-    if not eval_set.eval_set_id:
-        raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
-    manager = InMemoryEvalSetManager()
-    await manager.create(app_name, eval_set.eval_set_id)
-    for case in eval_set.eval_cases:
-        await manager.add_case(app_name, eval_set.eval_set_id, case)
-    return replace(options, eval_set_manager=manager), eval_set.eval_set_id
+    def __repr__(self) -> str:
+        return "no agent"

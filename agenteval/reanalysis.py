@@ -6,6 +6,7 @@ a report, which is what makes trying a new case aggregator or threshold take mil
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 
@@ -186,6 +187,10 @@ async def with_thresholds(
     unknown = sorted(set(thresholds) - known)
     if unknown:
         raise ConfigError(f"no metric named {unknown} in this report; its metrics are {sorted(known)}")
+    for name, value in thresholds.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ConfigError(f"the threshold of {name} must be a finite number, got {value!r}")
+    thresholds = {name: float(value) for name, value in thresholds.items()}
     cases = []
     for case in report.result.eval_case_results:
         updated = case.model_copy(deep=True)

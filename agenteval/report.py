@@ -238,9 +238,14 @@ class EvaluationReport:
     async def asave(self, manager: EvalResultManager) -> str:
         """Save the result to another store (e.g. local files or MySQL) and return its id there.
 
-        The result keeps its id, so the same evaluation has the same id in every store.
+        The result keeps its id, so the same evaluation has the same id in every store; a result
+        without one (a re-aggregated or re-scored report) takes the id the first store gives it.
         """
-        return await manager.save(self.app_name, self.result)
+        result_id = await manager.save(self.app_name, self.result)
+        if not self.result.eval_set_result_id:
+            self.result.eval_set_result_id = result_id
+            self.result.eval_set_result_name = self.result.eval_set_result_name or result_id
+        return result_id
 
     def save(self, manager: EvalResultManager) -> str:
         """Synchronous twin of :meth:`asave`; works inside Jupyter too."""

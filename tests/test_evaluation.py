@@ -50,7 +50,7 @@ from agenteval import (
 from agenteval._async import run_sync
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.evalset.models import Tool
+from agenteval.evalset.models import EvalMode, Tool
 from agenteval.evaluators.base import EvaluatorFunction
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
@@ -417,17 +417,36 @@ def test_eval_case_ids_restrict_the_cases_in_eval_set_order() -> None:
     ev = Evaluator(APP, echo, eval_set_manager=fill([make_case(eval_id) for eval_id in SHUFFLED]), eval_case_ids=["a1"])
 
     assert case_ids(ev.evaluate(SET)) == ["a1"]
-    # A per-call value replaces the constructor's; unknown ids are ignored.
-    report = ev.evaluate(SET, eval_case_ids=["b2", "m5", "unknown"])
+    # A per-call value replaces the constructor's.
+    report = ev.evaluate(SET, eval_case_ids=["b2", "m5"])
     assert case_ids(report) == ["m5", "b2"]
     assert [eval_id for _, eval_id in result_ids(report)] == ["m5", "b2"]
 
 
-def test_no_matching_case_gives_an_empty_not_evaluated_report_that_is_saved() -> None:
-    results = RecordingResultManager()
-    ev = Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]), result_manager=results)
+def test_an_unknown_eval_case_id_is_a_config_error_naming_it_before_the_agent_runs() -> None:
+    # The reference silently skips unknown ids; a typo would give an empty report.
+    calls: list[str] = []
+    ev = Evaluator(APP, calls.append, eval_set_manager=fill([make_case("a"), make_case("b")]))
 
-    report = ev.evaluate(SET, eval_case_ids=["unknown"])
+    with pytest.raises(
+        ConfigError, match=r"eval_case_ids \['typo'\] are not in eval set set; its cases are \['a', 'b'\]"
+    ):
+        ev.evaluate(SET, eval_case_ids=["a", "typo"])
+    assert calls == []
+
+
+def test_eval_case_ids_as_a_string_is_a_config_error() -> None:
+    with pytest.raises(
+        ConfigError, match=r"eval_case_ids must be a list of case ids, got the string 'a'; write \['a'\]"
+    ):
+        Evaluator(APP, echo, eval_case_ids="a")
+
+
+def test_an_empty_eval_set_gives_an_empty_not_evaluated_report_that_is_saved() -> None:
+    results = RecordingResultManager()
+    ev = Evaluator(APP, echo, eval_set_manager=fill([]), result_manager=results)
+
+    report = ev.evaluate(SET)
 
     assert report.case_summaries == []
     assert report.result.eval_case_results == []
@@ -582,16 +601,77 @@ def test_empty_eval_set_id_is_a_config_error() -> None:
 
 @pytest.mark.parametrize("num_runs", [0, -1])
 def test_num_runs_must_be_positive(num_runs: int) -> None:
-    with pytest.raises(ConfigError, match="num runs must be greater than 0"):
+    with pytest.raises(ConfigError, match=f"num_runs must be greater than 0, got {num_runs}"):
         Evaluator(APP, echo, num_runs=num_runs)
     ev = Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]))
-    with pytest.raises(ConfigError, match="num runs must be greater than 0"):
+    with pytest.raises(ConfigError, match=f"num_runs must be greater than 0, got {num_runs}"):
         ev.evaluate(SET, num_runs=num_runs)
 
 
-def test_parallelism_must_be_positive() -> None:
-    with pytest.raises(ConfigError, match="parallelism must be greater than 0"):
-        Evaluator(APP, echo, parallelism=0, parallel_inference=True)
+@pytest.mark.parametrize("switches", [{}, {"parallel_inference": True}, {"parallel_runs": True}])
+def test_parallelism_must_be_positive_whatever_the_switches(switches: dict[str, bool]) -> None:
+    with pytest.raises(ConfigError, match="parallelism must be greater than 0, got 0"):
+        Evaluator(APP, echo, parallelism=0, **switches)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("timeout", [0, -1.5])
+def test_turn_timeout_must_be_positive(timeout: float) -> None:
+    with pytest.raises(ConfigError, match=f"turn timeout must be a positive number of seconds or None, got {timeout}"):
+        Evaluator(APP, echo, turn_timeout=timeout)
+
+
+def test_an_unknown_option_is_a_config_error_that_suggests_the_right_name() -> None:
+    with pytest.raises(ConfigError, match=r"unknown option 'num_run' \(did you mean 'num_runs'\?\); the options are: "):
+        Evaluator(APP, echo, num_run=3)  # type: ignore[call-arg]
+    ev = Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]))
+    with pytest.raises(ConfigError, match=r"unknown option 'zzz'; the options are: .*turn_timeout"):
+        ev.evaluate(SET, zzz=1)  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match=r"'paralel_runs' \(did you mean 'parallel_runs'\?\)"):
+        ev.rescore(ev.evaluate(SET), paralel_runs=True)  # type: ignore[call-arg]
+
+
+def test_a_turn_slower_than_turn_timeout_fails_its_case_only() -> None:
+    async def agent(text: str) -> str:
+        if text == "say slow":
+            await asyncio.sleep(30)
+        return text.removeprefix("say ")
+
+    ev = Evaluator(APP, agent, eval_set_manager=fill([make_case("slow"), make_case("quick")]), turn_timeout=0.05)
+    started = time.perf_counter()
+    report = ev.evaluate(SET, metrics=[final_response()])
+
+    assert time.perf_counter() - started < 5
+    statuses = dict(zip(report.cases["eval_id"], report.cases["status"], strict=True))
+    messages = dict(zip(report.cases["eval_id"], report.cases["error_message"], strict=True))
+    assert statuses == {"slow": "failed", "quick": "passed"}
+    assert str(messages["slow"]).endswith("runner run: turn 1 timed out after 0.05 s (turn_timeout)")
+
+
+def test_a_timeout_error_raised_by_the_agent_itself_is_reported_as_such() -> None:
+    def agent(text: str) -> str:
+        raise TimeoutError("upstream API")
+
+    ev = Evaluator(APP, agent, eval_set_manager=fill([make_case("a")]), turn_timeout=10)
+    report = ev.evaluate(SET)
+
+    [message] = report.cases["error_message"].tolist()
+    assert message.endswith("): runner run: TimeoutError: upstream API")
+
+
+def test_without_an_agent_trace_cases_evaluate_and_reports_rescore() -> None:
+    trace_case = make_case("t").model_copy(
+        update={"eval_mode": EvalMode.TRACE, "actual_conversation": [turn("say t", "t")]}
+    )
+    ev = Evaluator(APP, eval_set_manager=fill([trace_case, make_case("live")]))
+    assert ev.runner is None
+
+    report = ev.evaluate(SET, eval_case_ids=["t"], metrics=[final_response()])
+    assert report.cases["status"].tolist() == ["passed"]
+    assert report.provenance is not None and report.provenance.agent == ""
+    rescored = ev.rescore(report, metrics=[final_response(threshold=0.5)])
+    assert rescored.cases["status"].tolist() == ["passed"]
+    with pytest.raises(ConfigError, match=r"this Evaluator has no agent, and cases \['live'\] run one"):
+        ev.evaluate(SET)
 
 
 def test_bad_app_name_and_agent_are_config_errors() -> None:

@@ -126,7 +126,7 @@ def test_every_error_is_reported(tmp_path: Path) -> None:
 def test_long_bad_values_are_shortened_in_messages(tmp_path: Path) -> None:
     message = _load_error(tmp_path, json.dumps({"evalCases": [{"evalId": list(range(100))}]}), EvalSet, "eval set")
     assert "..." in message
-    assert "99" not in message
+    assert "99" not in message.replace(str(tmp_path), "")
 
 
 def test_load_json_file_returns_the_model(tmp_path: Path) -> None:

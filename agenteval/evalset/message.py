@@ -26,7 +26,7 @@ class Message(WireModel):
     """One chat message. Evaluators read only :attr:`content`; the other fields are kept verbatim.
 
     Its JSON keys are snake_case (``tool_calls``, ``content_parts``), unlike the camelCase
-    envelopes around it, and ``role`` is always written.
+    envelopes around it.
     """
 
     role: Role = Role.UNSET

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from agenteval._files import check_set_names, dump_models, ensure_inside, load_json_file, write_atomic
 from agenteval._validate import not_empty
-from agenteval.errors import NotFoundError
+from agenteval.errors import ConfigError, NotFoundError
 from agenteval.locator import Locator, SuffixLocator
 from agenteval.metric.memory import _adder, _Change, _deleter, _index, _updater
 from agenteval.metric.models import EvalMetric
@@ -20,6 +20,21 @@ from agenteval.metric.models import EvalMetric
 __all__ = ["LocalMetricManager"]
 
 _METRICS = TypeAdapter(list[EvalMetric])
+
+
+def _check_names(path: Path, metrics: builtins.list[EvalMetric]) -> None:
+    """Metrics are addressed by name: an unnamed or repeated one would be silently unreachable."""
+    seen: dict[str, int] = {}
+    for index, metric in enumerate(metrics):
+        if not metric.metric_name:
+            raise ConfigError(f"metrics file {path} is malformed: field [{index}].metricName is empty")
+        if metric.metric_name in seen:
+            raise ConfigError(
+                f"metrics file {path} is malformed: field [{index}].metricName {metric.metric_name!r} repeats "
+                f"[{seen[metric.metric_name]}]; metric names must be unique (use evaluatorName to run one "
+                "evaluator under several names)"
+            )
+        seen[metric.metric_name] = index
 
 
 class LocalMetricManager:
@@ -43,9 +58,11 @@ class LocalMetricManager:
     def _load(self, app_name: str, eval_set_id: str) -> tuple[Path, builtins.list[EvalMetric]]:
         path = ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
         try:
-            return path, load_json_file(path, _METRICS, "metrics")
+            metrics = load_json_file(path, _METRICS, "metrics")
         except NotFoundError:
             return path, []
+        _check_names(path, metrics)
+        return path, metrics
 
     def _edit(self, app_name: str, eval_set_id: str, change: _Change) -> None:
         with self._lock:

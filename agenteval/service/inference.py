@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass, field
 
@@ -63,6 +64,8 @@ class _Session:
     mock_side: str = ""
     """Which rules of a turn's ``toolMock`` apply (``actual`` or ``expected``); ``""`` for none."""
     tool_mock_model: ChatModel | None = None
+    turn_timeout: float | None = None
+    turns_run: int = 0
 
     def _tool_mocks(self, tool_mock: ToolMock | None) -> ToolMocks | None:
         rules = getattr(tool_mock, self.mock_side) if tool_mock is not None and self.mock_side else None
@@ -85,8 +88,17 @@ class _Session:
             context=self.context,
             tool_mocks=self._tool_mocks(tool_mock),
         )
+        self.turns_run += 1
+        deadline = asyncio.timeout(self.turn_timeout)
         try:
-            result = await self.runner.run(request)
+            async with deadline:
+                result = await self.runner.run(request)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise CaseFailure(f"runner run: {describe_exception(exc)}") from exc
+            raise CaseFailure(
+                f"runner run: turn {self.turns_run} timed out after {self.turn_timeout:g} s (turn_timeout)"
+            ) from exc
         except Exception as exc:
             raise CaseFailure(f"runner run: {describe_exception(exc)}") from exc
         if not isinstance(result, TurnResult):
@@ -139,6 +151,7 @@ async def _expected_turns(
         context=context,
         mock_side="expected",
         tool_mock_model=options.tool_mock_model,
+        turn_timeout=options.turn_timeout,
     )
     try:
         return (await session.run_turns(inputs)).inferences
@@ -319,6 +332,7 @@ async def infer_case(
         context=context,
         mock_side="actual",
         tool_mock_model=options.tool_mock_model,
+        turn_timeout=options.turn_timeout,
     )
     if scenario is None:
         produced = await session.run_turns(case.conversation)
@@ -347,6 +361,7 @@ async def _infer_expected_driver(
         session_id=f"{session.session_id}-expected",
         context_messages=session.context_messages,
         context=session.context,
+        turn_timeout=options.turn_timeout,
     )
     simulated = await _simulate(options.user_simulator, expected_session, case, options)
     produced = await session.run_turns(user_input_only(simulated.inferences))

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar, Unpack
 
 from agenteval.context import EvalContext, use_context
@@ -33,16 +34,33 @@ from agenteval.service.scoring import CaseLookup, failed_case_result, score_case
 from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest, InferenceResult
 from agenteval.status import EvalStatus
 
-__all__ = ["LocalService"]
+__all__ = ["CaseLimits", "LocalService"]
 
 T = TypeVar("T")
 I = TypeVar("I")  # noqa: E741
 
 
+@dataclass(frozen=True, slots=True)
+class CaseLimits:
+    """Semaphores that cap how many cases are inferred and evaluated at once, shared by several calls.
+
+    Each call otherwise gets its own cap, so concurrent calls (parallel runs) would multiply it.
+    Create them inside the running event loop that will use them.
+    """
+
+    inference: asyncio.Semaphore
+    evaluation: asyncio.Semaphore
+
+    @classmethod
+    def of(cls, parallelism: int) -> CaseLimits:
+        """Limits of ``parallelism`` cases for each phase."""
+        return cls(asyncio.Semaphore(parallelism), asyncio.Semaphore(parallelism))
+
+
 async def _map_in_order(
-    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, limit: int
+    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, gate: asyncio.Semaphore
 ) -> list[T | BaseException]:
-    """Apply ``work`` to every item, at most ``limit`` at a time when ``parallel``; results in input order.
+    """Apply ``work`` to every item, within ``gate`` when ``parallel``; results in input order.
 
     Exceptions are returned in place of results so that one failing item never cancels the others.
     """
@@ -55,7 +73,6 @@ async def _map_in_order(
                 outcomes.append(exc)
                 break
         return outcomes
-    gate = asyncio.Semaphore(limit)
 
     async def gated(item: I) -> T:
         async with gate:
@@ -84,6 +101,8 @@ class LocalService:
     Args:
         runner: The agent under test: a :class:`~agenteval.runner.Runner` or a plain/async function.
         options: Service options; keyword arguments override single fields.
+        limits: Case limits shared with other services (e.g. one per concurrent run), instead of a
+            cap of ``parallelism`` per call.
         **overrides: Fields of :class:`~agenteval.service.options.ServiceOptions`.
     """
 
@@ -91,12 +110,15 @@ class LocalService:
         self,
         runner: Runner | AgentFunction,
         options: ServiceOptions | None = None,
+        *,
+        limits: CaseLimits | None = None,
         **overrides: Unpack[ServiceOverrides],
     ) -> None:
         if runner is None:
             raise ConfigError("runner is nil")
         self.runner: Runner = as_runner(runner)
         self.options: ServiceOptions = (options or ServiceOptions()).updated(overrides)
+        self._limits = limits
 
     async def close(self) -> None:
         """Release resources (nothing is held between calls)."""
@@ -157,7 +179,7 @@ class LocalService:
             cases,
             lambda case: self._infer_case(request, case, options, context),
             parallel=options.parallel_inference,
-            limit=options.parallelism,
+            gate=self._limits.inference if self._limits else asyncio.Semaphore(options.parallelism),
         )
         results: list[InferenceResult] = []
         for outcome in outcomes:
@@ -197,7 +219,9 @@ class LocalService:
                 try:
                     produced = await infer_case(self.runner, case, options, session_id, case_context)
                 finally:
-                    await _end_sessions(self.runner, options, session_id)
+                    end_error = await _end_sessions(self.runner, options, session_id)
+                if end_error is not None:
+                    raise CaseFailure(end_error)
         except CaseFailure as failure:
             result.execution_traces = failure.traces
             result = _failed_inference(
@@ -261,14 +285,25 @@ class LocalService:
             options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=request), where=where
         )
         registry = options.metric_registry or active_metric_registry()
+        for inference in request.inference_results:
+            if inference is None:
+                raise ConfigError(
+                    f"evaluate case results ({where}): evaluate case ({where}, evalCaseID=): inference result is nil"
+                )
         for index, metric in enumerate(request.evaluate_config.eval_metrics):
+            if metric is None:
+                raise ConfigError(
+                    f"resolve metric extensions ({where}): resolve metric at index {index}: eval metric is nil"
+                )
             try:
                 registry.check(metric)
             except AgentEvalError as exc:
                 raise rewrap(f"resolve metric extensions ({where}): resolve metric at index {index}", exc) from exc
 
         async def score_cases() -> EvalSetRunResult:
-            judge = use_judge(options.judge) if options.judge is not None else contextlib.nullcontext()
+            judge = (
+                use_judge(options.judge_override) if options.judge_override is not None else contextlib.nullcontext()
+            )
             with use_metric_registry(registry), judge:
                 case_results = await self._evaluate_cases(request, options, context)
             return EvalSetRunResult(
@@ -294,7 +329,7 @@ class LocalService:
             request.inference_results,
             lambda inference: self._evaluate_case(request, inference, options, cases, context),
             parallel=options.parallel_evaluation,
-            limit=options.parallelism,
+            gate=self._limits.evaluation if self._limits else asyncio.Semaphore(options.parallelism),
         )
         errors: list[BaseException] = []
         results: list[EvalCaseResult] = []
@@ -395,10 +430,23 @@ async def _run_with_after_set(
     return result
 
 
-async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str) -> None:
-    await end_session(runner, session_id)
-    if options.expected_runner is not None:
-        await end_session(options.expected_runner, f"{session_id}-expected")
+async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str) -> str | None:
+    """Call the runners' ``end_session`` hooks; return what went wrong instead of raising.
+
+    A failing hook must not replace the case's own failure (it runs in a ``finally``).
+    """
+    problems = []
+    for who, hook_runner, hook_session in (
+        ("runner", runner, session_id),
+        ("expected runner", options.expected_runner, f"{session_id}-expected"),
+    ):
+        if hook_runner is None:
+            continue
+        try:
+            await end_session(hook_runner, hook_session)
+        except Exception as exc:
+            problems.append(f"end {who} session: {describe_exception(exc)}")
+    return "; ".join(problems) or None
 
 
 def _failed_inference(result: InferenceResult, message: str) -> InferenceResult:

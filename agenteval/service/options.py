@@ -22,13 +22,22 @@ from agenteval.runner.simulation import UserSimulator
 from agenteval.service.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.service.callbacks import Callbacks
 
-__all__ = ["ServiceOptions", "ServiceOverrides", "SessionIdSupplier", "default_parallelism", "uuid_session_id"]
+__all__ = [
+    "DEFAULT_MAX_SIMULATED_TURNS",
+    "ServiceOptions",
+    "ServiceOverrides",
+    "SessionIdSupplier",
+    "default_parallelism",
+    "uuid_session_id",
+]
 
 SessionIdSupplier = Callable[[EvalContext], str]
 """Returns the session id for a case, given the current context."""
 
 DEFAULT_MAX_SIMULATED_TURNS = 100
-_NONE_MEANS_NONE = frozenset({"expected_runner", "user_simulator", "metric_registry", "judge", "tool_mock_model"})
+_NONE_MEANS_NONE = frozenset(
+    {"expected_runner", "user_simulator", "metric_registry", "judge_override", "tool_mock_model", "turn_timeout"}
+)
 
 
 def uuid_session_id(context: EvalContext) -> str:
@@ -68,13 +77,16 @@ class ServiceOptions:
     metric_registry: MetricRegistry | None = None
     """Named compares and tokenizers that metrics refer to (``compareName``, ``tokenizerName``);
     ``None`` uses the process-wide default registry."""
-    judge: JudgeOverride | None = None
+    judge_override: JudgeOverride | None = None
     """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``."""
     tool_mock_model: ChatModel | None = None
     """Generates results for ``toolMock`` rules with an ``llmGenerator``."""
     max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
     """Guard for scenarios without ``maxAllowedInvocations``: a simulator still talking after this many
     user turns fails the case instead of running forever."""
+    turn_timeout: float | None = None
+    """Seconds one agent turn may take before its case fails (``None``: no limit). A plain agent
+    function cannot be stopped, so its worker thread finishes in the background."""
 
     def __post_init__(self) -> None:
         # Accept plain functions where the reference takes interfaces, as the facade does.
@@ -85,12 +97,15 @@ class ServiceOptions:
             raise ConfigError("eval case parallelism must be greater than 0")
         if self.max_simulated_turns <= 0:
             raise ConfigError(f"max simulated turns must be greater than 0, got {self.max_simulated_turns}")
+        if self.turn_timeout is not None and not self.turn_timeout > 0:
+            raise ConfigError(f"turn timeout must be a positive number of seconds or None, got {self.turn_timeout}")
 
     def updated(self, overrides: ServiceOverrides) -> ServiceOptions:
         """Return a copy with ``overrides`` applied (validated again).
 
-        ``None`` means "keep the current value", except for ``expected_runner`` and
-        ``user_simulator``, where it means "none".
+        ``None`` means "keep the current value", except for the optional fields (``expected_runner``,
+        ``user_simulator``, ``metric_registry``, ``judge_override``, ``tool_mock_model``, ``turn_timeout``), where it
+        means "none".
         """
         values: dict[str, Any] = {
             key: value for key, value in overrides.items() if value is not None or key in _NONE_MEANS_NONE
@@ -112,6 +127,7 @@ class ServiceOverrides(TypedDict, total=False):
     parallel_inference: bool
     parallel_evaluation: bool
     metric_registry: MetricRegistry | None
-    judge: JudgeOverride | None
+    judge_override: JudgeOverride | None
     tool_mock_model: ChatModel | None
     max_simulated_turns: int
+    turn_timeout: float | None

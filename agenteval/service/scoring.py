@@ -32,6 +32,7 @@ from agenteval.status import EvalStatus
 __all__ = ["CaseLookup", "effective_metrics", "failed_case_result", "score_case"]
 
 _REASON_SEPARATOR = ";"
+_RESULT_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
 
 
 def failed_case_result(eval_set_id: str, inference: InferenceResult, error_message: str) -> EvalCaseResult:
@@ -234,8 +235,22 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
             f"expected {len(inputs.actuals)}"
         )
     scores = [result.overall_score, *(r.score for r in result.per_invocation_results)]
-    if not all(math.isfinite(score) for score in scores):
+    if not all(isinstance(score, int | float) and math.isfinite(score) for score in scores):
         raise CaseFailure(f"run evaluation for metric {metric.metric_name}: scores must be finite, got {scores}")
+    statuses = [result.overall_status, *(r.status for r in result.per_invocation_results)]
+    if any(status not in _RESULT_STATUSES for status in statuses):
+        # Unlike the reference, a bad status stops here: it would otherwise break the multi-run summary.
+        raise CaseFailure(
+            f"run evaluation for metric {metric.metric_name}: statuses must be passed, failed or not_evaluated, "
+            f"got {[str(status) for status in statuses]}"
+        )
+    if any(
+        r.details is not None and not isinstance(r.details, EvalMetricResultDetails)
+        for r in result.per_invocation_results
+    ):
+        raise CaseFailure(
+            f"run evaluation for metric {metric.metric_name}: details must be EvalMetricResultDetails or None"
+        )
     return result
 
 

@@ -87,16 +87,22 @@ async def test_reference_file_loads_and_round_trips(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_get_returns_first_of_duplicates(tmp_path: Path) -> None:
+async def test_duplicate_metric_names_in_a_file_are_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "s.metrics.json").write_text(
         '[{"metricName": "m", "threshold": 0.1}, {"metricName": "m", "threshold": 0.2}]'
     )
     manager = LocalMetricManager(tmp_path)
-    assert await manager.list("a", "s") == ["m", "m"]
-    assert (await manager.get("a", "s", "m")).threshold == 0.1
-    await manager.delete("a", "s", "m")
-    assert (await manager.get("a", "s", "m")).threshold == 0.2
+    with pytest.raises(ConfigError, match=r"s\.metrics\.json.*\[1\]\.metricName 'm' repeats \[0\]"):
+        await manager.list("a", "s")
+
+
+@pytest.mark.asyncio
+async def test_unnamed_metric_in_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.metrics.json").write_text('[{"metricName": "", "threshold": 0.1}]')
+    with pytest.raises(ConfigError, match=r"\[0\]\.metricName is empty"):
+        await LocalMetricManager(tmp_path).list("a", "s")
 
 
 BAD_NAMES = ["..", ".", "a/b", "a\\b", "a\x00b", "../x", "/abs"]
@@ -182,3 +188,16 @@ async def test_malformed_file(tmp_path: Path, content: str, field: str) -> None:
         assert str(path) in str(info.value)
         assert field in str(info.value)
     assert path.read_text() == content
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("written", "shown"), [("NaN", "nan"), ("1e999", "inf"), ("-Infinity", "-inf")])
+async def test_a_non_finite_threshold_is_a_clear_error(tmp_path: Path, written: str, shown: str) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.metrics.json").write_text(f'[{{"metricName": "m", "threshold": {written}}}]')
+    with pytest.raises(ConfigError) as raised:
+        await LocalMetricManager(tmp_path).get("a", "s", "m")
+    assert str(raised.value) == (
+        f"metrics file {tmp_path / 'a' / 's.metrics.json'} is malformed: field [0].threshold: "
+        f"expected a finite number, got {shown} (JSON has no NaN or Infinity)"
+    )

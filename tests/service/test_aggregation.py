@@ -37,6 +37,7 @@ from agenteval.service.aggregation import (
 )
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import LocalService
+from agenteval.service.multirun import summarize_multi_run
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 from tests.conftest import REFERENCE_EXAMPLES
@@ -136,7 +137,9 @@ async def test_default_aggregator_through_the_service(
 
 
 @pytest.mark.asyncio
-async def test_default_aggregator_unknown_status_fails_the_case() -> None:
+async def test_an_evaluator_returning_unknown_status_fails_the_case_with_its_metric_named() -> None:
+    # The reference lets "unknown" reach the aggregator and then breaks the multi-run summary;
+    # here the case fails at the evaluator with a message naming the metric and the statuses.
     turns = uniform_result(1, 0.0, NOT_EVALUATED).per_invocation_results
     unknown = EvaluateResult(overall_score=0.0, overall_status=UNKNOWN, per_invocation_results=turns)
     evaluators = {"m": FakeEvaluator(result=unknown)}
@@ -144,12 +147,12 @@ async def test_default_aggregator_unknown_status_fails_the_case() -> None:
     result = await service.evaluate(request(passed_inference("c", user_id="u"), metrics=[EvalMetric(metric_name="m")]))
     case_result = result.eval_case_results[0]
     assert case_result.final_eval_status == FAILED
-    assert (
-        case_result.error_message
-        == "aggregate eval case result: summarize metric results: unexpected eval status unknown"
+    assert case_result.error_message == (
+        "run evaluation for metric m: statuses must be passed, failed or not_evaluated, "
+        "got ['unknown', 'not_evaluated']"
     )
-    # Unlike the reference, the metric results survive a failed aggregation (for reaggregate).
-    assert [m.metric_name for m in case_result.overall_eval_metric_results] == ["m"]
+    summary = summarize_multi_run([case_result.model_copy(update={"run_id": 1})], expected_num_runs=1)
+    assert summary.overall_status == FAILED
     assert case_result.user_id == "u"
 
 

@@ -1,0 +1,141 @@
+"""Pieces of one ``Evaluator.evaluate`` call.
+
+The eval-set snapshot, run scheduling, and the record of finished cases that lets an interrupted
+evaluation keep what it already did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from agenteval.context import EvalContext
+from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, rewrap
+from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalset.manager import EvalSetManager
+from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.metric.models import EvalMetric
+from agenteval.metric.registry import MetricRegistry
+from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
+from agenteval.service.types import EvaluateRequest, InferenceRequest, InferenceResult
+
+__all__ = ["RunOutcome", "RunRecorder", "SnapshotEvalSetManager", "check_metrics", "in_runs"]
+
+RunOutcome = tuple[list[InferenceResult], list[EvalCaseResult]]
+"""What one run produced: the agent's turns per case, and the scored cases."""
+
+
+async def in_runs(
+    run: Callable[[int], Coroutine[Any, Any, RunOutcome]], num_runs: int, *, parallel: bool
+) -> list[RunOutcome]:
+    """``run(1) … run(num_runs)``, one after another or concurrently; outcomes in run order."""
+    run_ids = range(1, num_runs + 1)
+    if not parallel:
+        return [await run(run_id) for run_id in run_ids]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks: list[asyncio.Task[RunOutcome]] = [group.create_task(run(run_id)) for run_id in run_ids]
+    except BaseExceptionGroup as group_error:
+        # The first run to fail cancelled the others; surface its error as a serial run would.
+        raise group_error.exceptions[0] from None
+    return [task.result() for task in tasks]
+
+
+def check_metrics(metrics: Sequence[EvalMetric], registry: MetricRegistry) -> None:
+    """Fail before any case runs on a missing metric or an unregistered compare or tokenizer name."""
+    for index, metric in enumerate(metrics):
+        if metric is None:
+            raise ConfigError(f"resolve metric at index {index}: eval metric is nil")
+        try:
+            registry.check(metric)
+        except AgentEvalError as exc:
+            raise rewrap(f"resolve metric at index {index} ({metric.metric_name})", exc) from exc
+
+
+class SnapshotEvalSetManager:
+    """Serves one eval set, as read when the evaluation started; anything else goes to ``inner``.
+
+    Each read is a deep copy, as a store's would be, so what an agent does to a case's state or
+    messages in one run never reaches the next run or the report.
+    """
+
+    def __init__(self, inner: EvalSetManager | None, app_name: str, eval_set_id: str, eval_set: EvalSet) -> None:
+        self._inner = inner
+        self._key = (app_name, eval_set_id)
+        self._eval_set = eval_set
+
+    def _holds(self, app_name: str, eval_set_id: str) -> bool:
+        return (app_name, eval_set_id) == self._key
+
+    def _other(self, app_name: str, eval_set_id: str) -> EvalSetManager:
+        if self._inner is None:
+            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
+        return self._inner
+
+    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
+        """A copy of the snapshot (or the inner store's set)."""
+        if self._holds(app_name, eval_set_id):
+            return self._eval_set.model_copy(deep=True)
+        return await self._other(app_name, eval_set_id).get(app_name, eval_set_id)
+
+    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
+        """A copy of one case of the snapshot (or the inner store's case)."""
+        if self._holds(app_name, eval_set_id):
+            case = self._eval_set.case(eval_case_id)
+            if case is None:
+                raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
+            return case.model_copy(deep=True)
+        return await self._other(app_name, eval_set_id).get_case(app_name, eval_set_id, eval_case_id)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._inner is None:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+class RunRecorder:
+    """Keeps every case as soon as it finishes, per run, through case-level callbacks.
+
+    A run's results otherwise only exist once the whole run is done; with the recorder, an
+    evaluation that is interrupted or fails later still has the cases that did finish.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[int, int] = {}
+        self.inferences: dict[int, list[InferenceResult]] = {}
+        self.cases: dict[int, list[EvalCaseResult]] = {}
+
+    def expect(self, request: InferenceRequest | EvaluateRequest, run_id: int) -> None:
+        """Attribute callbacks for ``request`` to run ``run_id``."""
+        self._runs[id(request)] = run_id
+
+    def callbacks(self) -> Callbacks:
+        """Callbacks to append after the user's."""
+
+        def inferred(context: EvalContext, args: AfterInferenceCaseArgs) -> None:
+            run_id = self._runs.get(id(args.request))
+            if run_id is not None:
+                self.inferences.setdefault(run_id, []).append(args.result)
+
+        def scored(context: EvalContext, args: AfterEvaluateCaseArgs) -> None:
+            run_id = self._runs.get(id(args.request))
+            if run_id is not None and args.result is not None:
+                self.cases.setdefault(run_id, []).append(args.result.model_copy(update={"run_id": run_id}))
+
+        return (
+            Callbacks()
+            .register_after_inference_case("agenteval.record", inferred)
+            .register_after_evaluate_case("agenteval.record", scored)
+        )
+
+    def finished(self, order: Sequence[str]) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
+        """The cases scored so far (by run, then eval-set order) and the inferences of each run."""
+        position = {eval_id: index for index, eval_id in reversed(list(enumerate(order)))}
+        cases = [
+            case
+            for run_id in sorted(self.cases)
+            for case in sorted(self.cases[run_id], key=lambda case: position.get(case.eval_id, len(position)))
+        ]
+        runs = range(1, max([*self.inferences, *self.cases], default=0) + 1)
+        return cases, [self.inferences.get(run_id, []) for run_id in runs]
