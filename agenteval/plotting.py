@@ -18,11 +18,13 @@ from agenteval.errors import MissingDependencyError
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure, SubFigure
 
-    from agenteval.report import EvaluationReport
+    from agenteval.report import CaseSummary, EvaluationReport
 
 __all__ = ["plot_comparison", "plot_heatmap", "plot_pass_rates", "plot_report", "plot_score_distribution"]
 
@@ -53,11 +55,21 @@ def _figure(figsize: tuple[float, float]) -> Figure:
     return NotebookFigure(figsize=figsize, layout="constrained")
 
 
-def _root(ax: Axes) -> Figure:
-    figure = ax.get_figure(root=True)
-    if figure is None:
+def _parent(ax: Axes) -> Figure | SubFigure:
+    """The figure or subfigure ``ax`` is on."""
+    parent: Figure | SubFigure | None = ax.figure  # typed optional up to matplotlib 3.9
+    if parent is None:
         raise ValueError("ax does not belong to a figure")
-    return figure
+    return parent
+
+
+def _root(ax: Axes) -> Figure:
+    """The figure ``ax`` is drawn on: the root figure when ``ax`` is on a subfigure.
+
+    ``ax.get_figure(root=True)`` needs matplotlib 3.10; ``(Sub)Figure.figure`` is the root figure
+    in every version this package supports (3.8 and later).
+    """
+    return _parent(ax).figure
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
@@ -68,10 +80,14 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
 
 
 def _metric_names(report: EvaluationReport) -> list[str]:
+    """The configured metrics in order, then any other metric the results hold."""
     names = [metric.metric_name for metric in report.eval_metrics]
-    for name in report.metrics["metric_name"]:
-        if name not in names:
-            names.append(str(name))
+    seen = set(names)
+    for case in report.result.eval_case_results:
+        for result in case.overall_eval_metric_results:
+            if result.metric_name not in seen:
+                seen.add(result.metric_name)
+                names.append(result.metric_name)
     return names
 
 
@@ -98,11 +114,17 @@ def _label_metrics(ax: Axes, names: Sequence[str]) -> None:
     ax.set_xticklabels(names, rotation=20 if rotate else 0, ha="right" if rotate else "center")
 
 
+_MAX_STRIP_POINTS = 300  # past this many results of one metric, a histogram instead of points
+_HISTOGRAM_BINS = 20
+
+
 def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
-    """Each metric's scores over every case and run: a box plot with the points on top.
+    """Each metric's scores over every case and run: a box plot with the points beside it.
 
     Points are green when that result passed and red when it failed; a dashed tick marks each
-    metric's threshold. Results that were not evaluated are left out.
+    metric's threshold. Results that were not evaluated are left out. A metric with more than 300
+    results gets a histogram of its scores (failed and passed counts, stacked) beside its box
+    instead of one point per result, which stays readable and quick to draw for large eval sets.
 
     Args:
         report: The report to plot.
@@ -114,27 +136,36 @@ def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None)
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    import numpy as np
-
     names = _metric_names(report)
     figure, ax = _axes(ax, _per_metric_size(names))
-    frame = _evaluated_results(report)
+    _draw_distribution(report, _evaluated_results(report), names, ax)
+    return figure
+
+
+def _draw_distribution(report: EvaluationReport, frame: pd.DataFrame, names: Sequence[str], ax: Axes) -> None:
+    import numpy as np
+
     ax.set_title("Score distribution per metric")
     if frame.empty:
         _no_data(ax, "metric results")
-        return figure
+        return
     thresholds = {metric.metric_name: metric.threshold for metric in report.eval_metrics}
+    low, high = min(0.0, float(frame["score"].min())), max(1.0, float(frame["score"].max()))
+    edges = np.linspace(low, high, _HISTOGRAM_BINS + 1)
     rng = np.random.default_rng(0)  # fixed jitter: the same report draws the same picture
-    seen: set[str] = set()
-    for index, name in enumerate(names):
-        rows = frame[frame["metric_name"] == name]
+    handles: dict[str, Artist] = {}
+    sizes: set[int] = set()
+    for index, (name, rows) in enumerate((name, frame[frame["metric_name"] == name]) for name in names):
         if rows.empty:
             continue
         scores = rows["score"].to_numpy(dtype=float)
+        passed = (rows["status"] == "passed").to_numpy()
+        sizes.add(len(scores))
+        histogram = len(scores) > _MAX_STRIP_POINTS
         ax.boxplot(
-            [scores],
-            positions=[index],
-            widths=0.5,
+            [scores[np.isfinite(scores)]],
+            positions=[index - 0.18 if histogram else index],
+            widths=0.28 if histogram else 0.5,
             showfliers=False,
             manage_ticks=False,
             boxprops={"color": "0.45"},
@@ -142,26 +173,61 @@ def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None)
             capprops={"color": "0.45"},
             medianprops={"color": "#24292f", "linewidth": 1.5},
         )
-        jitter = rng.uniform(-0.15, 0.15, len(scores))
-        for status, color in (("passed", PASSED_COLOR), ("failed", FAILED_COLOR)):
-            mask = (rows["status"] == status).to_numpy()
-            if mask.any():
-                label = status if status not in seen else "_nolegend_"
-                seen.add(status)
-                ax.scatter(index + jitter[mask], scores[mask], s=18, color=color, alpha=0.75, zorder=3, label=label)
+        if histogram:
+            handles.update(_histogram(ax, index, scores, passed, edges))
+        else:
+            jitter = rng.uniform(-0.15, 0.15, len(scores))
+            for status, color, mask in (("passed", PASSED_COLOR, passed), ("failed", FAILED_COLOR, ~passed)):
+                if mask.any():
+                    x, y = index + jitter[mask], scores[mask]
+                    handles[status] = ax.scatter(x, y, s=18, color=color, alpha=0.75, zorder=3)
         threshold = thresholds.get(name, float(rows["threshold"].iloc[0]))
-        label = "threshold" if "threshold" not in seen else "_nolegend_"
-        seen.add("threshold")
-        ax.hlines(threshold, index - 0.35, index + 0.35, colors="0.3", linestyles="--", linewidth=1, label=label)
+        handles["threshold"] = ax.hlines(
+            threshold,
+            index - 0.35,
+            index + (0.4 if histogram else 0.35),
+            colors="0.3",
+            linestyles="--",
+            linewidth=1,
+            zorder=2.5,
+        )
     _label_metrics(ax, names)
     ax.set_xlim(-0.6, len(names) - 0.4)
-    low, high = min(0.0, float(frame["score"].min())), max(1.0, float(frame["score"].max()))
     ax.set_ylim(low - 0.05 * (high - low), high + 0.25 * (high - low))  # head room for the legend
     ax.set_yticks([tick for tick in ax.get_yticks() if low - 1e-9 <= tick <= high + 1e-9])
     ax.set_ylabel("score")
+    if max(sizes, default=0) > _MAX_STRIP_POINTS:
+        count = f"{max(sizes)}" if len(sizes) == 1 else f"up to {max(sizes)}"
+        ax.set_xlabel(f"{count} results per metric: histograms beside the boxes", fontsize="small")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(loc="upper center", fontsize="small", ncols=3, frameon=False)
-    return figure
+    order = [label for label in ("passed", "failed", "threshold") if label in handles]
+    ax.legend([handles[label] for label in order], order, loc="upper center", fontsize="small", ncols=3, frameon=False)
+
+
+def _histogram(ax: Axes, index: int, scores: np.ndarray, passed: np.ndarray, edges: np.ndarray) -> dict[str, Artist]:
+    """Horizontal bars right of position ``index``: how many results failed, then passed, per score bin.
+
+    The longest bar is 0.36 wide; a bin holding any result is at least 0.012 wide, so that a few
+    failures among thousands of results stay visible.
+    """
+    import numpy as np
+
+    finite = np.isfinite(scores)
+    counts = {
+        "failed": np.histogram(scores[finite & ~passed], edges)[0],
+        "passed": np.histogram(scores[finite & passed], edges)[0],
+    }
+    scale = 0.36 / max(1, int((counts["failed"] + counts["passed"]).max()))
+    widths = {status: np.where(count > 0, np.maximum(count * scale, 0.012), 0.0) for status, count in counts.items()}
+    centers, height = (edges[:-1] + edges[1:]) / 2, 0.9 * (edges[1] - edges[0])
+    handles: dict[str, Artist] = {}
+    for status, color, start in (("failed", FAILED_COLOR, 0.0), ("passed", PASSED_COLOR, widths["failed"])):
+        keep = counts[status] > 0
+        if keep.any():
+            left = index + 0.02 + np.broadcast_to(start, centers.shape)[keep]
+            bars = ax.barh(centers[keep], widths[status][keep], height, left=left, color=color, alpha=0.8, zorder=2)
+            handles[status] = bars.patches[0]
+    return handles
 
 
 def plot_pass_rates(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
@@ -177,31 +243,33 @@ def plot_pass_rates(report: EvaluationReport, *, ax: Axes | None = None) -> Figu
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
+    names = _metric_names(report)
+    figure, ax = _axes(ax, _per_metric_size(names))
+    _draw_pass_rates(_evaluated_results(report), names, ax)
+    return figure
+
+
+def _draw_pass_rates(frame: pd.DataFrame, names: Sequence[str], ax: Axes) -> None:
     from matplotlib import colormaps
     from matplotlib.ticker import PercentFormatter
 
-    names = _metric_names(report)
-    figure, ax = _axes(ax, _per_metric_size(names))
-    frame = _evaluated_results(report)
     runs = sorted({int(run) for run in frame["run_id"]})
     ax.set_title("Pass rate per metric" + (" and run" if len(runs) > 1 else ""))
     if frame.empty:
         _no_data(ax, "metric results")
-        return figure
+        return
+    passed = frame["status"] == "passed"
+    rates = passed.groupby([frame["run_id"].astype(int), frame["metric_name"]]).mean()
     width = 0.8 / len(runs)
     blues = colormaps["Blues"]
     for position, run in enumerate(runs):
-        rows = frame[frame["run_id"] == run]
-        rates = []
-        for name in names:
-            statuses = rows.loc[rows["metric_name"] == name, "status"]
-            rates.append(float((statuses == "passed").mean()) if len(statuses) else math.nan)
+        values = [float(rates.get((run, name), math.nan)) for name in names]
         offsets = [i - 0.4 + width * (position + 0.5) for i in range(len(names))]
         color = blues(0.45 + 0.45 * position / max(1, len(runs) - 1)) if len(runs) > 1 else "#0969da"
         bars = ax.bar(
-            offsets, [0 if math.isnan(r) else r for r in rates], width * 0.92, color=color, label=f"run {run}"
+            offsets, [0 if math.isnan(r) else r for r in values], width * 0.92, color=color, label=f"run {run}"
         )
-        labels = ["n/a" if math.isnan(r) else f"{r:.0%}" for r in rates]
+        labels = ["n/a" if math.isnan(r) else f"{r:.0%}" for r in values]
         ax.bar_label(bars, labels=labels, fontsize="x-small" if len(runs) > 3 else "small", padding=2)
     _label_metrics(ax, names)
     ax.set_ylim(0, 1.3 if len(runs) > 1 else 1.12)  # head room for the labels and the legend
@@ -211,7 +279,6 @@ def plot_pass_rates(report: EvaluationReport, *, ax: Axes | None = None) -> Figu
     ax.grid(axis="y", alpha=0.3)
     if len(runs) > 1:
         ax.legend(loc="upper center", fontsize="small", ncols=min(len(runs), 6), frameon=False)
-    return figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,24 +296,104 @@ def _cells(report: EvaluationReport) -> dict[tuple[str, str], _Cell]:
     }
 
 
-def _draw_heatmap(report: EvaluationReport, ax: Axes) -> None:
+_MAX_HEATMAP_ROWS = 40  # the heat map shows at most this many cases, those not passing first
+_HEATMAP_MAX_HEIGHT = 14.0  # inches: 40 rows of about 0.3 inch, plus the title and the labels
+
+
+def _errored(report: EvaluationReport) -> set[str]:
+    return {summary.eval_id for summary in report.case_summaries if any(run.error_message for run in summary.runs)}
+
+
+def _case_kind(summary: CaseSummary, errored: set[str]) -> str:
+    if summary.overall_status is EvalStatus.NOT_EVALUATED and summary.eval_id not in errored:
+        return "not evaluated"
+    if summary.overall_status is EvalStatus.PASSED and summary.eval_id not in errored:
+        return "passing"
+    return "failing"  # failed, errored (in any run) or an unexpected status
+
+
+@dataclass(frozen=True, slots=True)
+class _HeatmapRows:
+    cases: list[str]
+    """The cases shown, top to bottom."""
+    hidden: dict[str, int]
+    """How many cases of each kind (failing, not evaluated, passing) are not shown."""
+    passing_shown: bool = False
+    """Whether some of the cases shown passed (when some are hidden)."""
+
+    @property
+    def note(self) -> str:
+        """What is left out, or nothing when every case is shown."""
+        parts = [f"{count} {kind}" for kind, count in self.hidden.items() if count]
+        if not parts:
+            return ""
+        total = len(self.cases) + sum(self.hidden.values())
+        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        noun = "case" if sum(self.hidden.values()) == 1 else "cases"
+        if self.passing_shown:
+            rule = "those failed, errored or not evaluated first, then the lowest-scoring passing ones"
+        else:
+            rule = "the first that failed, errored or were not evaluated"
+        return f"{len(self.cases)} of {total} cases shown: {rule}\n… {listed} {noun} not shown"
+
+
+def _heatmap_rows(report: EvaluationReport, names: Sequence[str], cells: dict[tuple[str, str], _Cell]) -> _HeatmapRows:
+    """The cases to draw: all of them, or past 40 the most telling ones.
+
+    Those are the cases that failed, errored or were not evaluated (in eval-set order), then the
+    passing cases with the lowest mean score over their metrics.
+    """
+    summaries = report.case_summaries
+    if len(summaries) <= _MAX_HEATMAP_ROWS:
+        return _HeatmapRows([summary.eval_id for summary in summaries], {})
+    errored = _errored(report)
+    kinds = {summary.eval_id: _case_kind(summary, errored) for summary in summaries}
+
+    def mean_score(eval_id: str) -> float:
+        scores = [
+            cell.score
+            for name in names
+            if (cell := cells.get((eval_id, name))) is not None
+            and cell.status in (EvalStatus.PASSED, EvalStatus.FAILED)
+            and not math.isnan(cell.score)
+        ]
+        return sum(scores) / len(scores) if scores else math.inf
+
+    ordered = [eval_id for kind in ("failing", "not evaluated") for eval_id, k in kinds.items() if k == kind]
+    ordered += sorted((eval_id for eval_id, k in kinds.items() if k == "passing"), key=mean_score)
+    shown = ordered[:_MAX_HEATMAP_ROWS]
+    hidden = dict.fromkeys(("failing", "not evaluated", "passing"), 0)
+    for eval_id in ordered[_MAX_HEATMAP_ROWS:]:
+        hidden[kinds[eval_id]] += 1
+    return _HeatmapRows(shown, hidden, passing_shown=any(kinds[eval_id] == "passing" for eval_id in shown))
+
+
+def _heatmap_height(report: EvaluationReport, *, margin: float, minimum: float) -> float:
+    """Height in inches of the heat map: 0.45 inch a row, bounded (rows get thinner past 27 cases)."""
+    rows = min(len(report.case_summaries), _MAX_HEATMAP_ROWS)
+    note = 0.4 if len(report.case_summaries) > rows else 0.0  # the note under the map
+    return min(_HEATMAP_MAX_HEIGHT, max(minimum, 0.45 * rows + margin)) + note
+
+
+def _draw_heatmap(report: EvaluationReport, names: Sequence[str], ax: Axes) -> None:
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.patches import Rectangle
 
-    cases = [summary.eval_id for summary in report.case_summaries]
-    names = _metric_names(report)
     runs = f" over {report.num_runs} runs" if report.num_runs > 1 else ""
     ax.set_title(f"Mean score per case and metric{runs} (✗ = failed)")
-    if not cases or not names:
+    if not report.case_summaries or not names:
         _no_data(ax, "metric results")
         return
     cells = _cells(report)
+    selection = _heatmap_rows(report, names, cells)
+    cases = selection.cases
     values = np.full((len(cases), len(names)), np.nan)
-    rows, cols = {case: i for i, case in enumerate(cases)}, {name: i for i, name in enumerate(names)}
-    for (case, metric), found in cells.items():
-        if found.status in (EvalStatus.PASSED, EvalStatus.FAILED) and case in rows and metric in cols:
-            values[rows[case], cols[metric]] = found.score
+    for row, case in enumerate(cases):
+        for col, name in enumerate(names):
+            found = cells.get((case, name))
+            if found is not None and found.status in (EvalStatus.PASSED, EvalStatus.FAILED):
+                values[row, col] = found.score
     cmap = colormaps["RdYlGn"].with_extremes(bad="#d0d7de")
     top = max(1.0, float(np.nanmax(values))) if not np.isnan(values).all() else 1.0
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=top, aspect="auto")
@@ -266,13 +413,15 @@ def _draw_heatmap(report: EvaluationReport, ax: Axes) -> None:
         text = f"{value:.2f}" + (" ✗" if failed else "")
         weight = "bold" if failed else "normal"
         ax.text(col, row, text, ha="center", va="center", color="white" if dark else "black", weight=weight)
-    errors = {s.eval_id for s in report.case_summaries if any(run.error_message for run in s.runs)}
+    errors = _errored(report)
     ax.set_yticks(range(len(cases)), [f"{case} (error)" if case in errors else case for case in cases])
     ax.set_xticks(
         range(len(names)), names, rotation=15 if len(names) > 2 else 0, ha="right" if len(names) > 2 else "center"
     )
+    if selection.note:
+        ax.set_xlabel(selection.note, fontsize="small", color="#57606a")
     ax.tick_params(length=0)
-    _root(ax).colorbar(image, ax=ax, label="mean score", shrink=0.9)
+    _parent(ax).colorbar(image, ax=ax, label="mean score", shrink=0.9)
 
 
 def plot_heatmap(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
@@ -280,6 +429,9 @@ def plot_heatmap(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
 
     Cells whose averaged result failed are framed and marked ``✗``; metrics a case was not
     evaluated on are grey (``n/a``). Case ids of cases that errored are suffixed ``(error)``.
+    With more than 40 cases, only 40 are drawn: the cases that failed,
+    errored or were not evaluated first, then the lowest-scoring passing ones; a note under the
+    map says how many cases are not shown, and the figure's height stays bounded.
 
     Args:
         report: The report to plot.
@@ -291,9 +443,9 @@ def plot_heatmap(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    rows, cols = len(report.case_summaries), len(_metric_names(report))
-    figure, ax = _axes(ax, (min(20.0, 2.2 * cols + 4), min(30.0, max(3.0, 0.45 * rows + 1.8))))
-    _draw_heatmap(report, ax)
+    names = _metric_names(report)
+    figure, ax = _axes(ax, (min(20.0, 2.2 * len(names) + 4), _heatmap_height(report, margin=1.8, minimum=3.0)))
+    _draw_heatmap(report, names, ax)
     return figure
 
 
@@ -416,6 +568,9 @@ def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, 
 def plot_report(report: EvaluationReport) -> Figure:
     """An overview: score distribution and pass rates side by side, the case × metric heat map below.
 
+    The charts behave as :func:`plot_score_distribution`, :func:`plot_pass_rates` and
+    :func:`plot_heatmap` do, so the figure stays readable (and bounded in size) for large eval sets.
+
     Args:
         report: The report to plot.
 
@@ -425,12 +580,13 @@ def plot_report(report: EvaluationReport) -> Figure:
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    heat_height = min(24.0, max(2.5, 0.45 * len(report.case_summaries) + 1.5))
+    heat_height = _heatmap_height(report, margin=1.5, minimum=2.5)
     figure = _figure((13.0, 4.2 + heat_height))
     grid = figure.add_gridspec(2, 2, height_ratios=[4.2, heat_height])
-    plot_score_distribution(report, ax=figure.add_subplot(grid[0, 0]))
-    plot_pass_rates(report, ax=figure.add_subplot(grid[0, 1]))
-    _draw_heatmap(report, figure.add_subplot(grid[1, :]))
+    names, frame = _metric_names(report), _evaluated_results(report)
+    _draw_distribution(report, frame, names, figure.add_subplot(grid[0, 0]))
+    _draw_pass_rates(frame, names, figure.add_subplot(grid[0, 1]))
+    _draw_heatmap(report, names, figure.add_subplot(grid[1, :]))
     status = report.overall_status.value.replace("_", " ")
     figure.suptitle(f"{report.app_name} / {report.eval_set_id}: {status}", fontweight="bold")
     return figure

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -24,9 +26,12 @@ from agenteval import (
     LocalMetricManager,
     MissingDependencyError,
     Turn,
+    plotting,
 )
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.examples.math.agent import calculator
+from agenteval.metric.models import EvalMetric
 from agenteval.plotting import (
     FAILED_COLOR,
     PASSED_COLOR,
@@ -36,6 +41,8 @@ from agenteval.plotting import (
     plot_report,
     plot_score_distribution,
 )
+from agenteval.reanalysis import assemble_report
+from agenteval.status import EvalStatus, summarize
 
 METRICS = ["tool_trajectory_avg_score", "final_response_avg_score"]
 CASES = ["calc_add", "calc_multiply", "calc_divide_by_zero", "calc_follow_up", "calc_power"]
@@ -237,3 +244,185 @@ def test_missing_matplotlib_names_the_extra(one_run: EvaluationReport, monkeypat
         plot_report(one_run)
     with pytest.raises(ImportError):
         plot_heatmap(one_run)
+
+
+def test_plots_draw_into_an_axes_on_a_subfigure(one_run: EvaluationReport) -> None:
+    figure = Figure()
+    grid = figure.add_gridspec(1, 2)
+    left, right = figure.add_subfigure(grid[0]), figure.add_subfigure(grid[1])
+
+    assert plot_heatmap(one_run, ax=right.add_subplot()) is figure
+    assert len(right.axes) == 2  # the heat map and its colour bar, both on the subfigure
+    assert plot_score_distribution(one_run, ax=left.add_subplot()) is figure
+    figure.savefig(io.BytesIO(), format="png", dpi=40)
+
+
+def test_plotting_avoids_calls_that_need_matplotlib_3_10() -> None:
+    """pyproject allows matplotlib 3.8, and ``get_figure(root=...)`` only came with 3.10."""
+    tree = ast.parse(Path(plotting.__file__).read_text(encoding="utf-8"))
+
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_figure"
+    ]
+
+    assert calls == []
+
+
+# Large eval sets -------------------------------------------------------------------------------
+
+LARGE_METRICS = ["accuracy", "helpfulness", "tone"]
+
+
+def passing_score(case: int) -> float:
+    """A passing case's score on every metric and run: distinct per case, in [0.6, 1.0)."""
+    return 0.6 + 0.4 * ((case * 389) % 1000) / 1000  # 389 is prime to 1000: no two cases tie
+
+
+def synthetic_report(
+    num_cases: int,
+    num_runs: int = 1,
+    *,
+    metrics: Collection[str] = LARGE_METRICS,
+    failing: Collection[int] = (),
+    errored: Collection[int] = (),
+    not_evaluated: Collection[int] = (),
+) -> EvaluationReport:
+    """A report on cases ``case_0000``… built from results, without running an agent.
+
+    Failing cases score 0.2 (threshold 0.5), errored ones have no metric result and an error
+    message, not evaluated ones have only not-evaluated results; the rest pass with ``passing_score``.
+    """
+    results = []
+    for run in range(1, num_runs + 1):
+        for case in range(num_cases):
+            if case in errored:
+                metric_results = []
+            else:
+                score = 0.2 if case in failing else passing_score(case)
+                status = (
+                    EvalStatus.NOT_EVALUATED
+                    if case in not_evaluated
+                    else EvalStatus.PASSED
+                    if score >= 0.5
+                    else EvalStatus.FAILED
+                )
+                metric_results = [
+                    EvalMetricResult(metric_name=name, score=score, threshold=0.5, eval_status=status)
+                    for name in metrics
+                ]
+            results.append(
+                EvalCaseResult(
+                    eval_set_id="large",
+                    eval_id=f"case_{case:04d}",
+                    run_id=run,
+                    final_eval_status=(
+                        EvalStatus.FAILED
+                        if case in errored
+                        else summarize(result.eval_status for result in metric_results)
+                    ),
+                    error_message="agent crashed" if case in errored else "",
+                    overall_eval_metric_results=metric_results,
+                )
+            )
+    result = EvalSetResult(eval_set_id="large", eval_case_results=results)
+    configured = [EvalMetric(metric_name=name, threshold=0.5) for name in metrics]
+    return assemble_report("big-app", None, result, configured, [], num_runs)
+
+
+LARGE_FAILING = range(7, 1000, 100)  # case_0007, case_0107, …, case_0907
+LARGE_ERRORED = 500
+LARGE_NOT_EVALUATED = 900
+
+
+@pytest.fixture(scope="module")
+def large() -> EvaluationReport:
+    """1,000 cases × 3 runs × 3 metrics: 10 failing, one errored, one not evaluated, 988 passing."""
+    return synthetic_report(
+        1000, 3, failing=LARGE_FAILING, errored={LARGE_ERRORED}, not_evaluated={LARGE_NOT_EVALUATED}
+    )
+
+
+def lowest_passing(count: int, excluded: Collection[int]) -> list[str]:
+    cases = sorted((case for case in range(1000) if case not in excluded), key=passing_score)
+    return [f"case_{case:04d}" for case in cases[:count]]
+
+
+def test_heatmap_of_a_large_report_shows_the_cases_not_passing_then_the_lowest_passing(
+    large: EvaluationReport,
+) -> None:
+    figure = plot_heatmap(large)
+
+    heat, _ = figure.axes
+    rows = labels(heat.get_yticklabels())
+    failed = sorted([*(f"case_{case:04d}" for case in LARGE_FAILING), f"case_{LARGE_ERRORED:04d} (error)"])
+    assert rows[:12] == [*failed, f"case_{LARGE_NOT_EVALUATED:04d}"]
+    assert rows[12:] == lowest_passing(28, {*LARGE_FAILING, LARGE_ERRORED, LARGE_NOT_EVALUATED})
+    values = heat.images[0].get_array()
+    assert values is not None and values.shape == (40, 3)
+    assert len(heat.texts) == 40 * 3  # each shown cell annotated, nothing for the hidden ones
+    note = heat.get_xlabel()
+    assert "40 of 1000 cases shown" in note
+    assert note.endswith("… 960 passing cases not shown")
+    assert figure.get_size_inches()[1] <= 15  # was 30 inches, the most the old cap allowed
+
+
+def test_heatmap_with_more_failing_cases_than_rows_shows_the_first_failing(one_run: EvaluationReport) -> None:
+    report = synthetic_report(100, metrics=["accuracy"], failing=range(0, 100, 2))
+
+    heat = plot_heatmap(report).axes[0]
+
+    assert labels(heat.get_yticklabels()) == [f"case_{case:04d}" for case in range(0, 80, 2)]
+    assert heat.get_xlabel() == (
+        "40 of 100 cases shown: the first that failed, errored or were not evaluated\n"
+        "… 10 failing and 50 passing cases not shown"
+    )
+
+
+@pytest.mark.parametrize("num_cases", [40, 41])
+def test_heatmap_limit_starts_past_40_cases(num_cases: int) -> None:
+    report = synthetic_report(num_cases, metrics=["accuracy"])
+
+    heat = plot_heatmap(report).axes[0]
+
+    rows = labels(heat.get_yticklabels())
+    assert len(rows) == 40
+    if num_cases == 40:
+        assert rows == [f"case_{case:04d}" for case in range(40)]  # eval-set order, nothing left out
+        assert heat.get_xlabel() == ""
+    else:
+        assert rows == sorted(rows, key=lambda row: passing_score(int(row.removeprefix("case_"))))
+        assert heat.get_xlabel().endswith("… 1 passing case not shown")
+
+
+def test_score_distribution_of_a_large_report_draws_histograms(large: EvaluationReport) -> None:
+    ax = plot_score_distribution(large).axes[0]
+
+    assert not [c for c in ax.collections if isinstance(c, PathCollection)]  # no point per result
+    bars = [patch for patch in ax.patches if isinstance(patch, Rectangle)]
+    assert len(bars) <= len(LARGE_METRICS) * 2 * 20  # two stacked bars per bin at most
+    red = [bar for bar in bars if to_hex(bar.get_facecolor()) == FAILED_COLOR]
+    assert len(red) == len(LARGE_METRICS)  # the failing cases all score 0.2: one bin per metric
+    assert all(abs(bar.get_y() + bar.get_height() / 2 - 0.2) < 0.05 for bar in red)  # in 0.2's bin
+    assert max(bar.get_x() + bar.get_width() for bar in bars) <= len(LARGE_METRICS) - 1 + 0.4
+    assert legend_texts(ax) == ["passed", "failed", "threshold"]
+    # 998 cases × 3 runs: the errored and the not evaluated cases have no score.
+    assert ax.get_xlabel() == "2994 results per metric: histograms beside the boxes"
+
+
+def test_report_overview_of_a_large_report_stays_small(large: EvaluationReport) -> None:
+    figure = plot_report(large)
+
+    distribution, rates, heat, _ = figure.axes
+    assert len(heat.get_yticklabels()) == 40
+    assert heat.get_xlabel().endswith("… 960 passing cases not shown")
+    assert len([patch for patch in rates.patches if isinstance(patch, Rectangle)]) == 3 * 3
+    assert sum(len(np.asarray(c.get_offsets())) for c in distribution.collections if isinstance(c, PathCollection)) == 0
+    # What drawing costs grows with the number of texts; drawing every case was over 4,000 of them.
+    assert len(figure.findobj(Text)) < 400
+    width, height = figure.get_size_inches()
+    assert width == 13 and height <= 19
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=40)
+    assert buffer.getvalue().startswith(b"\x89PNG")
