@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
-from agenteval.evalset.models import EvalSet
+from agenteval.evalset.models import EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
 from agenteval.provenance import Provenance
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CASE_COLUMNS",
+    "CASE_SUMMARY_COLUMNS",
     "INVOCATION_COLUMNS",
     "METRIC_COLUMNS",
     "RUBRIC_COLUMNS",
@@ -38,6 +40,17 @@ __all__ = [
 
 CASE_COLUMNS = ("run_id", "eval_id", "status", "score", "error_message", "session_id", "user_id")
 """Columns of :attr:`EvaluationReport.cases`: one row per (run, case)."""
+
+CASE_SUMMARY_COLUMNS = ("eval_id", "status", "num_runs", "runs_passed", "pass_rate", "mean_score")
+"""Fixed columns of :attr:`EvaluationReport.case_table`: one row per case across runs.
+
+``status`` is the case's overall status (see :attr:`CaseSummary.overall_status`); ``num_runs`` counts
+the runs in which the case has a result, ``runs_passed`` those whose final status is passed;
+``pass_rate`` is ``runs_passed`` over the runs that passed or failed (NaN when every run was not
+evaluated, as in :func:`agenteval.compare`) and ``mean_score`` the mean of the runs' case scores.
+One column per metric follows, named after it: its score averaged over the runs that evaluated it
+(NaN when none did).
+"""
 
 METRIC_COLUMNS = ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
 """Columns of :attr:`EvaluationReport.metrics`: one row per (run, case, metric).
@@ -58,8 +71,14 @@ INVOCATION_COLUMNS = (
     "user_content",
     "actual_response",
     "expected_response",
+    "actual_tools",
+    "expected_tools",
 )
-"""Columns of :attr:`EvaluationReport.invocations`: one row per (run, case, turn, metric); ``turn`` is 1-based."""
+"""Columns of :attr:`EvaluationReport.invocations`: one row per (run, case, turn, metric).
+
+``turn`` is 1-based; ``actual_tools`` and ``expected_tools`` list the names of the tools called in
+the turn, in call order (``[]`` for none).
+"""
 
 RUBRIC_COLUMNS = ("run_id", "eval_id", "turn", "metric_name", "rubric_id", "score", "reason")
 """Columns of :attr:`EvaluationReport.rubric_scores`: one row per (run, case, turn, metric, rubric)."""
@@ -81,6 +100,17 @@ class CaseSummary:
 
 def _text(message: Message | None) -> str:
     return message.content if message is not None else ""
+
+
+_DECIDED = frozenset({EvalStatus.PASSED, EvalStatus.FAILED})
+
+
+def _tool_names(invocation: Invocation | None) -> list[str]:
+    return [tool.name for tool in invocation.tools] if invocation is not None else []
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
@@ -125,9 +155,9 @@ class EvaluationReport:
     """The outcome of :meth:`agenteval.Evaluator.evaluate`.
 
     The persisted :attr:`result` holds every case of every run; the DataFrames flatten it for
-    analysis (their columns are listed in ``CASE_COLUMNS``, ``METRIC_COLUMNS`` and
-    ``INVOCATION_COLUMNS``). The inference results are kept so that metrics can be re-scored
-    without running the agent again.
+    analysis (their columns are listed in ``CASE_COLUMNS``, ``CASE_SUMMARY_COLUMNS``,
+    ``METRIC_COLUMNS``, ``INVOCATION_COLUMNS`` and ``RUBRIC_COLUMNS``). The inference results are
+    kept so that metrics can be re-scored without running the agent again.
     """
 
     app_name: str
@@ -178,6 +208,41 @@ class EvaluationReport:
         return _frame(rows, CASE_COLUMNS)
 
     @property
+    def case_table(self) -> pd.DataFrame:
+        """One row per case across runs, in eval-set order (the rows of :attr:`case_summaries`).
+
+        Columns: ``eval_id``; ``status``, the case's overall status; ``num_runs``, the runs in which
+        the case has a result; ``runs_passed``, those whose final status is passed; ``pass_rate``,
+        ``runs_passed`` over the runs that passed or failed (NaN if none did); ``mean_score``, the
+        mean of the runs' case scores (the fixed columns are ``CASE_SUMMARY_COLUMNS``). Then one
+        column per metric, named after it, in
+        configuration order followed by any other metric the results hold: the metric's score
+        averaged over the runs that evaluated it, NaN when none did.
+        """
+        names = [metric.metric_name for metric in self.eval_metrics]
+        for summary in self.case_summaries:
+            for result in summary.metric_results:
+                if result.metric_name not in names:
+                    names.append(result.metric_name)
+        rows = []
+        for summary in self.case_summaries:
+            runs_passed = sum(run.final_eval_status == EvalStatus.PASSED for run in summary.runs)
+            runs_decided = sum(run.final_eval_status in _DECIDED for run in summary.runs)
+            scores = {result.metric_name: result.score for result in summary.metric_results}
+            rows.append(
+                {
+                    "eval_id": summary.eval_id,
+                    "status": str(summary.overall_status),
+                    "num_runs": len(summary.runs),
+                    "runs_passed": runs_passed,
+                    "pass_rate": runs_passed / runs_decided if runs_decided else math.nan,
+                    "mean_score": _mean([run.score for run in summary.runs]),
+                    **{name: scores.get(name, math.nan) for name in names},
+                }
+            )
+        return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names])
+
+    @property
     def metrics(self) -> pd.DataFrame:
         """One row per (run, case, metric) with the overall metric result (columns ``METRIC_COLUMNS``)."""
         rows = [
@@ -193,12 +258,13 @@ class EvaluationReport:
 
     @property
     def invocations(self) -> pd.DataFrame:
-        """One row per (run, case, turn, metric) with the turn's texts (columns ``INVOCATION_COLUMNS``)."""
+        """One row per (run, case, turn, metric) with the turn's texts and tools (columns ``INVOCATION_COLUMNS``)."""
         rows = []
         for case in self.result.eval_case_results:
             for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1):
                 actual = per_turn.actual_invocation
                 expected = per_turn.expected_invocation
+                actual_tools, expected_tools = _tool_names(actual), _tool_names(expected)
                 for metric in per_turn.eval_metric_results:
                     rows.append(
                         {
@@ -210,6 +276,9 @@ class EvaluationReport:
                             "user_content": _text(actual.user_content if actual else None),
                             "actual_response": _text(actual.final_response if actual else None),
                             "expected_response": _text(expected.final_response if expected else None),
+                            # Copies, so that editing one cell does not change the turn's other rows.
+                            "actual_tools": list(actual_tools),
+                            "expected_tools": list(expected_tools),
                         }
                     )
         return _frame(rows, INVOCATION_COLUMNS)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -10,8 +13,10 @@ from agenteval import (
     ConfigError,
     EvalCase,
     EvalMetric,
+    EvalSet,
     EvalSetResult,
     EvalStatus,
+    EvaluateResult,
     EvaluationReport,
     Evaluator,
     InMemoryEvalSetManager,
@@ -19,9 +24,11 @@ from agenteval import (
     LocalEvalSetManager,
     LocalMetricManager,
     Message,
+    PerInvocationResult,
     SessionInput,
     Tool,
     Turn,
+    default_registry,
 )
 from agenteval._async import run_sync
 from agenteval.metric.criterion import (
@@ -32,7 +39,7 @@ from agenteval.metric.criterion import (
     ToolTrajectoryCriterion,
     ToolTrajectoryStrategy,
 )
-from agenteval.report import CASE_COLUMNS, INVOCATION_COLUMNS, METRIC_COLUMNS, CaseSummary
+from agenteval.report import CASE_COLUMNS, CASE_SUMMARY_COLUMNS, INVOCATION_COLUMNS, METRIC_COLUMNS, CaseSummary
 
 APP = "app"
 SET = "set"
@@ -104,7 +111,14 @@ def test_column_constants() -> None:
     assert CASE_COLUMNS == ("run_id", "eval_id", "status", "score", "error_message", "session_id", "user_id")
     assert METRIC_COLUMNS == ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
     assert INVOCATION_COLUMNS[:4] == ("run_id", "eval_id", "turn", "invocation_id")
-    assert INVOCATION_COLUMNS[-3:] == ("user_content", "actual_response", "expected_response")
+    assert INVOCATION_COLUMNS[-5:] == (
+        "user_content",
+        "actual_response",
+        "expected_response",
+        "actual_tools",
+        "expected_tools",
+    )
+    assert CASE_SUMMARY_COLUMNS == ("eval_id", "status", "num_runs", "runs_passed", "pass_rate", "mean_score")
 
 
 def test_cases_frame_has_one_row_per_run_and_case(report: EvaluationReport) -> None:
@@ -158,6 +172,107 @@ def test_invocations_frame_has_one_row_per_run_case_turn_and_metric(report: Eval
     assert list(run_two["status"]) == ["passed", "passed", "passed", "passed", "failed", "passed"]
     assert list(run_two["score"]) == [1.0, 1.0, 1.0, 1.0, 0.0, 1.0]
     assert "final response mismatch" in run_two["reason"].iloc[4]
+    assert list(run_two["actual_tools"]) == [["lookup"]] * 6
+    assert list(run_two["expected_tools"]) == [["lookup"]] * 6
+
+
+TOOL_USE = EvalMetric(metric_name="tool_use", threshold=1.0)
+
+
+def tool_use(actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric) -> EvaluateResult:
+    """Scores 1 per turn; not evaluated for a case that expects no tool calls."""
+    status = EvalStatus.PASSED if any(expected.tools for expected in expecteds) else EvalStatus.NOT_EVALUATED
+    return EvaluateResult(
+        overall_score=1.0,
+        overall_status=status,
+        per_invocation_results=[PerInvocationResult(score=1.0, status=status) for _ in actuals],
+    )
+
+
+@pytest.fixture(scope="module")
+def flaky_report() -> EvaluationReport:
+    """Two runs: ``tools`` passes in run 1 only (it forgets a tool call in run 2), ``chat`` (no tools) in both,
+    ``broken`` in neither."""
+    calls: Counter[str] = Counter()
+
+    def flaky_agent(message: str, turn: Turn) -> str:
+        if message == "crash":
+            raise RuntimeError("agent crashed")
+        if message == "2+1, times 2":
+            calls[message] += 1
+            turn.record_tool("add", {"a": 2, "b": 1}, 3)
+            if calls[message] > 1:
+                return "3"
+            turn.record_tool("multiply", {"a": 3, "b": 2}, 6)
+            return "6"
+        return "hello"
+
+    expected_calc = Invocation(
+        user_content=Message.user("2+1, times 2"),
+        final_response=Message.assistant("6"),
+        tools=[Tool(name="add", arguments={"a": 2, "b": 1}), Tool(name="multiply", arguments={"a": 3, "b": 2})],
+    )
+    expected_chat = Invocation(user_content=Message.user("hi"), final_response=Message.assistant("hello"))
+    cases = [
+        make_case("tools", expected_calc),
+        make_case("chat", expected_chat),
+        make_case("broken", turn("crash", "never")),
+    ]
+    registry = default_registry()
+    registry.register("tool_use", tool_use)
+    ev = Evaluator(APP, flaky_agent, eval_set_manager=store(cases), num_runs=2, registry=registry)
+    return ev.evaluate(SET, metrics=[TOOL_USE, FINAL_RESPONSE, TOOL_TRAJECTORY])
+
+
+def test_invocations_list_the_tools_called_in_each_turn(flaky_report: EvaluationReport) -> None:
+    invocations = flaky_report.invocations
+    turns = invocations[invocations["metric_name"] == "final_response_avg_score"]
+
+    assert list(zip(turns["run_id"], turns["eval_id"], strict=True)) == [
+        (1, "tools"),
+        (1, "chat"),
+        (2, "tools"),
+        (2, "chat"),
+    ]
+    assert list(turns["actual_tools"]) == [["add", "multiply"], [], ["add"], []]
+    assert list(turns["expected_tools"]) == [["add", "multiply"], [], ["add", "multiply"], []]
+    # Every metric row of a turn lists the turn's tools.
+    assert list(invocations["actual_tools"]) == [["add", "multiply"]] * 3 + [[]] * 3 + [["add"]] * 3 + [[]] * 3
+
+
+def test_case_table_has_one_row_per_case_across_runs(flaky_report: EvaluationReport) -> None:
+    table = flaky_report.case_table
+
+    metric_names = ("tool_use", "final_response_avg_score", "tool_trajectory_avg_score")
+    assert tuple(table.columns) == CASE_SUMMARY_COLUMNS + metric_names
+    assert list(table["eval_id"]) == ["tools", "chat", "broken"]
+    assert list(table["status"]) == ["failed", "passed", "failed"]
+    assert list(table["num_runs"]) == [2, 2, 2]
+    assert list(table["runs_passed"]) == [1, 2, 0]
+    assert list(table["pass_rate"]) == [0.5, 1.0, 0.0]
+    assert list(table["mean_score"]) == [0.5, 1.0, 0.0]
+    tools, chat, broken = (row for _, row in table.iterrows())
+    assert (tools["tool_use"], tools["final_response_avg_score"], tools["tool_trajectory_avg_score"]) == (
+        1.0,
+        0.5,
+        0.5,
+    )
+    assert math.isnan(chat["tool_use"])
+    assert (chat["final_response_avg_score"], chat["tool_trajectory_avg_score"]) == (1.0, 1.0)
+    assert all(math.isnan(broken[name]) for name in metric_names)
+
+
+def test_case_table_adds_metrics_found_only_in_the_results(flaky_report: EvaluationReport) -> None:
+    unconfigured = replace(flaky_report, eval_metrics=[FINAL_RESPONSE])
+
+    table = unconfigured.case_table
+
+    assert tuple(table.columns) == CASE_SUMMARY_COLUMNS + (
+        "final_response_avg_score",
+        "tool_use",
+        "tool_trajectory_avg_score",
+    )
+    assert list(table["tool_use"].isna()) == [False, True, True]
 
 
 def test_case_summaries_hold_each_case_across_runs(report: EvaluationReport) -> None:
@@ -209,6 +324,8 @@ def test_empty_evaluation_gives_empty_frames_with_the_columns() -> None:
         assert frame.empty
     assert tuple(empty.invocations.columns) == INVOCATION_COLUMNS
     assert empty.invocations.empty
+    assert tuple(empty.case_table.columns) == CASE_SUMMARY_COLUMNS + ("final_response_avg_score",)
+    assert empty.case_table.empty
     assert empty.overall_status == EvalStatus.NOT_EVALUATED
 
 
@@ -224,6 +341,8 @@ def test_a_bare_report_has_empty_frames_and_no_pass_k() -> None:
     assert tuple(bare.cases.columns) == CASE_COLUMNS
     assert tuple(bare.metrics.columns) == METRIC_COLUMNS
     assert tuple(bare.invocations.columns) == INVOCATION_COLUMNS
+    assert tuple(bare.case_table.columns) == CASE_SUMMARY_COLUMNS
+    assert bare.case_table.empty
     assert len(bare.cases) == len(bare.metrics) == len(bare.invocations) == 0
     assert bare.num_runs == 1
     assert bare.execution_time == 0.0
@@ -262,3 +381,23 @@ def test_metric_reasons_name_their_turns_in_multi_turn_cases() -> None:
     # The stored result keeps the reference's joined form.
     overall = report.result.eval_case_results[0].overall_eval_metric_results[1]
     assert overall.details is not None and overall.details.reason.startswith(";final response mismatch")
+
+
+def test_case_table_pass_rate_leaves_out_runs_that_were_not_evaluated() -> None:
+    eval_set = EvalSet(
+        eval_set_id="s",
+        eval_cases=[
+            EvalCase(
+                eval_id="c",
+                conversation=[Invocation(user_content=Message.user("hi"), final_response=Message.assistant("hi"))],
+                session_input=SessionInput(app_name="app", user_id="u"),
+            )
+        ],
+    )
+    report = Evaluator("app", lambda text: text).evaluate(eval_set, metrics=[], num_runs=2)
+
+    table = report.case_table
+    assert table["status"].tolist() == ["not_evaluated"]
+    assert table["num_runs"].tolist() == [2]
+    assert table["runs_passed"].tolist() == [0]
+    assert math.isnan(table["pass_rate"][0])
