@@ -15,6 +15,7 @@ from agenteval.errors import (
     MissingDependencyError,
     NotFoundError,
     StorageError,
+    UnknownFieldWarning,
 )
 from agenteval.evalresult import (
     EvalCaseResult,
@@ -48,6 +49,7 @@ from agenteval.evalset import (
 from agenteval.evaluation import Evaluator, SaveError
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.llm import ChatModel, ChatRequest, ChatResponse
 from agenteval.locator import Locator, SuffixLocator
 from agenteval.metric import (
     Criterion,
@@ -74,6 +76,7 @@ from agenteval.runner import (
     TurnResult,
     UserSimulator,
 )
+from agenteval.runner.llm_simulator import LLMUserSimulator
 from agenteval.service import (
     AggregationInput,
     AggregationResult,
@@ -97,6 +100,9 @@ __all__ = [
     "CallbackError",
     "CallbackResult",
     "Callbacks",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
     "Comparison",
     "ConfigError",
     "ConversationScenario",
@@ -127,6 +133,7 @@ __all__ = [
     "InMemoryEvalSetManager",
     "InMemoryMetricManager",
     "Invocation",
+    "LLMUserSimulator",
     "LocalEvalResultManager",
     "LocalEvalSetManager",
     "LocalMetricManager",
@@ -155,6 +162,7 @@ __all__ = [
     "Turn",
     "TurnRequest",
     "TurnResult",
+    "UnknownFieldWarning",
     "UserSimulator",
     "__version__",
     "compare",

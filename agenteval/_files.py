@@ -6,14 +6,15 @@ import contextlib
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agenteval._json import WireModel
-from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval._json import WireModel, unknown_fields
+from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 
 T = TypeVar("T")
 
@@ -25,6 +26,7 @@ __all__ = [
     "ensure_inside",
     "load_json_file",
     "parse_json",
+    "warn_unknown_fields",
     "write_atomic",
 ]
 
@@ -137,6 +139,19 @@ def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str
         raise TypeError(f"cannot validate with {adapter!r}")
     except ValidationError as exc:
         raise ConfigError(f"{source} is malformed: {describe_validation_error(exc)}") from None
+
+
+def warn_unknown_fields(value: object, source: str) -> None:
+    """Warn (:class:`UnknownFieldWarning`) about keys in ``value`` that no model field took."""
+    fields = unknown_fields(value)
+    if fields:
+        shown = ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
+        warnings.warn(
+            f"{source}: unknown field(s) {shown} have no effect; check their spelling "
+            "(they are kept when the file is written back)",
+            UnknownFieldWarning,
+            stacklevel=2,
+        )
 
 
 def write_atomic(path: Path, text: str) -> None:

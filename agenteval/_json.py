@@ -110,6 +110,27 @@ class CamelModel(WireModel):
     model_config = ConfigDict(alias_generator=to_camel)
 
 
+def unknown_fields(value: Any, path: str = "") -> list[str]:
+    """JSON paths of the keys that no model field took, in document order (e.g. ``[0].criterion.foo``).
+
+    Such keys are kept (and written back), but a misspelt option silently means its default.
+    """
+    if isinstance(value, list | tuple):
+        return [found for index, item in enumerate(value) for found in unknown_fields(item, f"{path}[{index}]")]
+    if not isinstance(value, BaseModel):
+        return []
+    prefix = f"{path}." if path else ""
+    found = [f"{prefix}{key}" for key in value.model_extra or {}]
+    for name, info in type(value).model_fields.items():
+        child = getattr(value, name)
+        if isinstance(child, BaseModel | list | tuple):
+            found.extend(unknown_fields(child, f"{prefix}{info.alias or name}"))
+        elif isinstance(child, dict):
+            for key, item in child.items():
+                found.extend(unknown_fields(item, f"{prefix}{info.alias or name}.{key}"))
+    return found
+
+
 def non_finite_path(model: BaseModel) -> str | None:
     """Return the JSON path of the first NaN or infinite number in ``model`` (``None`` if there is none).
 

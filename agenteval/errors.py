@@ -11,6 +11,9 @@ The hierarchy::
 
 Failures of an agent or a metric are not exceptions: they are recorded in the results
 (``status="failed"`` with an ``errorMessage``).
+
+:class:`UnknownFieldWarning` (a ``UserWarning``) flags keys in an eval-set or metrics file that
+no field takes, such as a misspelt criterion option.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = [
     "MissingDependencyError",
     "NotFoundError",
     "StorageError",
+    "UnknownFieldWarning",
     "describe_exception",
     "rewrap",
 ]
@@ -40,6 +44,10 @@ class MissingDependencyError(ConfigError, ImportError):
 
     def __init__(self, feature: str, extra: str, package: str) -> None:
         super().__init__(f"{feature} needs the optional package {package!r}: pip install 'agenteval[{extra}]'")
+
+
+class UnknownFieldWarning(UserWarning):
+    """An eval-set or metrics file has keys that no field takes; they are kept but have no effect."""
 
 
 class NotFoundError(AgentEvalError, LookupError):

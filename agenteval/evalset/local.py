@@ -9,7 +9,14 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from agenteval._files import check_name, check_set_names, ensure_inside, load_json_file, write_atomic
+from agenteval._files import (
+    check_name,
+    check_set_names,
+    ensure_inside,
+    load_json_file,
+    warn_unknown_fields,
+    write_atomic,
+)
 from agenteval._validate import not_empty
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalset.memory import _appender, _case_index, _new_set, _remover, _replacer
@@ -41,9 +48,11 @@ class LocalEvalSetManager:
     def _load(self, app_name: str, eval_set_id: str) -> tuple[Path, EvalSet]:
         path = self._path(app_name, eval_set_id)
         try:
-            return path, load_json_file(path, EvalSet, "eval set")
+            eval_set = load_json_file(path, EvalSet, "eval set")
         except NotFoundError as exc:
             raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found: {exc}") from exc
+        warn_unknown_fields(eval_set, f"eval set file {path}")
+        return path, eval_set
 
     def _edit(self, app_name: str, eval_set_id: str, change: Callable[[EvalSet], object]) -> None:
         with self._lock:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from agenteval._files import check_set_names, dump_models, ensure_inside, load_json_file, write_atomic
+from agenteval._files import (
+    check_set_names,
+    dump_models,
+    ensure_inside,
+    load_json_file,
+    warn_unknown_fields,
+    write_atomic,
+)
 from agenteval._validate import not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.locator import Locator, SuffixLocator
@@ -62,6 +69,7 @@ class LocalMetricManager:
         except NotFoundError:
             return path, []
         _check_names(path, metrics)
+        warn_unknown_fields(metrics, f"metrics file {path}")
         return path, metrics
 
     def _edit(self, app_name: str, eval_set_id: str, change: _Change) -> None:

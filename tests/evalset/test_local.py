@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.models import EvalCase
 from tests.conftest import REFERENCE_EXAMPLES
@@ -226,3 +226,23 @@ async def test_unwritable_base_is_storage_error(tmp_path: Path) -> None:
     base.write_text("not a directory")
     with pytest.raises(StorageError):
         await LocalEvalSetManager(base).create("a", "s")
+
+
+@pytest.mark.asyncio
+async def test_unknown_keys_in_an_eval_set_file_warn_once_with_every_path(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    path = tmp_path / "app" / "s.evalset.json"
+    path.write_text(
+        json.dumps(
+            {
+                "evalSetId": "s",
+                "evalCase": [{"evalId": "c", "conversations": [], "sessionInput": {"appName": "app", "userID": "u"}}],
+            }
+        )
+    )
+    with pytest.warns(UnknownFieldWarning) as warned:
+        eval_set = await LocalEvalSetManager(tmp_path).get("app", "s")
+
+    assert len(warned) == 1
+    assert str(warned[0].message).startswith(f"eval set file {path}: unknown field(s) evalCase have no effect")
+    assert eval_set.eval_cases == []

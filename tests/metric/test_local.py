@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, UnknownFieldWarning
 from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.models import EvalMetric
 from tests.conftest import REFERENCE_EXAMPLES
@@ -201,3 +201,21 @@ async def test_a_non_finite_threshold_is_a_clear_error(tmp_path: Path, written: 
         f"metrics file {tmp_path / 'a' / 's.metrics.json'} is malformed: field [0].threshold: "
         f"expected a finite number, got {shown} (JSON has no NaN or Infinity)"
     )
+
+
+@pytest.mark.asyncio
+async def test_a_misspelt_criterion_option_warns_naming_its_path(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / "s.metrics.json"
+    path.write_text(
+        '[{"metricName": "m", "threshold": 1, "criterion": {"finalResponse": {"text": {"caseInsensitve": true}}}}]'
+    )
+    with pytest.warns(UnknownFieldWarning) as warned:
+        metric = await LocalMetricManager(tmp_path).get("a", "s", "m")
+
+    assert [str(w.message) for w in warned] == [
+        f"metrics file {path}: unknown field(s) [0].criterion.finalResponse.text.caseInsensitve have no effect; "
+        "check their spelling (they are kept when the file is written back)"
+    ]
+    assert metric.criterion is not None
+    assert metric.to_dict()["criterion"]["finalResponse"]["text"] == {"caseInsensitve": True}
