@@ -7,9 +7,9 @@ import contextvars
 import functools
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
@@ -85,50 +85,99 @@ class Turn:
         self.tools.append(tool)
         return tool
 
-    def tool(self, function: Callable[P, R]) -> Callable[P, R]:
-        """Wrap a tool function so that every call is recorded with its arguments and result.
+    @overload
+    def tool(self, function: Callable[P, R], /, *, name: str | None = None) -> Callable[P, R]: ...
 
-        The tool is recorded under the function's name, with its arguments bound to parameter
-        names. Works for plain and ``async`` functions. When the turn mocks that tool (the eval
-        set's ``toolMock``), the mocked result is returned and recorded and the function is not
-        called.
+    @overload
+    def tool(
+        self, function: None = None, /, *, name: str | None = None
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+    def tool(
+        self, function: Callable[P, R] | None = None, /, *, name: str | None = None
+    ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
+        """Wrap a tool so that every call is recorded with its arguments and result.
+
+        Use it as ``turn.tool(fn)``, ``turn.tool(fn, name="search")``, or as a decorator
+        (``@turn.tool``, ``@turn.tool(name="search")``). The tool may be a plain or ``async``
+        function, a method, a :func:`functools.partial` or an object with a (plain or ``async``)
+        ``__call__``.
+
+        A call is recorded with the arguments it passes, bound to parameter names: positional
+        arguments get their names, the arguments a :func:`functools.partial` supplies are included,
+        ``**kwargs`` are merged into the other arguments and ``*args`` is a list under its name.
+        Defaults the caller leaves out are not recorded, as an LLM's tool call leaves them out, so
+        an expected call lists only what the agent passes. Without an inspectable signature (some
+        builtins), the call is recorded as ``{"args": [...], **kwargs}``. Arguments that do not fit
+        the tool's signature raise :class:`TypeError` naming the tool; nothing is recorded and the
+        tool is not called. A call that raises is recorded without a result.
+
+        When the turn mocks the tool (the eval set's ``toolMock``, looked up by the recorded name
+        and arguments), the mocked result is returned and recorded and the tool is not called.
+
+        Example::
+
+            def agent(message: str, turn: Turn) -> str:
+                @turn.tool(name="search")
+                def web_search(query: str, limit: int = 5) -> list[str]: ...
+
+                hits = web_search("weather")  # recorded: search {"query": "weather"}
+                return hits[0]
 
         Args:
-            function: The tool.
+            function: The tool; omit it to get a decorator.
+            name: The tool name to record; by default the function's ``__name__`` (for a partial,
+                its function's; for a callable object, its class name).
 
         Returns:
-            A function with the same signature that records each call.
+            A function with the same signature that records each call (or, without ``function``,
+            a decorator that makes one).
+
+        Raises:
+            ConfigError: ``function`` is not callable, ``name`` is empty, or no name can be derived
+                (a lambda): pass ``name=``.
         """
-        signature = inspect.signature(function)
-        name = function.__name__
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ConfigError(f"the tool name must be a non-empty string, got {name!r}")
+        if function is None:
 
-        def arguments_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-            bound = signature.bind(*args, **kwargs)
-            return dict(bound.arguments)
+            def decorate(function: Callable[P, R]) -> Callable[P, R]:
+                return self.tool(function, name=name)
 
-        if inspect.iscoroutinefunction(function):
+            return decorate
+        if not callable(function):
+            raise ConfigError(f"turn.tool() wraps a callable tool, got {function!r}")
+        tool_name = name or _tool_name(function)
+        if tool_name is None:
+            raise ConfigError(
+                f'cannot name the tool {function!r}: pass its name, e.g. turn.tool(fn, name="search") '
+                'or @turn.tool(name="search")'
+            )
+        arguments_of = _call_recorder(function, tool_name)
+
+        if _is_async(function):
 
             @functools.wraps(function)
-            async def record_async(*args: P.args, **kwargs: P.kwargs) -> Any:
-                call = self.record_tool(name, arguments_of(args, kwargs))
-                if self.tool_mocks is not None and self.tool_mocks.mocks(name):
-                    call.result = await self.tool_mocks.result(name, call.arguments)
+            async def record_async(*args: Any, **kwargs: Any) -> Any:
+                call = self.record_tool(tool_name, arguments_of(args, kwargs))
+                if self.tool_mocks is not None and self.tool_mocks.mocks(tool_name):
+                    call.result = await self.tool_mocks.result(tool_name, call.arguments)
                 else:
-                    call.result = await function(*args, **kwargs)
+                    call.result = await cast(Awaitable[Any], function(*args, **kwargs))
                 return call.result
 
-            return record_async  # type: ignore[return-value]
+            return cast(Callable[P, R], record_async)
 
         @functools.wraps(function)
-        def record(*args: P.args, **kwargs: P.kwargs) -> Any:
-            call = self.record_tool(name, arguments_of(args, kwargs))
-            if self.tool_mocks is not None and self.tool_mocks.mocks(name):
-                call.result = self._mocked_result(self.tool_mocks, name, call.arguments)
+        def record(*args: Any, **kwargs: Any) -> Any:
+            call = self.record_tool(tool_name, arguments_of(args, kwargs))
+            if self.tool_mocks is not None and self.tool_mocks.mocks(tool_name):
+                call.result = self._mocked_result(self.tool_mocks, tool_name, call.arguments)
             else:
                 call.result = function(*args, **kwargs)
             return call.result
 
-        return record
+        return cast(Callable[P, R], record)
 
     def _mocked_result(self, mocks: ToolMocks, name: str, arguments: Any) -> Any:
         rule = mocks.rule_for(name, arguments)
@@ -144,6 +193,63 @@ class Turn:
             f'tool "{name}": an LLM-generated mock result needs an async tool (or a plain agent function) '
             "so that the model can be awaited"
         )
+
+
+def _unpartial(function: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+    """The function a (possibly nested) partial calls, with the arguments the partial supplies."""
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = {}
+    while isinstance(function, functools.partial):
+        args = (*function.args, *args)
+        kwargs = {**function.keywords, **kwargs}
+        function = function.func
+    return function, args, kwargs
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    # Python 3.11 does not see through partials, nor into an object's async __call__.
+    target = _unpartial(function)[0]
+    return inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(type(target).__call__)
+
+
+def _tool_name(function: Callable[..., Any]) -> str | None:
+    target = _unpartial(function)[0]
+    name = getattr(target, "__name__", type(target).__name__)
+    return name if isinstance(name, str) and name.isidentifier() else None
+
+
+def _call_recorder(
+    function: Callable[..., Any], tool_name: str
+) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
+    """How calls of ``function`` are recorded: a function from ``(args, kwargs)`` to the recorded arguments."""
+    target, preset_args, preset_kwargs = _unpartial(function)
+    try:
+        signature: inspect.Signature | None = inspect.signature(target)
+    except (TypeError, ValueError):
+        signature = None
+
+    def arguments_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        received_args = (*preset_args, *args)
+        received_kwargs = {**preset_kwargs, **kwargs}
+        if signature is None:
+            return {"args": list(received_args), **received_kwargs}
+        try:
+            bound = signature.bind(*received_args, **received_kwargs)
+        except TypeError as error:
+            raise TypeError(f"tool {tool_name!r}: {error}") from None
+        arguments: dict[str, Any] = {}
+        for parameter, value in bound.arguments.items():
+            kind = signature.parameters[parameter].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                arguments[parameter] = list(value)
+            elif kind is inspect.Parameter.VAR_KEYWORD and arguments.keys().isdisjoint(value):
+                arguments.update(value)
+            else:
+                # A **kwargs key that repeats a positional-only parameter's name stays nested.
+                arguments[parameter] = value
+        return arguments
+
+    return arguments_of
 
 
 def _wants_turn(function: AgentFunction) -> bool:
@@ -245,11 +351,25 @@ class FunctionRunner:
 def as_runner(agent: Runner | AgentFunction) -> Runner:
     """Return ``agent`` if it is a :class:`Runner`, else wrap the callable in a :class:`FunctionRunner`.
 
+    An object is a runner when its ``run`` is ``async`` (a coroutine function), even if it is also
+    callable; any other callable is an agent function.
+
     Raises:
-        ConfigError: ``agent`` is neither.
+        ConfigError: ``agent`` is neither, it has a ``run`` that is not ``async``, or it is a runner
+            class rather than an instance.
     """
-    if isinstance(agent, Runner):
+    if isinstance(agent, type) and inspect.iscoroutinefunction(getattr(agent, "run", None)):
+        raise ConfigError(f"the agent is the class {agent.__qualname__}; pass an instance, e.g. {agent.__qualname__}()")
+    if isinstance(agent, Runner) and inspect.iscoroutinefunction(agent.run):
         return agent
     if callable(agent):
         return FunctionRunner(agent)
-    raise ConfigError(f"the agent must be a Runner or a callable, got {agent!r}")
+    if hasattr(agent, "run"):
+        raise ConfigError(
+            f"the agent {agent!r} has a run method that is not async: define `async def run(self, request: "
+            "TurnRequest) -> TurnResult`, or pass a function fn(message) / fn(message, turn)"
+        )
+    raise ConfigError(
+        f"the agent must be a Runner or a callable, got {agent!r}: a Runner defines "
+        "`async def run(self, request: TurnRequest) -> TurnResult`; a callable is fn(message) or fn(message, turn)"
+    )

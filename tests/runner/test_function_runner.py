@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import re
 import threading
 from collections.abc import Awaitable, Sequence
 from typing import Any
@@ -26,8 +28,10 @@ from agenteval import (
     Tool,
 )
 from agenteval.evalset.message import Role
+from agenteval.evalset.models import ArgumentsMatch, MockTool
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.runner import FunctionRunner, Runner, Turn, TurnRequest, TurnResult, as_runner
+from agenteval.runner.toolmock import ToolMockError, ToolMocks
 from agenteval.service.callbacks import BeforeInferenceCaseArgs
 
 APP = "app"
@@ -296,14 +300,208 @@ async def test_a_failing_wrapped_tool_is_recorded_without_result_and_raises() ->
     assert result.tools == [Tool(name="broken", arguments={"query": "nothing"})]
 
 
-@pytest.mark.asyncio
-async def test_wrapped_tool_with_bad_arguments_raises_type_error() -> None:
-    def agent(text: str, turn: Turn) -> str:
-        turn.tool(add)(1, 2, 3)  # type: ignore[call-arg]
-        return "unreachable"
+def make_turn(**fields: Any) -> Turn:
+    return Turn(request(**fields), [])
 
-    with pytest.raises(TypeError):
-        await FunctionRunner(agent).run(request())
+
+def search(query: str, limit: int = 5) -> list[str]:
+    return [f"{query}-{index}" for index in range(limit)]
+
+
+def test_tool_works_as_a_decorator_with_or_without_a_name() -> None:
+    turn = make_turn()
+
+    @turn.tool
+    def lookup(key: str) -> str:
+        return key.upper()
+
+    @turn.tool(name="web_search")
+    def find(query: str) -> str:
+        return query[::-1]
+
+    renamed = turn.tool(search, name="search_v2")
+
+    assert (lookup("a"), find("abc"), renamed("x", 1)) == ("A", "cba", ["x-0"])
+    assert lookup.__name__ == "lookup"
+    assert turn.tools == [
+        Tool(name="lookup", arguments={"key": "a"}, result="A"),
+        Tool(name="web_search", arguments={"query": "abc"}, result="cba"),
+        Tool(name="search_v2", arguments={"query": "x", "limit": 1}, result=["x-0"]),
+    ]
+
+
+def test_tool_records_passed_arguments_only_flattens_kwargs_and_keeps_var_positional_as_a_list() -> None:
+    def configure(name: str, *values: int, strict: bool = False, **options: Any) -> str:
+        return name
+
+    turn = make_turn()
+    turn.tool(search)(query="x")
+    turn.tool(configure)("cfg", 1, 2, mode="fast", retries=3)
+    turn.tool(configure)("bare")
+
+    # Defaults left out, as in an LLM's tool call: an expected call lists what the agent passes.
+    assert [tool.arguments for tool in turn.tools] == [
+        {"query": "x"},
+        {"name": "cfg", "values": [1, 2], "mode": "fast", "retries": 3},
+        {"name": "bare"},
+    ]
+
+
+def test_tool_keeps_a_kwargs_key_that_repeats_a_positional_only_name_nested() -> None:
+    def clash(a: int, /, **extra: Any) -> int:
+        return a
+
+    turn = make_turn()
+    turn.tool(clash)(1, a=2)
+
+    assert turn.tools == [Tool(name="clash", arguments={"a": 1, "extra": {"a": 2}}, result=1)]
+
+
+def test_a_partial_tool_records_the_arguments_it_receives_under_its_functions_name() -> None:
+    turn = make_turn()
+    tool = turn.tool(functools.partial(search, "weather", limit=2))
+
+    assert tool() == ["weather-0", "weather-1"]
+    assert tool(limit=1) == ["weather-0"]
+    assert turn.tools == [
+        Tool(name="search", arguments={"query": "weather", "limit": 2}, result=["weather-0", "weather-1"]),
+        Tool(name="search", arguments={"query": "weather", "limit": 1}, result=["weather-0"]),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_async_tools_callable_objects_and_async_partials_are_recorded() -> None:
+    class Translate:
+        def __call__(self, text: str, target: str = "fr") -> str:
+            return f"{text}:{target}"
+
+    class Summarize:
+        async def __call__(self, text: str) -> str:
+            await asyncio.sleep(0)
+            return text[:2]
+
+    turn = make_turn()
+    translate = turn.tool(Translate())
+    summarize = turn.tool(Summarize())
+    multiply_by_3 = turn.tool(functools.partial(async_multiply, 3))
+
+    assert translate("hi") == "hi:fr"
+    assert await summarize("hello") == "he"
+    assert await multiply_by_3(b=4) == 12
+    assert turn.tools == [
+        Tool(name="Translate", arguments={"text": "hi"}, result="hi:fr"),
+        Tool(name="Summarize", arguments={"text": "hello"}, result="he"),
+        Tool(name="async_multiply", arguments={"a": 3, "b": 4}, result=12),
+    ]
+
+
+def test_a_tool_without_a_signature_records_its_positional_arguments_as_a_list() -> None:
+    turn = make_turn()
+    maximum: Any = turn.tool(max)
+
+    assert maximum(3, 7) == 7
+    assert maximum([], default=0) == 0
+    assert turn.tools == [
+        Tool(name="max", arguments={"args": [3, 7]}, result=7),
+        Tool(name="max", arguments={"args": [[]], "default": 0}, result=0),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        (lambda query: query, {"query": "x"}),
+        (functools.partial(lambda query, limit: query, limit=1), {"query": "x", "limit": 1}),
+    ],
+)
+def test_a_tool_without_a_usable_name_needs_one(tool: Any, arguments: dict[str, Any]) -> None:
+    turn = make_turn()
+    with pytest.raises(ConfigError, match=r"^cannot name the tool .*: pass its name, e\.g\. turn\.tool\(fn, name="):
+        turn.tool(tool)
+
+    echo: Any = turn.tool(tool, name="echo")
+    assert echo("x") == "x"
+    assert turn.tools == [Tool(name="echo", arguments=arguments, result="x")]
+
+
+@pytest.mark.parametrize(
+    ("function", "name", "message"),
+    [
+        (search, "", "the tool name must be a non-empty string, got ''"),
+        (search, "  ", "the tool name must be a non-empty string, got '  '"),
+        ("search", None, r"turn\.tool\(\) wraps a callable tool, got 'search'"),
+    ],
+)
+def test_bad_tool_arguments_are_config_errors(function: Any, name: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        make_turn().tool(function, name=name)
+
+
+@pytest.mark.asyncio
+async def test_arguments_that_do_not_fit_raise_a_type_error_naming_the_tool_and_record_nothing() -> None:
+    ran: list[str] = []
+
+    def guarded(a: int) -> int:
+        ran.append("guarded")
+        return a
+
+    class Counter:
+        async def __call__(self, step: int) -> int:
+            ran.append("counter")
+            return step
+
+    turn = make_turn()
+    with pytest.raises(TypeError, match=r"^tool 'add': too many positional arguments$"):
+        turn.tool(add)(1, 2, 3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^tool 'guarded': got an unexpected keyword argument 'b'$"):
+        turn.tool(guarded)(1, b=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^tool 'async_multiply': missing a required argument: 'b'$"):
+        await turn.tool(async_multiply)(1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^tool 'Counter': missing a required argument: 'step'$"):
+        await turn.tool(Counter())()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^tool 'search': multiple values for argument 'query'$"):
+        turn.tool(functools.partial(search, query="x"))("y")
+
+    assert turn.tools == []
+    assert ran == []
+
+
+def test_a_tool_whose_signature_misdescribes_it_raises_the_binding_error() -> None:
+    def real(*args: Any) -> int:
+        return len(args)
+
+    @functools.wraps(search)
+    def wrapper(*args: Any) -> int:
+        return real(*args)
+
+    turn = make_turn()
+    with pytest.raises(TypeError, match=r"^tool 'search': too many positional arguments$"):
+        turn.tool(wrapper)(1, 2, 3)
+    assert turn.tools == []
+
+
+@pytest.mark.asyncio
+async def test_tool_mocks_apply_under_the_recorded_name_and_arguments() -> None:
+    def web_search(query: str, limit: int = 5) -> list[str]:
+        raise AssertionError("a mocked tool must not run")
+
+    async def async_web_search(query: str, limit: int = 5) -> list[str]:
+        raise AssertionError("a mocked tool must not run")
+
+    mocks = ToolMocks([MockTool(name="search", arguments=ArgumentsMatch(expected={"query": "x"}), result=["mocked"])])
+    turn = make_turn(tool_mocks=mocks)
+
+    assert turn.tool(web_search, name="search")("x") == ["mocked"]
+    assert await turn.tool(async_web_search, name="search")(query="x") == ["mocked"]
+    with pytest.raises(ToolMockError, match='tool "search" configured for mock but no rule matched'):
+        turn.tool(web_search, name="search")("x", limit=1)
+    assert turn.tool(add)(1) == 11
+    assert turn.tools == [
+        Tool(name="search", arguments={"query": "x"}, result=["mocked"]),
+        Tool(name="search", arguments={"query": "x"}, result=["mocked"]),
+        Tool(name="search", arguments={"query": "x", "limit": 1}),
+        Tool(name="add", arguments={"a": 1}, result=11),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------- the turn
@@ -481,9 +679,71 @@ def test_as_runner_keeps_runners_and_wraps_callables() -> None:
     assert repr(wrapped) == "FunctionRunner('upper')"
 
 
+class CallableRunner(EchoRunner):
+    def __call__(self, text: str) -> str:
+        return "called"
+
+
+class SyncRun:
+    def run(self, request: TurnRequest) -> TurnResult:
+        return TurnResult()
+
+
+class CallableWithSyncRun(SyncRun):
+    def __call__(self, text: str) -> str:
+        return text
+
+
+class Echo:
+    def __call__(self, text: str) -> str:
+        return text
+
+
+@pytest.mark.asyncio
+async def test_an_object_with_an_async_run_is_a_runner_even_if_it_is_callable() -> None:
+    runner = CallableRunner()
+
+    assert as_runner(runner) is runner
+    assert (await as_runner(runner).run(request("ping"))).final_response == Message.assistant("ping")
+
+
+@pytest.mark.parametrize(
+    "agent", [Echo(), CallableWithSyncRun(), functools.partial(upper_with_turn), lambda text: text]
+)
+def test_as_runner_wraps_callables_without_an_async_run(agent: Any) -> None:
+    wrapped = as_runner(agent)
+
+    assert isinstance(wrapped, FunctionRunner)
+    assert wrapped.function is agent
+
+
+def test_as_runner_rejects_a_run_that_is_not_async() -> None:
+    message = (
+        r"^the agent <.*SyncRun object at .*> has a run method that is not async: define "
+        r"`async def run\(self, request: TurnRequest\) -> TurnResult`, or pass a function fn\(message\) / "
+        r"fn\(message, turn\)$"
+    )
+    with pytest.raises(ConfigError, match=message):
+        as_runner(SyncRun())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="has a run method that is not async"):
+        Evaluator(APP, SyncRun())  # type: ignore[arg-type]
+
+
+def test_as_runner_rejects_a_runner_class() -> None:
+    with pytest.raises(
+        ConfigError, match=r"^the agent is the class EchoRunner; pass an instance, e\.g\. EchoRunner\(\)$"
+    ):
+        as_runner(EchoRunner)
+
+
 @pytest.mark.parametrize("agent", [42, "agent", None])
 def test_as_runner_rejects_non_callables(agent: Any) -> None:
-    with pytest.raises(ConfigError, match="the agent must be a Runner or a callable"):
+    message = (
+        rf"^the agent must be a Runner or a callable, got {re.escape(repr(agent))}: a Runner defines "
+        r"`async def run\(self, request: TurnRequest\) -> TurnResult`; a callable is fn\(message\) or "
+        r"fn\(message, turn\)$"
+    )
+    with pytest.raises(ConfigError, match=message):
         as_runner(agent)
     with pytest.raises(ConfigError, match="the agent must be callable"):
         FunctionRunner(agent)
