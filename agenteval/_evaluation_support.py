@@ -56,8 +56,9 @@ def check_metrics(metrics: Sequence[EvalMetric], registry: MetricRegistry) -> No
 class SnapshotEvalSetManager:
     """Serves one eval set, as read when the evaluation started; anything else goes to ``inner``.
 
-    Each read is a deep copy, as a store's would be, so what an agent does to a case's state or
-    messages in one run never reaches the next run or the report.
+    Reads share the cases instead of copying them (a deep copy of a large set costs more than a
+    fast agent's whole run): the agent only ever gets copies of a case's messages and state, so
+    nothing it does reaches the next run or the report.
     """
 
     def __init__(self, inner: EvalSetManager | None, app_name: str, eval_set_id: str, eval_set: EvalSet) -> None:
@@ -74,18 +75,18 @@ class SnapshotEvalSetManager:
         return self._inner
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
-        """A copy of the snapshot (or the inner store's set)."""
+        """The snapshot, with its own list of cases (or the inner store's set)."""
         if self._holds(app_name, eval_set_id):
-            return self._eval_set.model_copy(deep=True)
+            return self._eval_set.model_copy(update={"eval_cases": list(self._eval_set.eval_cases)})
         return await self._other(app_name, eval_set_id).get(app_name, eval_set_id)
 
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
-        """A copy of one case of the snapshot (or the inner store's case)."""
+        """One case of the snapshot (or the inner store's case)."""
         if self._holds(app_name, eval_set_id):
             case = self._eval_set.case(eval_case_id)
             if case is None:
                 raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
-            return case.model_copy(deep=True)
+            return case
         return await self._other(app_name, eval_set_id).get_case(app_name, eval_set_id, eval_case_id)
 
     def __getattr__(self, name: str) -> Any:

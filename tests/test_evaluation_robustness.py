@@ -27,7 +27,7 @@ from tests.test_evaluation import (
 
 
 def state_case(eval_id: str) -> ae.EvalCase:
-    case = make_case(eval_id)
+    case = make_case(eval_id, turn(f"say {eval_id}", eval_id), turn(f"say {eval_id}", eval_id))
     assert case.session_input is not None
     case.session_input.state = {"count": 0}
     return case
@@ -45,7 +45,8 @@ def test_what_an_agent_does_to_state_and_messages_never_reaches_the_next_run_or_
     eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[state_case("a")])
     report = ae.Evaluator(APP, meddling).evaluate(eval_set, num_runs=3, metrics=[final_response()])
 
-    assert seen == [0, 0, 0]
+    # Changes to the state last for the case's turns, and start afresh in every run.
+    assert seen == [0, 1, 0, 1, 0, 1]
     assert report.eval_set is not None
     stored = report.eval_set.eval_cases[0]
     assert stored.session_input is not None and stored.session_input.state == {"count": 0}

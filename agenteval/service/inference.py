@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, describe_exception
@@ -66,6 +68,11 @@ class _Session:
     tool_mock_model: ChatModel | None = None
     turn_timeout: float | None = None
     turns_run: int = 0
+    state: dict[str, Any] = field(init=False)
+    """The agent's copy of ``sessionInput.state``: its changes last for the case, not beyond."""
+
+    def __post_init__(self) -> None:
+        self.state = copy.deepcopy(self.session_input.state)
 
     def _tool_mocks(self, tool_mock: ToolMock | None) -> ToolMocks | None:
         rules = getattr(tool_mock, self.mock_side) if tool_mock is not None and self.mock_side else None
@@ -80,11 +87,12 @@ class _Session:
         self, message: Message, tool_mock: ToolMock | None = None
     ) -> tuple[Invocation, ExecutionTrace | None]:
         request = TurnRequest(
-            message=message,
+            # The agent gets copies: what it does to them must not reach the eval set or other runs.
+            message=message.model_copy(deep=True),
             session_id=self.session_id,
             user_id=self.session_input.user_id,
-            context_messages=list(self.context_messages),
-            state=self.session_input.state,
+            context_messages=[context.model_copy(deep=True) for context in self.context_messages],
+            state=self.state,
             context=self.context,
             tool_mocks=self._tool_mocks(tool_mock),
         )
