@@ -173,6 +173,11 @@ class XMLCriterion(CamelModel):
     """The actual text must be well-formed XML with a single root."""
     match_strategy: XMLMatchStrategy = XMLMatchStrategy.DEFAULT
     """Must be ``skip``."""
+    compare_name: str = ""
+    """Name of a registered custom XML compare, which then decides instead of the rules above.
+
+    An agenteval extension: the reference takes an XML compare only in Go code, and ignores this key.
+    """
 
 
 class FinalResponseCriterion(CamelModel):

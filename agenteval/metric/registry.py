@@ -37,6 +37,7 @@ __all__ = [
     "MetricRegistry",
     "TextCompare",
     "Tokenizer",
+    "XMLCompare",
     "active_metric_registry",
     "call_compare",
     "use_metric_registry",
@@ -50,6 +51,8 @@ JSONCompare = Callable[[Any, Any], bool]
 Tool arguments and results arrive decoded; final responses arrive as their raw content strings,
 as the reference passes them.
 """
+XMLCompare = Callable[[str, str], bool]
+"""``compare(actual, expected) -> bool`` for final-response texts under an XML criterion."""
 InvocationCompare = Callable[[Invocation, Invocation], bool]
 """``compare(actual, expected) -> bool`` for whole turns (tool trajectory, final response)."""
 
@@ -92,6 +95,7 @@ class MetricRegistry:
     def __init__(self) -> None:
         self._text: dict[str, TextCompare] = {}
         self._json: dict[str, JSONCompare] = {}
+        self._xml: dict[str, XMLCompare] = {}
         self._tool_trajectory: dict[str, InvocationCompare] = {}
         self._final_response: dict[str, InvocationCompare] = {}
         self._tokenizers: dict[str, Tokenizer] = {}
@@ -100,6 +104,7 @@ class MetricRegistry:
         counts = {
             "text": len(self._text),
             "json": len(self._json),
+            "xml": len(self._xml),
             "toolTrajectory": len(self._tool_trajectory),
             "finalResponse": len(self._final_response),
             "rougeTokenizer": len(self._tokenizers),
@@ -135,6 +140,17 @@ class MetricRegistry:
             ConfigError: ``name`` is empty or ``compare`` is not callable.
         """
         self._register(self._json, "json compare", name, compare)
+
+    def register_xml_compare(self, name: str, compare: XMLCompare) -> None:
+        """Register an XML compare, used by ``finalResponse.xml.compareName``.
+
+        It replaces the XML criterion's own rules (``matchStrategy``, ``valid``) and gets the
+        actual and expected final-response texts.
+
+        Raises:
+            ConfigError: ``name`` is empty or ``compare`` is not callable.
+        """
+        self._register(self._xml, "xml compare", name, compare)
 
     def register_tool_trajectory_compare(self, name: str, compare: InvocationCompare) -> None:
         """Register a whole-turn compare used by ``toolTrajectory.compareName``.
@@ -190,6 +206,14 @@ class MetricRegistry:
             ConfigError: No such compare.
         """
         return self._lookup(self._json, "json compare", name)
+
+    def xml_compare(self, name: str) -> XMLCompare:
+        """Return the XML compare registered as ``name``.
+
+        Raises:
+            ConfigError: No such compare.
+        """
+        return self._lookup(self._xml, "xml compare", name)
 
     def tool_trajectory_compare(self, name: str) -> InvocationCompare:
         """Return the tool-trajectory compare registered as ``name``.
@@ -294,6 +318,8 @@ class MetricRegistry:
             return self._missing(self._final_response, criterion.compare_name, where, "a final response compare")
         problems = self._text_problems(criterion.text, f"{where}.text")
         problems += self._json_problems(criterion.json_, f"{where}.json")
+        if criterion.xml is not None:
+            problems += self._missing(self._xml, criterion.xml.compare_name, f"{where}.xml", "an XML compare")
         rouge = criterion.rouge
         if rouge is not None and rouge.tokenizer_name and rouge.tokenizer_name not in self._tokenizers:
             problems.append(

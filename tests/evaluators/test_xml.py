@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.criteria import check_xml_criterion, match_final_response, match_xml, xml_problem
 from agenteval.metric.criterion import FinalResponseCriterion, XMLCriterion, XMLMatchStrategy
-from agenteval.metric.registry import MetricRegistry
+from agenteval.metric.registry import MetricRegistry, use_metric_registry
 
 VALID = XMLCriterion(valid=True, match_strategy=XMLMatchStrategy.SKIP)
 UNKNOWN_STRATEGY = XMLCriterion.model_construct(match_strategy="exact")  # type: ignore[arg-type]
@@ -129,11 +128,46 @@ def test_passes_without_validation(criterion: XMLCriterion, content: str) -> Non
     check_xml_criterion(criterion)
 
 
-def test_there_is_no_custom_xml_compare() -> None:
-    # The XML criterion has no compareName, so nothing could select a registered compare.
-    assert list(inspect.signature(match_xml).parameters) == ["actual", "expected", "criterion"]
-    assert not hasattr(MetricRegistry, "register_xml_compare")
-    assert not hasattr(MetricRegistry, "xml_compare")
+def _same_root(actual: str, expected: str) -> bool:
+    return actual.split(">")[0] == expected.split(">")[0]
+
+
+def test_a_named_xml_compare_decides_instead_of_the_rules() -> None:
+    registry = MetricRegistry()
+    registry.register_xml_compare("same_root", _same_root)
+    criterion = XMLCriterion(compare_name="same_root")  # no matchStrategy needed
+    check_xml_criterion(criterion)
+
+    with use_metric_registry(registry):
+        assert match_xml("<a>1</a>", "<a>2</a>", criterion) is None
+        assert match_xml("<a/><b/>", "<b/>", criterion) == (
+            'xml compare "same_root" returned false (actual "<a/><b/>", expected "<b/>")'
+        )
+        assert match_xml("<b>", "<b/>", criterion.model_copy(update={"ignore": True})) is None
+        result = match_final_response(
+            _turn("<a>x</a>"),
+            _turn("<a>y</a>"),
+            FinalResponseCriterion.model_validate({"xml": {"compareName": "same_root"}}),
+        )
+        assert result is None
+
+
+def test_an_xml_compare_that_raises_or_is_missing_is_a_config_error() -> None:
+    def broken(actual: str, expected: str) -> bool:
+        raise ValueError("bad")
+
+    registry = MetricRegistry()
+    registry.register_xml_compare("broken", broken)
+    with use_metric_registry(registry):
+        with pytest.raises(ConfigError, match=r'^xml compare "broken" failed: ValueError: bad$'):
+            match_xml("<a/>", "<a/>", XMLCriterion(compare_name="broken"))
+        with pytest.raises(ConfigError, match=r'^xml compare "missing" is not registered'):
+            match_xml("<a/>", "<a/>", XMLCriterion(compare_name="missing"))
+
+
+def test_compare_name_round_trips_as_a_metric_file_key() -> None:
+    criterion = XMLCriterion.model_validate({"compareName": "same_root"})
+    assert criterion.to_dict() == {"compareName": "same_root"}
 
 
 def _turn(content: str | None) -> Invocation:

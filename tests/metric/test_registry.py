@@ -63,16 +63,20 @@ def test_register_and_look_up_every_kind() -> None:
     tokenizer = WhitespaceTokenizer()
     registry.register_text_compare("t", _always)
     registry.register_json_compare("j", _always)
+    registry.register_xml_compare("x", _always)
     registry.register_tool_trajectory_compare("tt", _always)
     registry.register_final_response_compare("fr", _always)
     registry.register_rouge_tokenizer("ws", tokenizer)
     assert registry.text_compare("t") is _always
     assert registry.json_compare("j") is _always
+    assert registry.xml_compare("x") is _always
     assert registry.tool_trajectory_compare("tt") is _always
     assert registry.final_response_compare("fr") is _always
     assert registry.rouge_tokenizer("ws") is tokenizer
     assert isinstance(tokenizer, Tokenizer)
-    assert repr(registry) == ("MetricRegistry(text=1, json=1, toolTrajectory=1, finalResponse=1, rougeTokenizer=1)")
+    assert repr(registry) == (
+        "MetricRegistry(text=1, json=1, xml=1, toolTrajectory=1, finalResponse=1, rougeTokenizer=1)"
+    )
 
 
 def test_kinds_are_separate_and_names_can_be_replaced() -> None:
@@ -93,6 +97,7 @@ def test_kinds_are_separate_and_names_can_be_replaced() -> None:
     [
         (MetricRegistry.text_compare, 'text compare "missing" is not registered'),
         (MetricRegistry.json_compare, 'json compare "missing" is not registered'),
+        (MetricRegistry.xml_compare, 'xml compare "missing" is not registered'),
         (MetricRegistry.tool_trajectory_compare, 'tool trajectory compare "missing" is not registered'),
         (MetricRegistry.final_response_compare, 'final response compare "missing" is not registered'),
         (MetricRegistry.rouge_tokenizer, 'rouge tokenizer "missing" is not registered'),
@@ -108,6 +113,7 @@ def test_unknown_names(lookup: Any, message: str) -> None:
     [
         (MetricRegistry.register_text_compare, "text compare"),
         (MetricRegistry.register_json_compare, "json compare"),
+        (MetricRegistry.register_xml_compare, "xml compare"),
         (MetricRegistry.register_tool_trajectory_compare, "tool trajectory compare"),
         (MetricRegistry.register_final_response_compare, "final response compare"),
     ],
@@ -156,6 +162,7 @@ CHECK_CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
             "finalResponse": {
                 "text": {"compareName": "e"},
                 "json": {"compareName": "f"},
+                "xml": {"compareName": "g"},
                 "rouge": {"rougeType": "rouge1", "tokenizerName": "jieba"},
             },
         },
@@ -169,6 +176,7 @@ CHECK_CASES: list[tuple[str, dict[str, Any] | None, list[str]]] = [
             "is not registered as a JSON compare",
             'criterion.finalResponse.text.compareName "e" is not registered as a text compare',
             'criterion.finalResponse.json.compareName "f" is not registered as a JSON compare',
+            'criterion.finalResponse.xml.compareName "g" is not registered as an XML compare',
             'criterion.finalResponse.rouge.tokenizerName "jieba" is not registered as a ROUGE tokenizer',
         ],
     ),

@@ -1,6 +1,6 @@
-"""The XML criterion: check that a final response is well-formed XML.
+"""The XML criterion: check that a final response is well-formed XML, or compare it by a named compare.
 
-The only strategy is ``skip`` (there is no XML comparison); with ``valid`` the actual text must be
+The only strategy is ``skip`` (there is no built-in XML comparison); with ``valid`` the actual text must be
 one well-formed XML element, optionally surrounded by an XML declaration, a doctype, comments,
 processing instructions and whitespace. Entities other than the predefined ones (``&amp;`` …)
 are rejected, as the reference does, so nothing is ever expanded or fetched.
@@ -14,6 +14,7 @@ from xml.parsers import expat
 from agenteval.errors import ConfigError
 from agenteval.evaluators.criteria.jsonmatch import format_value
 from agenteval.metric.criterion import XMLCriterion, XMLMatchStrategy
+from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = ["check_xml_criterion", "match_xml", "xml_problem"]
 
@@ -22,12 +23,12 @@ _ROOT_START = re.compile(rb"\s*<[^!?/]")
 
 
 def check_xml_criterion(criterion: XMLCriterion) -> None:
-    """Reject an XML criterion whose match strategy is not ``skip`` (unless it is ignored).
+    """Reject an XML criterion whose match strategy is not ``skip`` (unless it is ignored or uses a named compare).
 
     Raises:
         ConfigError: The strategy is empty or unknown.
     """
-    if criterion.ignore:
+    if criterion.ignore or criterion.compare_name:
         return
     strategy = criterion.match_strategy
     if strategy == XMLMatchStrategy.DEFAULT:
@@ -39,23 +40,32 @@ def check_xml_criterion(criterion: XMLCriterion) -> None:
 def match_xml(actual: str, expected: str, criterion: XMLCriterion) -> str | None:
     """Check an XML final response.
 
-    Order, as in the reference: ``ignore`` passes; the strategy must be ``skip``; with ``valid`` the
-    actual text must be well-formed XML with one root element.
+    Order, as in the reference: ``ignore`` passes; a named compare (``compareName``) decides; else
+    the strategy must be ``skip``, and with ``valid`` the actual text must be well-formed XML with
+    one root element.
 
     Args:
         actual: The agent's text.
-        expected: The expected text; not looked at (there is no XML comparison), taken to match
-            the reference's ``Match(actual, expected)``.
+        expected: The expected text; only a named compare looks at it.
         criterion: How to check.
 
     Returns:
         ``None`` when the text passes, else the reason.
 
     Raises:
-        ConfigError: The strategy is not ``skip``.
+        ConfigError: The strategy is not ``skip``, or the named compare is unknown, raised or did
+            not return a bool.
     """
     if criterion.ignore:
         return None
+    if criterion.compare_name:
+        name = criterion.compare_name
+        if call_compare("xml compare", name, active_metric_registry().xml_compare(name), actual, expected):
+            return None
+        return (
+            f"xml compare {format_value(name)} returned false "
+            f"(actual {format_value(actual)}, expected {format_value(expected)})"
+        )
     check_xml_criterion(criterion)
     if criterion.valid:
         return xml_problem(actual)
