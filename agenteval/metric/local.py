@@ -89,7 +89,7 @@ class LocalMetricManager:
         return [m.metric_name for m in metrics]
 
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
-        """Read the first metric with this name."""
+        """Read the metric with this name."""
         check_set_names(app_name, eval_set_id)
         not_empty("metric name", metric_name)
         return await asyncio.to_thread(self._get, app_name, eval_set_id, metric_name)
@@ -100,12 +100,12 @@ class LocalMetricManager:
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
-        """Replace the first metric with the same name and rewrite the file."""
+        """Replace the metric with the same name and rewrite the file."""
         check_set_names(app_name, eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
-        """Remove the first metric with this name and rewrite the file."""
+        """Remove the metric with this name and rewrite the file."""
         check_set_names(app_name, eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json_text
+from agenteval.evaluators.criteria.jsonmatch import (
+    check_json_schema,
+    format_value,
+    match_json_text,
+    named_compare_mismatch,
+)
 from agenteval.evaluators.criteria.rouge import match_rouge
 from agenteval.evaluators.criteria.text import match_text
 from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml
 from agenteval.metric.criterion import FinalResponseCriterion
-from agenteval.metric.registry import active_metric_registry, call_compare
+from agenteval.metric.registry import active_metric_registry
 
 __all__ = ["NO_FINAL_RESPONSE", "check_final_response_criterion", "match_final_response"]
 
@@ -60,12 +65,7 @@ def _content(invocation: Invocation) -> str:
 
 def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | None:
     compare = active_metric_registry().final_response_compare(name)
-    if call_compare("final response compare", name, compare, actual, expected):
-        return None
-    return (
-        f"final response compare {format_value(name)} returned false "
-        f"(actual {_content(actual)}, expected {_content(expected)})"
-    )
+    return named_compare_mismatch("final response compare", name, compare, actual, expected, render=_content)
 
 
 def match_final_response(actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion) -> str | None:

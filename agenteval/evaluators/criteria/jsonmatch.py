@@ -15,8 +15,8 @@ import functools
 import itertools
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import referencing
 import referencing.exceptions
@@ -34,12 +34,14 @@ __all__ = [
     "format_value",
     "match_json",
     "match_json_text",
+    "named_compare_mismatch",
     "parse_json_text",
 ]
 
 DEFAULT_NUMBER_TOLERANCE = 1e-6
 """Absolute tolerance for numbers when ``numberTolerance`` is unset."""
 
+_V = TypeVar("_V")
 _VALUE_LIMIT = 200
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -120,13 +122,33 @@ def _comparison_needed(criterion: JSONCriterion) -> bool:
     return True
 
 
-def _run_compare(name: str, actual: Any, expected: Any) -> str | None:
-    if call_compare("json compare", name, active_metric_registry().json_compare(name), actual, expected):
+def named_compare_mismatch(
+    kind: str,
+    name: str,
+    compare: Callable[[_V, _V], bool],
+    actual: _V,
+    expected: _V,
+    *,
+    render: Callable[[_V], str] = format_value,
+    what: str = "",
+) -> str | None:
+    """Run a registered compare: ``None`` when it accepts, else why not.
+
+    The reason reads ``<kind> "<name>" returned false (actual <what><value>, expected <what><value>)``,
+    each side drawn by ``render`` only on a mismatch.
+
+    Raises:
+        ConfigError: The compare raised or did not return a bool.
+    """
+    if call_compare(kind, name, compare, actual, expected):
         return None
     return (
-        f"json compare {format_value(name)} returned false "
-        f"(actual {format_value(actual)}, expected {format_value(expected)})"
+        f"{kind} {format_value(name)} returned false (actual {what}{render(actual)}, expected {what}{render(expected)})"
     )
+
+
+def _run_compare(name: str, actual: Any, expected: Any) -> str | None:
+    return named_compare_mismatch("json compare", name, active_metric_registry().json_compare(name), actual, expected)
 
 
 # Draft detection as the reference's validator does it: http or https, an optional empty fragment.

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria.jsonmatch import format_value
+from agenteval.evaluators.criteria.jsonmatch import format_value, named_compare_mismatch
 from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
-from agenteval.metric.registry import active_metric_registry, call_compare
+from agenteval.metric.registry import active_metric_registry
 
 __all__ = ["check_length_criterion", "match_length", "match_text"]
 
@@ -74,12 +74,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 def _run_compare(name: str, actual: str, expected: str) -> str | None:
-    if call_compare("text compare", name, active_metric_registry().text_compare(name), actual, expected):
-        return None
-    return (
-        f"text compare {format_value(name)} returned false "
-        f"(actual {format_value(actual)}, expected {format_value(expected)})"
-    )
+    return named_compare_mismatch("text compare", name, active_metric_registry().text_compare(name), actual, expected)
 
 
 def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | None:

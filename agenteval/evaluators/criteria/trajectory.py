@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json
+from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json, named_compare_mismatch
 from agenteval.evaluators.criteria.text import match_text
 from agenteval.metric.criterion import (
     JSONCriterion,
@@ -24,7 +24,7 @@ from agenteval.metric.criterion import (
     ToolTrajectoryCriterion,
     ToolTrajectoryStrategy,
 )
-from agenteval.metric.registry import active_metric_registry, call_compare
+from agenteval.metric.registry import active_metric_registry
 
 __all__ = [
     "check_tool_trajectory_criterion",
@@ -233,11 +233,14 @@ def _match_ordered(actual: Sequence[Tool], expected: Sequence[Tool], criterion: 
 
 def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | None:
     compare = active_metric_registry().tool_trajectory_compare(name)
-    if call_compare("tool trajectory compare", name, compare, actual, expected):
-        return None
-    return (
-        f"tool trajectory compare {format_value(name)} returned false "
-        f"(actual tools {_names(actual.tools)}, expected tools {_names(expected.tools)})"
+    return named_compare_mismatch(
+        "tool trajectory compare",
+        name,
+        compare,
+        actual,
+        expected,
+        render=lambda turn: _names(turn.tools),
+        what="tools ",
     )
 
 

@@ -12,9 +12,9 @@ import re
 from xml.parsers import expat
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria.jsonmatch import format_value
+from agenteval.evaluators.criteria.jsonmatch import format_value, named_compare_mismatch
 from agenteval.metric.criterion import XMLCriterion, XMLMatchStrategy
-from agenteval.metric.registry import active_metric_registry, call_compare
+from agenteval.metric.registry import active_metric_registry
 
 __all__ = ["check_xml_criterion", "match_xml", "xml_problem"]
 
@@ -60,12 +60,7 @@ def match_xml(actual: str, expected: str, criterion: XMLCriterion) -> str | None
         return None
     if criterion.compare_name:
         name = criterion.compare_name
-        if call_compare("xml compare", name, active_metric_registry().xml_compare(name), actual, expected):
-            return None
-        return (
-            f"xml compare {format_value(name)} returned false "
-            f"(actual {format_value(actual)}, expected {format_value(expected)})"
-        )
+        return named_compare_mismatch("xml compare", name, active_metric_registry().xml_compare(name), actual, expected)
     check_xml_criterion(criterion)
     if criterion.valid:
         return xml_problem(actual)
