@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import math
 import re
 import threading
@@ -26,8 +27,8 @@ from agenteval.mysql.schema import Statement, load_schema, normalize_table_prefi
 __all__ = [
     "MySQLClient",
     "MySQLStore",
+    "NewRow",
     "error_code",
-    "insert_new",
     "parse_dsn",
     "register_mysql_instance",
     "transaction",
@@ -207,6 +208,10 @@ def unregister_mysql_instance(name: str) -> None:
         _instances.pop(name, None)
 
 
+# Options the stores rely on: rows as tuples (the default cursor) and autocommit between their own transactions.
+_MANAGED_OPTIONS = frozenset({"cursorclass", "autocommit"})
+
+
 def _resolve(dsn: str, instance: str, connect_options: Mapping[str, Any] | None) -> dict[str, Any]:
     if dsn:
         base = parse_dsn(dsn)
@@ -223,6 +228,12 @@ def _resolve(dsn: str, instance: str, connect_options: Mapping[str, Any] | None)
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise ConfigError(f"unknown PyMySQL connect option(s): {', '.join(unknown)}")
+    managed = sorted(set(options) & _MANAGED_OPTIONS)
+    if managed:
+        raise ConfigError(
+            f"PyMySQL connect option(s) {', '.join(managed)} cannot be set: the MySQL stores read rows as"
+            " tuples and commit each operation themselves; remove them from the DSN or connect_options"
+        )
     return options
 
 
@@ -232,18 +243,68 @@ def error_code(error: BaseException) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-def insert_new(cursor: Any, sql: str, args: tuple[Any, ...], what: str) -> None:
-    """Execute an ``INSERT`` of a row whose key must be new.
+class NewRow:
+    """An ``INSERT`` of a row whose key must be new, safe to run again after a lost connection.
 
-    Raises:
-        ConfigError: ``<what> already exists`` when the key is taken.
+    When the connection drops during the ``INSERT`` (or its ``COMMIT``), nobody knows whether the
+    server wrote the row, and :meth:`MySQLClient.run` runs the action again. If that second
+    attempt finds the key taken, ``check_sql`` reads the row back: when it holds the values this
+    insert wrote (JSON compared by content), the first attempt went through and the insert
+    succeeds; otherwise the key belonged to somebody else.
+
+    Args:
+        sql: The ``INSERT`` statement.
+        args: Its parameters.
+        what: The row in words, for ``<what> already exists``.
+        check_sql: A ``SELECT`` of the identifying columns of the row with the same key.
+        check_args: Its parameters.
+        written: The values those columns hold when the row is this insert's own.
     """
-    try:
-        cursor.execute(sql, args)
-    except Exception as exc:
-        if error_code(exc) == _DUPLICATE_ENTRY:
-            raise ConfigError(f"{what} already exists") from None
-        raise
+
+    def __init__(
+        self,
+        sql: str,
+        args: tuple[Any, ...],
+        what: str,
+        *,
+        check_sql: str,
+        check_args: tuple[Any, ...],
+        written: tuple[Any, ...],
+    ) -> None:
+        self._sql, self._args, self._what = sql, args, what
+        self._check_sql, self._check_args, self._written = check_sql, check_args, written
+        self._attempts = 0
+
+    def execute(self, cursor: Any) -> None:
+        """Run the insert on ``cursor``.
+
+        Raises:
+            ConfigError: ``<what> already exists`` when the key is taken by another row.
+        """
+        self._attempts += 1
+        try:
+            cursor.execute(self._sql, self._args)
+        except Exception as exc:
+            if error_code(exc) != _DUPLICATE_ENTRY:
+                raise
+            if self._attempts > 1 and self._is_own_row(cursor):
+                return
+            raise ConfigError(f"{self._what} already exists") from None
+
+    def _is_own_row(self, cursor: Any) -> bool:
+        cursor.execute(self._check_sql, self._check_args)
+        row = cursor.fetchone()
+        return row is not None and len(row) == len(self._written) and all(map(_same_value, row, self._written))
+
+
+def _same_value(stored: Any, written: Any) -> bool:
+    if stored == written:
+        return True
+    if isinstance(stored, str | bytes) and isinstance(written, str):
+        # MySQL normalises JSON columns; MariaDB keeps the text.
+        with contextlib.suppress(ValueError):
+            return bool(json.loads(stored) == json.loads(written))
+    return False
 
 
 def _describe(error: BaseException) -> str:

@@ -10,7 +10,7 @@ from agenteval._validate import check_set, not_empty
 from agenteval.errors import NotFoundError
 from agenteval.evalset.memory import _appender, _case_id
 from agenteval.evalset.models import EvalCase, EvalSet
-from agenteval.mysql.client import MySQLStore, insert_new, to_seconds, transaction, utc_now
+from agenteval.mysql.client import MySQLStore, NewRow, to_seconds, transaction, utc_now
 from agenteval.mysql.schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
 
 __all__ = ["MySQLEvalSetManager"]
@@ -100,15 +100,20 @@ class MySQLEvalSetManager(MySQLStore):
         """
         check_set(app_name, eval_set_id)
         created_at, timestamp = utc_now()
-        sql = (
+        row = NewRow(
             f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
-            " VALUES (%s, %s, %s, %s, %s)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (app_name, eval_set_id, eval_set_id, "", created_at),
+            f"eval set {app_name}.{eval_set_id}",
+            check_sql=f"SELECT name, description, created_at FROM `{self._sets}`"
+            f" WHERE app_name = %s AND eval_set_id = %s",
+            check_args=(app_name, eval_set_id),
+            written=(eval_set_id, "", created_at),
         )
-        args = (app_name, eval_set_id, eval_set_id, "", created_at)
 
         def insert(conn: Any) -> None:
             with conn.cursor() as cursor:
-                insert_new(cursor, sql, args, f"eval set {app_name}.{eval_set_id}")
+                row.execute(cursor)
 
         await self._client.call(f"create eval set {app_name}.{eval_set_id}", self._sets, insert)
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=timestamp)
@@ -194,17 +199,23 @@ class MySQLEvalSetManager(MySQLStore):
         """
         check_set(app_name, eval_set_id)
         case = _stamped_copy(app_name, eval_set_id, eval_case)
-        args = (app_name, eval_set_id, case.eval_id, case.eval_mode.value, case.to_json(indent=None))
-        sql = (
-            f"INSERT INTO `{self._cases}` (app_name, eval_set_id, eval_id, eval_mode, eval_case)"
-            " VALUES (%s, %s, %s, %s, %s)"
-        )
+        document = case.to_json(indent=None)
         where = f"{app_name}.{eval_set_id}.{case.eval_id}"
+        row = NewRow(
+            f"INSERT INTO `{self._cases}` (app_name, eval_set_id, eval_id, eval_mode, eval_case)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (app_name, eval_set_id, case.eval_id, case.eval_mode.value, document),
+            f"eval case {where}",
+            check_sql=f"SELECT eval_case FROM `{self._cases}`"
+            f" WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s",
+            check_args=(app_name, eval_set_id, case.eval_id),
+            written=(document,),
+        )
 
         def insert(conn: Any) -> None:
             with transaction(conn) as cursor:
                 self._lock_set(cursor, app_name, eval_set_id)
-                insert_new(cursor, sql, args, f"eval case {where}")
+                row.execute(cursor)
 
         await self._client.call(f"add eval case {where}", self._cases, insert)
 

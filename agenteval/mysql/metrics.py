@@ -10,7 +10,7 @@ from agenteval._validate import check_set, not_empty
 from agenteval.errors import NotFoundError
 from agenteval.metric.memory import _metric_name
 from agenteval.metric.models import EvalMetric
-from agenteval.mysql.client import MySQLStore, insert_new
+from agenteval.mysql.client import MySQLStore, NewRow
 from agenteval.mysql.schema import EVALUATION_METRICS
 
 __all__ = ["MySQLMetricManager"]
@@ -22,7 +22,8 @@ class MySQLMetricManager(MySQLStore):
     Metrics live in ``<prefix>evaluation_metrics``, one JSON document per (app, eval set, metric
     name). They are listed in the order they were added (the reference sorts them by name; the
     store protocol promises configuration order). Judge API keys are never written, so they do
-    not survive a round trip, as with the local store.
+    not survive a round trip, as with the local store. As with the reference schema's
+    ``utf8mb4_unicode_ci`` collation, names compare without regard to case or trailing spaces.
 
     See :class:`~agenteval.mysql.client.MySQLStore` for the arguments.
     """
@@ -84,13 +85,21 @@ class MySQLMetricManager(MySQLStore):
         """
         check_set(app_name, eval_set_id)
         name = _metric_name(metric)
-        sql = f"INSERT INTO `{self._table}` (app_name, eval_set_id, metric_name, metric) VALUES (%s, %s, %s, %s)"
-        args = (app_name, eval_set_id, name, metric.to_json(indent=None))
+        document = metric.to_json(indent=None)
         where = f"{app_name}.{eval_set_id}.{name}"
+        row = NewRow(
+            f"INSERT INTO `{self._table}` (app_name, eval_set_id, metric_name, metric) VALUES (%s, %s, %s, %s)",
+            (app_name, eval_set_id, name, document),
+            f"metric {where}",
+            check_sql=f"SELECT metric FROM `{self._table}`"
+            f" WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s",
+            check_args=(app_name, eval_set_id, name),
+            written=(document,),
+        )
 
         def insert(conn: Any) -> None:
             with conn.cursor() as cursor:
-                insert_new(cursor, sql, args, f"metric {where}")
+                row.execute(cursor)
 
         await self._client.call(f"add metric {where}", self._table, insert)
 

@@ -35,6 +35,8 @@ class MySQLEvalResultManager(MySQLStore):
     an existing id replaces the row's content but keeps its ``created_at``. The database sets
     ``created_at``, which is what ``get`` returns as the creation time: a creation time on the
     saved object is ignored, as the reference does. ``list`` returns the newest results first.
+    As with the reference schema's ``utf8mb4_unicode_ci`` collation, app names and result ids
+    compare without regard to case or trailing spaces.
 
     See :class:`~agenteval.mysql.client.MySQLStore` for the arguments, e.g.
     ``MySQLEvalResultManager("mysql://root@127.0.0.1:3306/evals", table_prefix="trpc")``.

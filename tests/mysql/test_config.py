@@ -166,6 +166,17 @@ def test_connect_options_override_the_dsn_and_are_checked() -> None:
         MySQLEvalResultManager(DSN, connect_options={"bogus": 1})
 
 
+@pytest.mark.parametrize("option", ["cursorclass", "autocommit"])
+def test_options_the_stores_manage_are_rejected(option: str) -> None:
+    import pymysql.cursors
+
+    value = pymysql.cursors.DictCursor if option == "cursorclass" else False
+    with pytest.raises(
+        ConfigError, match=rf"^PyMySQL connect option\(s\) {option} cannot be set: .*read rows as tuples"
+    ):
+        MySQLEvalResultManager(DSN, connect_options={option: value})
+
+
 def test_no_dsn_and_no_instance() -> None:
     with pytest.raises(ConfigError, match="^mysql: dsn is empty$"):
         MySQLEvalResultManager()

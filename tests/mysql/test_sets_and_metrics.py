@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from decimal import Decimal
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -164,3 +165,65 @@ async def test_updating_with_identical_content_still_finds_the_row(metrics: MySQ
     await metrics.update("app", "set", metric)
     await metrics.update("app", "set", metric)
     assert await metrics.get("app", "set", "m") == metric
+
+
+LOST = (2013, "Lost connection to MySQL server during query")
+
+
+def lose_first_reply(store: MySQLEvalSetManager | MySQLMetricManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the first attempt of every operation run, commit, and then lose its connection."""
+    pymysql = pytest.importorskip("pymysql")
+    real_call = store._client.call
+
+    async def call(operation: str, table: str, action: Callable[[Any], Any]) -> Any:
+        attempts: list[int] = []
+
+        def reply_lost_once(conn: Any) -> Any:
+            result = action(conn)
+            attempts.append(1)
+            if len(attempts) == 1:
+                raise pymysql.err.OperationalError(*LOST)
+            return result
+
+        return await real_call(operation, table, reply_lost_once)
+
+    monkeypatch.setattr(store._client, "call", call)
+
+
+async def test_inserts_whose_reply_was_lost_succeed_on_the_retry(
+    sets: MySQLEvalSetManager, metrics: MySQLMetricManager, mysql: MySQLServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lose_first_reply(sets, monkeypatch)
+    lose_first_reply(metrics, monkeypatch)
+    created = await sets.create("app", "set")
+    await sets.add_case("app", "set", EvalCase(eval_id="c1", conversation=[Invocation(invocation_id="t1")]))
+    await metrics.add("app", "set", EvalMetric(metric_name="m", evaluator_name="e", threshold=0.5))
+
+    assert (await sets.get("app", "set")).creation_timestamp == created.creation_timestamp
+    assert [case.eval_id for case in (await sets.get("app", "set")).eval_cases] == ["c1"]
+    assert await metrics.list("app", "set") == ["m"]
+    assert mysql.query(f"SELECT COUNT(*) FROM `{cases_table(mysql)}`") == [(1,)]
+
+
+async def test_a_retry_that_finds_another_row_is_a_duplicate(
+    metrics: MySQLMetricManager, mysql: MySQLServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pymysql = pytest.importorskip("pymysql")
+    await metrics.add("app", "set", EvalMetric(metric_name="m", evaluator_name="theirs", threshold=0.5))
+    real_call = metrics._client.call
+    attempts: list[int] = []
+
+    async def lost_before_the_server_saw_it(operation: str, table: str, action: Callable[[Any], Any]) -> Any:
+        def lost_once(conn: Any) -> Any:
+            attempts.append(1)
+            if len(attempts) == 1:
+                raise pymysql.err.OperationalError(*LOST)
+            return action(conn)
+
+        return await real_call(operation, table, lost_once)
+
+    monkeypatch.setattr(metrics._client, "call", lost_before_the_server_saw_it)
+    with pytest.raises(ConfigError, match=r"^metric app\.set\.m already exists$"):
+        await metrics.add("app", "set", EvalMetric(metric_name="m", evaluator_name="mine", threshold=0.5))
+    assert len(attempts) == 2
+    assert (await metrics.get("app", "set", "m")).evaluator_name == "theirs"
