@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
 from agenteval.evaluators.base import MetricEvaluator
 from agenteval.evaluators.final_response import FinalResponseEvaluator
 from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator
@@ -15,17 +18,40 @@ from agenteval.evaluators.llm.rubric_evaluators import (
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
 from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
 
-__all__ = ["BUILTIN_EVALUATORS"]
+__all__ = ["BUILTIN_EVALUATORS", "builtin_evaluators"]
 
-BUILTIN_EVALUATORS: dict[str, MetricEvaluator] = {
-    "tool_trajectory_avg_score": ToolTrajectoryEvaluator(),
-    "final_response_avg_score": FinalResponseEvaluator(),
-    "llm_final_response": FinalResponseJudgeEvaluator(),
-    "llm_rubric_response": RubricResponseEvaluator(),
-    "llm_rubric_critic": RubricCriticEvaluator(),
-    "llm_rubric_reference_critic": RubricReferenceCriticEvaluator(),
-    "llm_rubric_knowledge_recall": RubricKnowledgeRecallEvaluator(),
-    "llm_hallucinations": HallucinationEvaluator(),
-    "llm_judge_template": TemplateJudgeEvaluator(),
-}
-"""Built-in evaluators by name; :func:`agenteval.evaluators.registry.default_registry` copies them."""
+_FACTORIES: Mapping[str, Callable[[], MetricEvaluator]] = MappingProxyType(
+    {
+        "tool_trajectory_avg_score": ToolTrajectoryEvaluator,
+        "final_response_avg_score": FinalResponseEvaluator,
+        "llm_final_response": FinalResponseJudgeEvaluator,
+        "llm_rubric_response": RubricResponseEvaluator,
+        "llm_rubric_critic": RubricCriticEvaluator,
+        "llm_rubric_reference_critic": RubricReferenceCriticEvaluator,
+        "llm_rubric_knowledge_recall": RubricKnowledgeRecallEvaluator,
+        "llm_hallucinations": HallucinationEvaluator,
+        "llm_judge_template": TemplateJudgeEvaluator,
+    }
+)
+"""How to build each built-in evaluator, by name (read-only)."""
+
+
+def builtin_evaluators() -> dict[str, MetricEvaluator]:
+    """Build a new instance of every built-in evaluator.
+
+    Evaluators may hold mutable state (the template judge's operator registry), so each
+    :func:`~agenteval.evaluators.registry.default_registry` gets its own instances from here.
+
+    Returns:
+        Evaluator name to a fresh evaluator.
+    """
+    return {name: factory() for name, factory in _FACTORIES.items()}
+
+
+BUILTIN_EVALUATORS: Mapping[str, MetricEvaluator] = MappingProxyType(builtin_evaluators())
+"""One instance of each built-in evaluator, by name (read-only), for direct use.
+
+Registries do not share these: :func:`~agenteval.evaluators.registry.default_registry` builds its own
+with :func:`builtin_evaluators`, so registering an operator on one registry's ``llm_judge_template``
+does not change another registry, nor this one.
+"""

@@ -92,7 +92,11 @@ class EvaluatorRegistry:
 
 
 def default_registry() -> EvaluatorRegistry:
-    """Return a new registry holding every built-in evaluator."""
-    from agenteval.evaluators.builtin import BUILTIN_EVALUATORS
+    """Return a new registry holding a new instance of every built-in evaluator.
 
-    return EvaluatorRegistry(BUILTIN_EVALUATORS)
+    Registries share no evaluator, so changing one (e.g. registering an operator on its
+    ``llm_judge_template``) leaves every other registry as it was.
+    """
+    from agenteval.evaluators.builtin import builtin_evaluators
+
+    return EvaluatorRegistry(builtin_evaluators())

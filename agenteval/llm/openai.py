@@ -129,7 +129,14 @@ def _to_response(completion: ChatCompletion) -> ChatResponse:
     usage: dict[str, int] = {}
     if completion.usage is not None:
         usage = {key: value for key, value in completion.usage.model_dump().items() if isinstance(value, int)}
-    return ChatResponse(content=choice.message.content or "", usage=usage)
+    content = choice.message.content
+    refusal = choice.message.refusal
+    if not content and refusal:
+        raise ValueError(
+            f"the model refused to answer: {refusal!r}; rephrase the prompt (or the judge template) or use "
+            "another model"
+        )
+    return ChatResponse(content=content or "", usage=usage)
 
 
 class OpenAIChatModel:
@@ -138,7 +145,8 @@ class OpenAIChatModel:
     Built on the official ``openai`` package (``pip install 'agenteval[openai]'``). Its client does the
     timeouts and the retries: exponential backoff on connection errors, timeouts, 408, 409, 429 and
     5xx, honouring ``Retry-After``. A call that still fails raises :class:`ChatModelError`, naming the
-    model, the endpoint and the HTTP status.
+    model, the endpoint and the HTTP status. So does a refusal (an answer with a ``refusal`` text and no
+    content), quoting the refusal, rather than passing an empty answer on to the judge's parser.
 
     An ``AsyncOpenAI`` client (its connection pool) belongs to the event loop it first ran on, and
     each synchronous ``evaluate()`` may run on a new loop; so the model keeps one client, and one
@@ -271,7 +279,8 @@ class OpenAIChatModel:
         """Send one chat-completions request and return the first choice.
 
         Raises:
-            ChatModelError: The call failed after the client's retries, or the answer has no choices.
+            ChatModelError: The call failed after the client's retries, the answer has no choices, or the
+                model refused to answer (the message quotes its refusal).
         """
         body = self._create_kwargs(request)
         state = await self._state()

@@ -265,6 +265,34 @@ async def test_an_unreachable_endpoint_is_a_connection_error() -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_refusal_is_an_error_quoting_it(server: ChatServer) -> None:
+    body = completion()
+    body["choices"][0]["message"] = {"role": "assistant", "content": None, "refusal": "I can't grade this answer."}
+    server.script(Reply(body=body))
+    model = make_model(server)
+
+    with pytest.raises(ChatModelError) as caught:
+        await model.generate(ask())
+
+    assert str(caught.value) == (
+        f"OpenAI-compatible model 'fake-model' at {server.url}/: the model refused to answer: "
+        '"I can\'t grade this answer."; rephrase the prompt (or the judge template) or use another model'
+    )
+    assert caught.value.status_code is None
+
+
+@pytest.mark.asyncio
+async def test_content_wins_over_a_refusal(server: ChatServer) -> None:
+    body = completion("yes")
+    body["choices"][0]["message"]["refusal"] = "partly refused"
+    server.script(Reply(body=body))
+
+    response = await make_model(server).generate(ask())
+
+    assert response.content == "yes"
+
+
+@pytest.mark.asyncio
 async def test_a_response_without_choices_is_an_error(server: ChatServer) -> None:
     server.script(Reply(body={**completion(), "choices": []}))
     model = make_model(server)

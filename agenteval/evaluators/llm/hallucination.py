@@ -104,6 +104,8 @@ _BLOCK = re.compile(
     r"ID:\s*(.*?)\s*Reason:\s*(.*?)\s*Label:\s*(.*?)\s*Verdict:\s*(.*?)(?:\n\s*\n|\Z)",
     re.MULTILINE | re.DOTALL | re.ASCII,
 )
+# Judges often leave out the blank line between blocks, so every line starting with "ID:" starts a new one.
+_BLOCK_START = re.compile(r"^(?=[ \t]*ID:)", re.MULTILINE | re.ASCII)
 _PASSING_LABELS = frozenset({"supported", "not_applicable"})
 _FAILING_LABELS = frozenset({"unsupported", "contradictory", "disputed"})
 
@@ -154,7 +156,8 @@ def score_sentence_blocks(content: str) -> ScoreResult:
     """Score the validator's ``ID: / Reason: / Label: / Verdict:`` blocks.
 
     supported and not_applicable score 1; unsupported, contradictory and disputed 0; a missing
-    label falls back to the verdict (``yes`` scores 1).
+    label falls back to the verdict (``yes`` scores 1). Blocks are separated by blank lines, or
+    simply by the next line starting with ``ID:``.
 
     Args:
         content: The validator's answer.
@@ -164,9 +167,19 @@ def score_sentence_blocks(content: str) -> ScoreResult:
         those lines joined by newlines.
 
     Raises:
-        JudgeOutputError: No block was found, or a label is unknown.
+        JudgeOutputError: No block was found, a block that starts with ``ID:`` lacks one of the other
+            lines, or a label is unknown.
     """
-    blocks = _BLOCK.findall(content)
+    blocks: list[tuple[str, str, str, str]] = []
+    for chunk in _BLOCK_START.split(content):
+        found = _BLOCK.findall(chunk)
+        if not found and chunk.lstrip().startswith("ID:"):
+            raise JudgeOutputError(
+                f"incomplete sentence block in the judge's answer: {chunk.strip()[:200]!r}; each claim needs "
+                "'ID:', 'Reason:', 'Label:' and 'Verdict:' lines, in that order (if the answer was cut off, raise "
+                "judgeModel.generationConfig.max_tokens)"
+            )
+        blocks.extend(found)
     if not blocks:
         raise JudgeOutputError(
             "no sentence blocks found in the judge's answer: expected 'ID:', 'Reason:', 'Label:' and 'Verdict:' "

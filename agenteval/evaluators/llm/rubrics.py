@@ -166,7 +166,21 @@ def _item_score(item: dict[str, Any], rubric_id: str) -> float:
         raise JudgeOutputError(f'the judge gave no score for rubric "{rubric_id}" (rubric score is required)')
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise JudgeOutputError(f'the score of rubric "{rubric_id}" must be a number, got {json_type_name(value)}')
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError as exc:  # only an int can be too large for a float
+        raise JudgeOutputError(
+            f'the score of rubric "{rubric_id}" is {_shorten_int(int(value))}; it must be between 0 and 1'
+        ) from exc
+
+
+def _shorten_int(value: int, keep: int = 12) -> str:
+    """``value``, or its first digits and its length when it is longer than ``keep`` digits."""
+    digits = str(abs(value))
+    if len(digits) <= keep:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    return f"{sign}{digits[:keep]}… (a {len(digits)}-digit number)"
 
 
 def _item_reason(item: dict[str, Any], rubric_id: str) -> str:

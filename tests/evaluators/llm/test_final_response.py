@@ -13,7 +13,9 @@ from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import PerInvocationResult
 from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator, parse_final_response_verdict
-from agenteval.evaluators.llm.operators import majority_vote
+from agenteval.evaluators.llm.operators import average_invocations, majority_vote
+from agenteval.llm import judge as judge_module
+from agenteval.llm.judge import active_judge, register_provider
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
@@ -138,6 +140,23 @@ async def test_requests_carry_the_metrics_generation_config_with_streaming_off()
 
 
 @pytest.mark.asyncio
+async def test_judge_model_num_samples_sets_the_samples_per_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(judge_module, "_providers", {})
+    monkeypatch.setattr(judge_module, "_models", {})
+    judge = ScriptedJudge(verdict_reply("invalid", "r0"), verdict_reply("valid", "r1"), verdict_reply("valid", "r2"))
+    register_provider("scripted", lambda options: judge)
+    options = JudgeModelOptions(provider_name="scripted", model_name="judge", num_samples=3)
+
+    assert active_judge() is None
+    result = await evaluator().evaluate([turn("q", "a")], [turn("q", "e")], metric(NAME, judge_model=options))
+
+    assert len(judge.requests) == 3
+    (only,) = result.per_invocation_results
+    assert (only.score, only.status) == (1.0, EvalStatus.PASSED)
+    assert only.details is not None and only.details.reason == "r1"
+
+
+@pytest.mark.asyncio
 async def test_metric_without_judge_model_or_override_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="judgeModel"):
         await evaluator().evaluate([turn("q", "a")], [turn("q", "a")], metric(NAME))
@@ -232,6 +251,21 @@ async def test_turn_scores_are_averaged() -> None:
     assert [r.expected_invocation for r in result.per_invocation_results] == expecteds
     assert result.overall_score == 0.5
     assert result.overall_status == EvalStatus.PASSED
+
+
+def test_turns_that_were_not_evaluated_are_left_out_of_the_average() -> None:
+    skipped = PerInvocationResult(score=0.0, status=EvalStatus.NOT_EVALUATED)
+    passed = PerInvocationResult(score=1.0, status=EvalStatus.PASSED)
+    weak = PerInvocationResult(score=0.5, status=EvalStatus.PASSED)
+
+    result = average_invocations([skipped, passed, skipped, weak], metric(NAME, threshold=0.7))
+
+    assert (result.overall_score, result.overall_status) == (0.75, EvalStatus.PASSED)
+    assert result.per_invocation_results == [skipped, passed, skipped, weak]
+
+    nothing = average_invocations([skipped, skipped], metric(NAME))
+    assert (nothing.overall_score, nothing.overall_status) == (0.0, EvalStatus.NOT_EVALUATED)
+    assert nothing.per_invocation_results == [skipped, skipped]
 
 
 @pytest.mark.asyncio

@@ -75,6 +75,38 @@ def test_sentence_blocks_are_scored_per_label() -> None:
     assert result.reason.split("\n")[:2] == ["[supported] The tool says Cloudy.", "[contradictory] The tool says 18C."]
 
 
+def test_blocks_without_blank_lines_between_them_are_separate_claims() -> None:
+    content = "ID: 1\nReason: a\nLabel: supported\nVerdict: yes\nID: 2\nReason: b\nLabel: unsupported\nVerdict: no"
+    result = score_sentence_blocks(content)
+    assert result.rubric_scores == [
+        RubricScore(id="1", reason="[supported] a", score=1.0),
+        RubricScore(id="2", reason="[unsupported] b", score=0.0),
+    ]
+    assert result.score == 0.5
+
+
+def test_blank_lines_and_new_id_lines_both_separate_blocks() -> None:
+    content = (
+        blocks(block("1", "supported", "yes"), block("2", "", ""))
+        + "  "
+        + block("3", "contradictory", "no")
+        + "\n"
+        + block("4", "supported", "yes", "multi\n\nline")
+    )
+    result = score_sentence_blocks(content)
+    assert [(s.id, s.score) for s in result.rubric_scores] == [("1", 1.0), ("2", 0.0), ("3", 0.0), ("4", 1.0)]
+    assert result.rubric_scores[3].reason == "[supported] multi\n\nline"
+
+
+def test_an_incomplete_block_fails_instead_of_being_merged_or_dropped() -> None:
+    content = block("1", "supported", "yes") + "\nID: 2\nReason: cut off"
+    with pytest.raises(JudgeOutputError) as caught:
+        score_sentence_blocks(content)
+    message = str(caught.value)
+    assert message.startswith("incomplete sentence block in the judge's answer: 'ID: 2\\nReason: cut off';")
+    assert "judgeModel.generationConfig.max_tokens" in message
+
+
 @pytest.mark.parametrize(("verdict", "expected"), [("yes", 1.0), ("YES", 1.0), ("no", 0.0), ("", 0.0)])
 def test_an_empty_label_falls_back_to_the_verdict(verdict: str, expected: float) -> None:
     result = score_sentence_blocks(f"ID:\nReason: Some reason.\nLabel:\nVerdict: {verdict}\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agenteval.errors import AgentEvalError, ConfigError
@@ -100,9 +102,10 @@ async def test_code_fenced_answers_are_accepted(cls: type[RubricJudgeEvaluator])
         (rubric_reply(("1", 1, "x"), ("2", 1, "y"), ("3", 1, "z")), 'scored rubric "3", which is not a configured'),
         (rubric_reply(("1", 1, "x"), ("1", 1, "y")), 'scored rubric "1" more than once'),
         (rubric_reply(("1", 1.5, "x"), ("2", 1, "y")), "must be between 0 and 1"),
+        (rubric_reply(("1", 10**400, "x"), ("2", 1, "y")), re.escape('rubric "1" is 100000000000… (a 401-digit')),
         ("I think both rubrics pass.", "not valid JSON"),
     ],
-    ids=["missing-id", "extra-id", "duplicate-id", "score-out-of-range", "not-json"],
+    ids=["missing-id", "extra-id", "duplicate-id", "score-out-of-range", "score-too-large", "not-json"],
 )
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_malformed_answers_fail(cls: type[RubricJudgeEvaluator], reply: str, message: str) -> None:
@@ -244,11 +247,10 @@ async def test_majority_vote_over_samples(cls: type[RubricJudgeEvaluator]) -> No
 
 
 @pytest.mark.asyncio
-async def test_a_tie_between_samples_fails() -> None:
+@pytest.mark.parametrize("cls", CLASSES, ids=IDS)
+async def test_a_tie_between_samples_fails(cls: type[RubricJudgeEvaluator]) -> None:
     judge = ScriptedJudge(rubric_reply(("1", 1, "p1"), ("2", 1, "p2")), rubric_reply(("1", 0, "f1"), ("2", 0, "f2")))
-    result = await run(
-        RubricResponseEvaluator(), judge, [turn("q", "a")], eval_metric=two_rubrics(RubricResponseEvaluator), samples=2
-    )
+    result = await run(cls(), judge, [turn("q", "a")], eval_metric=two_rubrics(cls), samples=2)
     (only,) = result.per_invocation_results
     assert (only.score, only.status) == (0.0, EvalStatus.FAILED)
     assert only.details is not None and only.details.reason == "f1\nf2"

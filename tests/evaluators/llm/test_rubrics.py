@@ -190,6 +190,19 @@ def test_malformed_answers_are_explained(content: str, expected: list[str] | Non
     assert message in scores_error(content, expected)
 
 
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [
+        ("1" + "0" * 400, "100000000000… (a 401-digit number)"),
+        ("-" + "9" * 400, "-999999999999… (a 400-digit number)"),
+    ],
+    ids=["positive", "negative"],
+)
+def test_a_score_too_large_for_a_float_names_the_rubric_and_a_shortened_value(number: str, shown: str) -> None:
+    content = '{"rubricScores": [{"id": "a", "score": ' + number + ', "reason": "x"}]}'
+    assert scores_error(content) == f'the score of rubric "a" is {shown}; it must be between 0 and 1'
+
+
 def test_strip_code_fence_only_touches_fenced_text() -> None:
     assert strip_code_fence('{"a": 1}') == '{"a": 1}'
     assert strip_code_fence('```json\n{"a": 1}\n```') == '{"a": 1}'

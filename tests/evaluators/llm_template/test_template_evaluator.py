@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, NotFoundError
 from agenteval.evalresult.models import ScoreKind
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, RubricContent
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult, status_for
 from agenteval.evaluators.llm.operators import OperatorRegistry, ScoreResult, default_operators
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
+from agenteval.evaluators.registry import default_registry
 from agenteval.llm.base import ChatResponse, StructuredOutput
 from agenteval.llm.judge import JudgeOverride, use_judge
 from agenteval.metric.criterion import CategoryScore, Criterion, LLMCriterion, ResponseScorerOptions, Rubric
@@ -200,6 +201,21 @@ async def test_custom_operators_are_used_by_name() -> None:
     assert judge.requests[0].structured_output is not None
     assert judge.requests[0].structured_output.name == "free_text_result"
     assert result.overall_score == 1.0
+
+
+def test_default_registries_do_not_share_operators() -> None:
+    first, second = default_registry(), default_registry()
+    template = first.get("llm_judge_template")
+    assert isinstance(template, TemplateJudgeEvaluator)
+
+    template.operators.register_response_scorer("mine", _length_scorer)
+
+    other = second.get("llm_judge_template")
+    assert isinstance(other, TemplateJudgeEvaluator)
+    assert other.operators is not template.operators
+    with pytest.raises(NotFoundError, match="response scorer 'mine' is not registered"):
+        other.operators.response_scorer("mine")
+    assert all(first.get(name) is not second.get(name) for name in first.names())
 
 
 @pytest.mark.asyncio
