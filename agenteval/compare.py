@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agenteval.evalresult.models import EvalCaseResult
 from agenteval.report import EvaluationReport
 from agenteval.status import EvalStatus
 
@@ -33,8 +34,10 @@ COMPARISON_COLUMNS = (
 """Columns of :attr:`Comparison.table`: one row per (case, metric) present in either report.
 
 Scores are averaged over each report's runs; pass rates are the share of runs in which the metric
-passed; ``change`` is ``fixed`` (now passes), ``regressed`` (passed before, not now), ``changed`` (between
-failed and not evaluated), ``unchanged``, ``new`` or ``removed``.
+passed. A run in which the case failed before it was scored (the agent raised, say) counts as a
+failed run of every metric, and a case never scored has failed rows with no score. ``change`` is
+``fixed`` (now passes), ``regressed`` (passed before, not now), ``changed`` (between failed and not
+evaluated), ``unchanged``, ``new`` or ``removed``.
 """
 
 CASE_COMPARISON_COLUMNS = (
@@ -77,19 +80,36 @@ def _pass_rate(statuses: Iterable[EvalStatus | None]) -> float | None:
 
 
 def _metric_sides(report: EvaluationReport) -> dict[tuple[str, str], _Side]:
+    """Each (case, metric): the averaged result, and the pass rate over the runs.
+
+    A run in which the case failed before it was scored (the agent errored, say) counts as a failed
+    run of every metric; a case that was never scored gets failed rows with no score.
+    """
     sides: dict[tuple[str, str], _Side] = {}
+    names = report.metric_names
     for summary in report.case_summaries:
-        for metric in summary.metric_results:
-            runs = [
-                result.eval_status
-                for run in summary.runs
-                for result in run.overall_eval_metric_results
-                if result.metric_name == metric.metric_name
-            ]
-            sides[(summary.eval_id, metric.metric_name)] = _Side(
-                metric.score, str(metric.eval_status or ""), _pass_rate(runs)
-            )
+        averaged = {metric.metric_name: metric for metric in summary.metric_results}
+        errored = any(_failed_unscored(run) for run in summary.runs)
+        for name in names:
+            runs = [status for run in summary.runs if (status := _run_status(run, name)) is not None]
+            metric = averaged.get(name)
+            if metric is not None:
+                sides[(summary.eval_id, name)] = _Side(metric.score, str(metric.eval_status or ""), _pass_rate(runs))
+            elif errored:
+                sides[(summary.eval_id, name)] = _Side(None, str(EvalStatus.FAILED), _pass_rate(runs))
     return sides
+
+
+def _failed_unscored(run: EvalCaseResult) -> bool:
+    return run.final_eval_status is EvalStatus.FAILED and not run.overall_eval_metric_results
+
+
+def _run_status(run: EvalCaseResult, metric_name: str) -> EvalStatus | None:
+    """The metric's status in one run: failed if the run failed unscored, ``None`` if it does not apply."""
+    for result in run.overall_eval_metric_results:
+        if result.metric_name == metric_name:
+            return result.eval_status
+    return EvalStatus.FAILED if _failed_unscored(run) else None
 
 
 def _case_sides(report: EvaluationReport) -> dict[str, _Side]:

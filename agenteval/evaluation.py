@@ -552,7 +552,8 @@ class Evaluator:
             replace(options, eval_set_manager=snapshot).service_options(),
             limits=CaseLimits.of(options.parallelism),
         )
-        stored = report.inference_results
+        # The new report owns its records: editing one report's objects never changes the other's.
+        stored = [[inference.model_copy(deep=True) for inference in run] for run in report.inference_results]
 
         async def run(run_id: int) -> RunOutcome:
             inferences = stored[run_id - 1]

@@ -12,7 +12,7 @@ import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agenteval.errors import MissingDependencyError
 from agenteval.status import EvalStatus
@@ -79,18 +79,6 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     return figure, figure.add_subplot()
 
 
-def _metric_names(report: EvaluationReport) -> list[str]:
-    """The configured metrics in order, then any other metric the results hold."""
-    names = [metric.metric_name for metric in report.eval_metrics]
-    seen = set(names)
-    for case in report.result.eval_case_results:
-        for result in case.overall_eval_metric_results:
-            if result.metric_name not in seen:
-                seen.add(result.metric_name)
-                names.append(result.metric_name)
-    return names
-
-
 def _per_metric_size(names: Sequence[str]) -> tuple[float, float]:
     """Figure size of a chart with one group per metric."""
     return max(5.0, 1.6 * len(names) + 2), 4.0
@@ -136,7 +124,7 @@ def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None)
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    names = _metric_names(report)
+    names = report.metric_names
     figure, ax = _axes(ax, _per_metric_size(names))
     _draw_distribution(report, _evaluated_results(report), names, ax)
     return figure
@@ -243,7 +231,7 @@ def plot_pass_rates(report: EvaluationReport, *, ax: Axes | None = None) -> Figu
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    names = _metric_names(report)
+    names = report.metric_names
     figure, ax = _axes(ax, _per_metric_size(names))
     _draw_pass_rates(_evaluated_results(report), names, ax)
     return figure
@@ -443,7 +431,7 @@ def plot_heatmap(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    names = _metric_names(report)
+    names = report.metric_names
     figure, ax = _axes(ax, (min(20.0, 2.2 * len(names) + 4), _heatmap_height(report, margin=1.8, minimum=3.0)))
     _draw_heatmap(report, names, ax)
     return figure
@@ -455,16 +443,8 @@ class _Change:
     metric: str
     before: _Cell | None
     after: _Cell | None
-
-    @property
-    def kind(self) -> str:
-        was = self.before.status if self.before else None
-        now = self.after.status if self.after else None
-        if was is EvalStatus.PASSED and now is EvalStatus.FAILED:
-            return "regressed"
-        if was is EvalStatus.FAILED and now is EvalStatus.PASSED:
-            return "fixed"
-        return "unchanged"
+    kind: str
+    """The change as :func:`agenteval.compare.compare` names it."""
 
     @property
     def moved(self) -> bool:
@@ -481,35 +461,44 @@ def _scored(cell: _Cell | None) -> bool:
     return cell is not None and not math.isnan(cell.score)
 
 
-_KIND_COLORS = {"regressed": FAILED_COLOR, "fixed": PASSED_COLOR, "unchanged": NEUTRAL_COLOR}
-_KIND_ORDER = {"regressed": 0, "fixed": 1, "unchanged": 2}
+_KIND_COLORS = {"regressed": FAILED_COLOR, "fixed": PASSED_COLOR}
+_KIND_ORDER = {"regressed": 0, "fixed": 1}
 _MAX_PAIRS = 60
 
 
-def _with_errors(report: EvaluationReport, cells: dict[tuple[str, str], _Cell]) -> dict[tuple[str, str], _Cell]:
-    """Add the metrics a failed case has no result for (it errored) as failed, with no score."""
-    names = _metric_names(report)
-    for summary in report.case_summaries:
-        if summary.overall_status is EvalStatus.FAILED:
-            for name in names:
-                cells.setdefault((summary.eval_id, name), _Cell(math.nan, EvalStatus.FAILED))
-    return cells
+def _side(row: dict[Any, Any], which: str) -> _Cell | None:
+    status, score = str(row[f"{which}_status"]), row[f"{which}_score"]
+    if not status:
+        return None
+    return _Cell(math.nan if score is None else float(score), EvalStatus(status))
 
 
 def _changes(baseline: EvaluationReport, candidate: EvaluationReport) -> list[_Change]:
-    before, after = _with_errors(baseline, _cells(baseline)), _with_errors(candidate, _cells(candidate))
-    keys = list(after) + [key for key in before if key not in after]
-    changes = [_Change(case, metric, before.get((case, metric)), after.get((case, metric))) for case, metric in keys]
-    return sorted(changes, key=lambda change: (_KIND_ORDER[change.kind], not change.moved))
+    from agenteval.compare import compare
+
+    rows = compare(baseline, candidate).table.to_dict("records")
+    changes = [
+        _Change(
+            str(row["eval_id"]),
+            str(row["metric_name"]),
+            _side(row, "baseline"),
+            _side(row, "candidate"),
+            str(row["change"]),
+        )
+        for row in rows
+    ]
+    return sorted(changes, key=lambda change: (_KIND_ORDER.get(change.kind, 2), not change.moved))
 
 
 def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, ax: Axes | None = None) -> Figure:
     """Each (case, metric) score before and after, as a dumbbell chart.
 
     A hollow dot is the baseline's score (averaged over its runs), a filled dot the candidate's, and
-    the line between them is red for a regression (passed → failed), green for a fix (failed →
-    passed) and grey otherwise. Regressions are listed first, then fixes, then the rest. Beyond 60
-    pairs, pairs whose score did not move are left out (the title says how many).
+    the line between them is red for a regression (passed before, not now), green for a fix (passes
+    now, did not before) and grey otherwise, as :func:`agenteval.compare.compare` classifies them; a
+    case that failed before it was scored (the agent raised, say) counts as failed, with no score.
+    Regressions are listed first, then fixes, then the rest. Beyond 60 pairs, unchanged pairs whose
+    score did not move are left out (the title says how many).
 
     Args:
         baseline: The report before the change.
@@ -525,19 +514,19 @@ def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, 
     from matplotlib.lines import Line2D
 
     changes = _changes(baseline, candidate)
+    counts = {kind: sum(1 for change in changes if change.kind == kind) for kind in _KIND_ORDER}
     hidden = 0
     if len(changes) > _MAX_PAIRS:
         kept = [change for change in changes if change.kind != "unchanged" or change.moved][:_MAX_PAIRS]
         hidden, changes = len(changes) - len(kept), kept
     figure, ax = _axes(ax, (9.0, min(30.0, max(3.0, 0.32 * len(changes) + 1.6))))
-    counts = {kind: sum(1 for change in changes if change.kind == kind) for kind in _KIND_ORDER}
     title = f"Baseline → candidate: {counts['fixed']} fixed, {counts['regressed']} regressed"
-    ax.set_title(title + (f" ({hidden} unchanged pairs not shown)" if hidden else ""))
+    ax.set_title(title + (f" ({hidden} pairs not shown)" if hidden else ""))
     if not changes:
         _no_data(ax, "metric results in common")
         return figure
     for row, change in enumerate(changes):
-        color = _KIND_COLORS[change.kind]
+        color = _KIND_COLORS.get(change.kind, NEUTRAL_COLOR)
         before, after = change.before, change.after
         if before is not None and after is not None and _scored(before) and _scored(after):
             ax.plot([before.score, after.score], [row, row], color=color, linewidth=2.5, alpha=0.8)
@@ -547,7 +536,7 @@ def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, 
             ax.scatter([after.score], [row], s=46, color=color, zorder=4)
     ax.set_yticks(range(len(changes)), [change.label for change in changes])
     for label, change in zip(ax.get_yticklabels(), changes, strict=True):
-        label.set_color(_KIND_COLORS[change.kind] if change.kind != "unchanged" else "black")
+        label.set_color(_KIND_COLORS.get(change.kind, "black"))
     ax.invert_yaxis()
     cells = [cell for change in changes for cell in (change.before, change.after) if cell is not None]
     scores = [cell.score for cell in cells if not math.isnan(cell.score)]
@@ -557,7 +546,7 @@ def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, 
     handles = [
         Line2D([], [], color=FAILED_COLOR, linewidth=2.5, label="regressed"),
         Line2D([], [], color=PASSED_COLOR, linewidth=2.5, label="fixed"),
-        Line2D([], [], color=NEUTRAL_COLOR, linewidth=2.5, label="unchanged"),
+        Line2D([], [], color=NEUTRAL_COLOR, linewidth=2.5, label="other"),
         Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#57606a", label="baseline"),
         Line2D([], [], marker="o", linestyle="", color="#24292f", label="candidate"),
     ]
@@ -583,7 +572,7 @@ def plot_report(report: EvaluationReport) -> Figure:
     heat_height = _heatmap_height(report, margin=1.5, minimum=2.5)
     figure = _figure((13.0, 4.2 + heat_height))
     grid = figure.add_gridspec(2, 2, height_ratios=[4.2, heat_height])
-    names, frame = _metric_names(report), _evaluated_results(report)
+    names, frame = report.metric_names, _evaluated_results(report)
     _draw_distribution(report, frame, names, figure.add_subplot(grid[0, 0]))
     _draw_pass_rates(frame, names, figure.add_subplot(grid[0, 1]))
     _draw_heatmap(report, names, figure.add_subplot(grid[1, :]))

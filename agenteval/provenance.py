@@ -22,7 +22,14 @@ from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["Provenance", "attach_provenance", "content_hash", "package_version", "read_provenance"]
+__all__ = [
+    "Provenance",
+    "attach_provenance",
+    "content_hash",
+    "current_environment",
+    "package_version",
+    "read_provenance",
+]
 
 
 def package_version() -> str:
@@ -45,12 +52,12 @@ def content_hash(models: WireModel | Sequence[WireModel]) -> str:
 class Provenance(CamelModel):
     """How a report was produced."""
 
-    agenteval_version: str = Field(default_factory=package_version)
-    """agenteval version."""
-    python_version: str = Field(default_factory=lambda: sys.version.split()[0])
-    """Python version."""
-    platform: str = Field(default_factory=platform.platform)
-    """Operating system and machine."""
+    agenteval_version: str = ""
+    """agenteval version (empty when not recorded)."""
+    python_version: str = ""
+    """Python version (empty when not recorded)."""
+    platform: str = ""
+    """Operating system and machine (empty when not recorded)."""
     app_name: str = ""
     eval_set_id: str = ""
     eval_set_hash: str = ""
@@ -79,15 +86,28 @@ class Provenance(CamelModel):
 
     @classmethod
     def describe(cls, eval_set: EvalSet, metrics: Sequence[EvalMetric], **values: object) -> Provenance:
-        """Provenance for an evaluation of ``eval_set`` with ``metrics``, hashes included."""
+        """Provenance for an evaluation of ``eval_set`` with ``metrics`` here and now, hashes included."""
         return cls.model_validate(
-            {
-                "eval_set_hash": content_hash(eval_set),
+            {"eval_set_hash": content_hash(eval_set), **current_environment(), **values}
+        ).scored_with(metrics)
+
+    def scored_with(self, metrics: Sequence[EvalMetric]) -> Provenance:
+        """A copy whose metric configuration, and its hash, are ``metrics``."""
+        return self.model_copy(
+            update={
                 "metrics": [metric.model_copy(deep=True) for metric in metrics],
                 "metrics_hash": content_hash(list(metrics)),
-                **values,
             }
         )
+
+
+def current_environment() -> dict[str, str]:
+    """The versions and platform of this process, as :class:`Provenance` fields."""
+    return {
+        "agenteval_version": package_version(),
+        "python_version": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
 
 
 def attach_provenance(result: EvalSetResult, provenance: Provenance) -> None:

@@ -16,7 +16,7 @@ from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSe
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.evaluators.base import status_for
 from agenteval.metric.models import EvalMetric
-from agenteval.provenance import Provenance, attach_provenance, read_provenance
+from agenteval.provenance import Provenance, attach_provenance, current_environment, read_provenance
 from agenteval.report import CaseSummary, EvaluationReport
 from agenteval.service.aggregation import (
     AggregationInput,
@@ -161,7 +161,8 @@ async def reaggregate(
     """
     chosen = as_aggregator(aggregator)
     cases = [
-        await _aggregate_again(report, case, chosen, report.eval_metrics) for case in report.result.eval_case_results
+        await _aggregate_again(report, case.model_copy(deep=True), chosen, report.eval_metrics)
+        for case in report.result.eval_case_results
     ]
     return _derived(report, cases, report.eval_metrics, chosen, "reaggregate")
 
@@ -178,7 +179,8 @@ async def with_thresholds(
     aggregated again with ``aggregator`` (by default the one that produced the report).
 
     Raises:
-        ConfigError: A name is not a metric of the report.
+        ConfigError: A name is not a metric of the report, or no ``aggregator`` was given for a
+            loaded report that a custom aggregator produced (it cannot be rebuilt from the file).
     """
     known = {
         result.metric_name for case in report.result.eval_case_results for result in case.overall_eval_metric_results
@@ -206,9 +208,27 @@ async def with_thresholds(
         else metric
         for metric in report.eval_metrics
     ]
-    chosen = as_aggregator(aggregator) if aggregator is not None else report.aggregator or AllPassAggregator()
+    chosen = as_aggregator(aggregator) if aggregator is not None else _original_aggregator(report)
     aggregated = [await _aggregate_again(report, case, chosen, metrics) for case in cases]
     return _derived(report, aggregated, metrics, chosen, "with_thresholds")
+
+
+def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggregator:
+    """The aggregator that produced the report; a loaded report knows it only by name.
+
+    Raises:
+        ConfigError: The report was loaded and aggregated by a custom aggregator, which cannot be rebuilt.
+    """
+    if report.aggregator is not None:
+        return report.aggregator
+    default = AllPassAggregator()
+    recorded = report.provenance.aggregator if report.provenance is not None else ""
+    if recorded and recorded != repr(default):
+        raise ConfigError(
+            f"this report was aggregated by {recorded}, which a loaded report cannot rebuild;"
+            " pass it again: with_thresholds(thresholds, aggregator=...)"
+        )
+    return default
 
 
 def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> None:
@@ -223,6 +243,7 @@ def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> N
 async def _aggregate_again(
     report: EvaluationReport, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: list[EvalMetric]
 ) -> EvalCaseResult:
+    """Aggregate ``case`` (a copy the caller owns, updated in place) again from its metric results."""
     if _failed_before_aggregation(case):
         return case
     eval_case = (report.eval_set.case(case.eval_id) if report.eval_set is not None else None) or EvalCase(
@@ -237,7 +258,6 @@ async def _aggregate_again(
         or EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion)
         for result in case.overall_eval_metric_results
     ]
-    updated = case.model_copy()
     try:
         outcome = await run_aggregator(
             aggregator,
@@ -252,11 +272,11 @@ async def _aggregate_again(
             ),
         )
     except Exception as exc:
-        updated.score, updated.final_eval_status = 0.0, EvalStatus.FAILED
-        updated.error_message = describe_exception(exc)
-        return updated
-    updated.score, updated.final_eval_status, updated.error_message = outcome.score, outcome.status, ""
-    return updated
+        case.score, case.final_eval_status = 0.0, EvalStatus.FAILED
+        case.error_message = describe_exception(exc)
+        return case
+    case.score, case.final_eval_status, case.error_message = outcome.score, outcome.status, ""
+    return case
 
 
 _AGGREGATION_ERRORS = (
@@ -294,18 +314,20 @@ def _derived(
     aggregator: EvalCaseResultAggregator,
     how: str,
 ) -> EvaluationReport:
+    # Results written without run ids (by older reference versions) hold one run: number it 1.
+    cases = [case if case.run_id else case.model_copy(update={"run_id": 1}) for case in cases]
     result = EvalSetResult(eval_set_id=report.result.eval_set_id, eval_case_results=cases)
     result.summary = summarize_multi_run(cases, report.num_runs)
-    derived = assemble_report(
-        report.app_name, report.eval_set, result, metrics, report.inference_results, report.num_runs
-    )
+    inferences = [[inference.model_copy(deep=True) for inference in run] for run in report.inference_results]
+    derived = assemble_report(report.app_name, report.eval_set, result, metrics, inferences, report.num_runs)
     derived.aggregator = aggregator
     source = report.result.eval_set_result_id or "an unsaved report"
     base = report.provenance or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
-    derived.provenance = base.model_copy(
+    # The derived scores are computed here and now: record this environment, not the original's.
+    derived.provenance = base.scored_with(metrics).model_copy(
         update={
+            **current_environment(),
             "aggregator": repr(aggregator),
-            "metrics": [metric.model_copy(deep=True) for metric in metrics],
             "derived_from": f"{how} of {source}",
             "finished_at": time.time(),
         }

@@ -191,6 +191,18 @@ class EvaluationReport:
         return self.overall_status is EvalStatus.PASSED
 
     @property
+    def metric_names(self) -> list[str]:
+        """The metric names: configuration order first, then any others found in the results."""
+        names = [metric.metric_name for metric in self.eval_metrics]
+        seen = set(names)
+        for case in self.result.eval_case_results:
+            for metric in case.overall_eval_metric_results:
+                if metric.metric_name not in seen:
+                    seen.add(metric.metric_name)
+                    names.append(metric.metric_name)
+        return names
+
+    @property
     def cases(self) -> pd.DataFrame:
         """One row per (run, case): status, score and error message (columns ``CASE_COLUMNS``)."""
         rows = [

@@ -217,7 +217,7 @@ def test_comparison_colours_the_fix_and_the_regression(one_run: EvaluationReport
         (0.0, 1.0),
         (0.0, 1.0),
     ]
-    assert legend_texts(ax) == ["regressed", "fixed", "unchanged", "baseline", "candidate"]
+    assert legend_texts(ax) == ["regressed", "fixed", "other", "baseline", "candidate"]
 
 
 def test_comparison_of_a_report_with_itself_changes_nothing(three_runs: EvaluationReport) -> None:

@@ -214,3 +214,167 @@ def test_compare_lines_up_cases_and_metrics(report_and_agent: tuple[ae.Evaluatio
     back = ae.compare(lenient, strict)
     assert len(back.regressions) == 2
     assert "Regressions" in back._repr_html_()
+
+
+def _crashes_on(message_part: str, every: int = 1) -> Any:
+    """The example agent, raising on turns whose message contains ``message_part`` (every ``every``-th time)."""
+    seen: list[str] = []
+
+    def agent(message: str, turn: ae.Turn) -> str:
+        if message_part in message:
+            seen.append(message)
+            if len(seen) % every == 0:
+                raise RuntimeError("agent crashed")
+        return calculator_agent(message, turn)
+
+    return agent
+
+
+def test_a_case_that_errors_in_the_candidate_is_a_regression_of_every_metric() -> None:
+    baseline = _evaluator(calculator_agent).evaluate(EVAL_SET_ID)
+    candidate = _evaluator(_crashes_on("calc add 2 3")).evaluate(EVAL_SET_ID)
+
+    diff = ae.compare(baseline, candidate)
+
+    add = diff.table[diff.table["eval_id"] == "calc_add"].set_index("metric_name")
+    assert list(add.index) == [metric.metric_name for metric in baseline.eval_metrics]
+    assert set(add["change"]) == {"regressed"}
+    assert set(add["candidate_status"]) == {"failed"}
+    assert add["candidate_score"].isna().all()
+    assert add["candidate_pass_rate"].tolist() == [0.0, 0.0]
+    assert sorted(diff.regressions["eval_id"]) == ["calc_add", "calc_add"]
+    assert diff.summary["metrics"]["removed"] == 0
+    assert "calc_add" in diff._repr_html_()
+    back = ae.compare(candidate, baseline)
+    assert sorted(back.fixes["eval_id"]) == ["calc_add", "calc_add"]
+
+
+def test_a_run_that_errored_counts_against_the_metric_pass_rate() -> None:
+    baseline = _evaluator(calculator_agent, num_runs=3).evaluate(EVAL_SET_ID)
+    candidate = _evaluator(_crashes_on("calc add 2 3", every=3), num_runs=3).evaluate(EVAL_SET_ID)
+
+    diff = ae.compare(baseline, candidate)
+
+    add = diff.table[diff.table["eval_id"] == "calc_add"].set_index("metric_name")
+    assert add["candidate_pass_rate"].round(6).tolist() == [0.666667, 0.666667]
+    assert add["pass_rate_change"].round(6).tolist() == [-0.333333, -0.333333]
+    [case] = diff.cases[diff.cases["eval_id"] == "calc_add"].to_dict("records")
+    assert round(case["candidate_pass_rate"], 6) == 0.666667
+
+
+def test_compare_reports_of_different_case_sets() -> None:
+    baseline = _evaluator(calculator_agent).evaluate(EVAL_SET_ID, eval_case_ids=["calc_add", "calc_power"])
+    candidate = _evaluator(calculator_agent).evaluate(EVAL_SET_ID, eval_case_ids=["calc_add", "calc_multiply"])
+
+    diff = ae.compare(baseline, candidate)
+
+    changes = {eval_id: set(frame["change"]) for eval_id, frame in diff.table.groupby("eval_id")}
+    assert changes == {"calc_add": {"unchanged"}, "calc_multiply": {"new"}, "calc_power": {"removed"}}
+    assert dict(zip(diff.cases["eval_id"], diff.cases["change"], strict=True)) == {
+        "calc_add": "unchanged",
+        "calc_multiply": "new",
+        "calc_power": "removed",
+    }
+
+
+def test_the_saved_provenance_records_the_versions_that_wrote_it(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent], tmp_path: Path
+) -> None:
+    import json
+    import sys
+
+    from agenteval.provenance import package_version
+
+    report, _ = report_and_agent
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    path = tmp_path / APP_NAME / f"{result_id}.evalset_result.json"
+    saved = json.loads(path.read_text())["summary"]["provenance"]
+    assert saved["agentevalVersion"] == package_version()
+    assert saved["pythonVersion"] == sys.version.split()[0]
+    assert saved["platform"]
+
+    saved["pythonVersion"] = "3.99.0"
+    document = json.loads(path.read_text())
+    document["summary"]["provenance"] = saved
+    path.write_text(json.dumps(document))
+    loaded = ae.EvaluationReport.load(path)
+    assert loaded.provenance is not None and loaded.provenance.python_version == "3.99.0"
+    assert "3.99.0" in loaded.to_html(tmp_path / "report.html").read_text()
+
+
+def test_derived_reports_record_their_own_metrics_hash(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    from agenteval.provenance import content_hash
+
+    report, _ = report_and_agent
+    lenient = report.with_thresholds({"final_response_avg_score": 0.0})
+
+    assert lenient.provenance is not None and report.provenance is not None
+    assert lenient.provenance.metrics_hash == content_hash(lenient.eval_metrics)
+    assert lenient.provenance.metrics_hash != report.provenance.metrics_hash
+    assert lenient.provenance.derived_from.startswith("with_thresholds of ")
+
+
+REFERENCE_RESULTS = Path(__file__).parent / "interop" / "trpc-examples"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(REFERENCE_RESULTS.rglob("*.evalset_result.json")),
+    ids=lambda path: path.name[:40],
+)
+def test_results_written_by_the_reference_can_be_reaggregated(path: Path) -> None:
+    report = ae.EvaluationReport.load(path)
+
+    same = report.with_thresholds({})
+    again = report.reaggregate(ae.AllPassAggregator())
+
+    for derived in (same, again):
+        assert [case.eval_id for case in derived.result.eval_case_results] == [
+            case.eval_id for case in report.result.eval_case_results
+        ]
+        assert derived.result.summary is not None
+
+
+def test_with_thresholds_on_a_loaded_report_needs_its_custom_aggregator_again(tmp_path: Path) -> None:
+    report = _evaluator(calculator_agent, aggregator=_weighted).evaluate(EVAL_SET_ID)
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    loaded = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json")
+
+    with pytest.raises(ae.ConfigError, match=r"aggregated by FunctionAggregator\('_weighted'\).*aggregator=\.\.\."):
+        loaded.with_thresholds({"final_response_avg_score": 1.0})
+    again = loaded.with_thresholds({"final_response_avg_score": 1.0}, aggregator=_weighted)
+    assert _case_view(again) == _case_view(report.with_thresholds({"final_response_avg_score": 1.0}))
+
+    default = _evaluator(calculator_agent).evaluate(EVAL_SET_ID)
+    default_id = default.save(ae.LocalEvalResultManager(tmp_path))
+    plain = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{default_id}.evalset_result.json")
+    assert _case_view(plain.with_thresholds({})) == _case_view(default)
+
+
+def test_derived_reports_share_no_objects_with_the_original(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
+) -> None:
+    report, agent = report_and_agent
+    before = report.result.model_dump()
+    inferences_before = [[inference.model_dump() for inference in run] for run in report.inference_results]
+
+    derived = [
+        report.reaggregate(_weighted),
+        report.with_thresholds({"final_response_avg_score": 0.5}),
+        _evaluator(agent).rescore(report),
+    ]
+    for other in derived:
+        for case in other.result.eval_case_results:
+            case.score = -1.0
+            for metric in case.overall_eval_metric_results:
+                metric.score = -1.0
+            for turn in case.eval_metric_result_per_invocation:
+                turn.actual_invocation.final_response = None
+        for run in other.inference_results:
+            for inference in run:
+                inference.inferences.clear()
+
+    assert report.result.model_dump() == before
+    assert [[inference.model_dump() for inference in run] for run in report.inference_results] == inferences_before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
@@ -10,6 +11,8 @@ from agenteval.notebook._env import stream_is_terminal
 from agenteval.notebook._progress_base import CANCELLED, Clock, ProgressBase, RunProgress, plural
 
 __all__ = ["TextProgress"]
+
+_RED, _GREEN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 
 def _encodes(stream: TextIO, text: str) -> bool:
@@ -26,7 +29,8 @@ class TextProgress(ProgressBase):
 
     On a terminal, one line is redrawn in place (a carriage return) and each finished run is printed above
     it; elsewhere (logs, CI) only the header, one line per finished run and the final line are
-    written, so the output stays readable.
+    written, so the output stays readable. On a terminal, a failed run and a failed evaluation are
+    printed in red and a passed evaluation in green (unless the ``NO_COLOR`` variable is set).
 
     Args:
         stream: Where to write; ``sys.stderr`` when ``None``.
@@ -50,6 +54,7 @@ class TextProgress(ProgressBase):
         self._width = width
         self._line_length = 0
         self._fancy = self.stream is not None and _encodes(self.stream, "█×·")
+        self._colour = self.tty and not os.environ.get("NO_COLOR")
         super().__init__(clock=clock, refresh=refresh if self.tty else None, min_interval=min_interval)
 
     def _write(self, text: str) -> None:
@@ -90,11 +95,14 @@ class TextProgress(ProgressBase):
         self._write("\r" + line + " " * max(self._line_length - len(line), 0))
         self._line_length = len(line)
 
-    def _print_line(self, line: str) -> None:
+    def _print_line(self, line: str, colour: str = "") -> None:
         line = self._text(line)
+        padding = " " * max(self._line_length - len(line), 0) if self.tty else ""
+        if colour and self._colour:
+            line = colour + line + _RESET
         if self.tty and self._line_length:
             # Overwrite the live line; it is drawn again below the printed one.
-            self._write("\r" + line + " " * max(self._line_length - len(line), 0) + "\n")
+            self._write("\r" + line + padding + "\n")
             self._line_length = 0
         else:
             self._write(line + "\n")
@@ -107,7 +115,10 @@ class TextProgress(ProgressBase):
     def _draw_run_end(self, run: RunProgress) -> None:
         marker = CANCELLED if run.error == CANCELLED else "FAILED" if run.error else "done"
         runs = len(self.runs)
-        self._print_line(f"run {run.run}/{runs} {marker}: {plural(run.evaluation_done, 'case')}, {self.run_text(run)}")
+        self._print_line(
+            f"run {run.run}/{runs} {marker}: {plural(run.evaluation_done, 'case')}, {self.run_text(run)}",
+            _RED if run.error else "",
+        )
 
     def _draw_finish(self, error: BaseException | None) -> None:
-        self._print_line(self.summary)
+        self._print_line(self.summary, _GREEN if self.outcome == "passed" else _RED)

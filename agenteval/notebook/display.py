@@ -47,16 +47,6 @@ class _Tally:
         return self.passed + self.failed
 
 
-def _metric_names(report: EvaluationReport) -> list[str]:
-    """The report's metric names: configuration order first, then any others found in the results."""
-    names = [metric.metric_name for metric in report.eval_metrics]
-    for case in report.result.eval_case_results:
-        for metric in case.overall_eval_metric_results:
-            if metric.metric_name not in names:
-                names.append(metric.metric_name)
-    return names
-
-
 def _thresholds(report: EvaluationReport) -> dict[str, float]:
     found = {metric.metric_name: metric.threshold for metric in report.eval_metrics}
     for case in report.result.eval_case_results:
@@ -76,7 +66,7 @@ def _rate_cell(tally: _Tally, *, bar: bool) -> str:
 
 
 def _metrics_table(report: EvaluationReport) -> str:
-    names = _metric_names(report)
+    names = report.metric_names
     if not names:
         return '<p class="ae-muted">No metric results.</p>'
     thresholds = _thresholds(report)

@@ -500,7 +500,8 @@ def test_a_keyboard_interrupt_ends_red_and_interrupted() -> None:
 # ---------------------------------------------------------------------------------------------- text bar
 
 
-def test_text_bar_on_a_terminal_redraws_one_line_and_ends_with_a_newline() -> None:
+def test_text_bar_on_a_terminal_redraws_one_line_and_ends_with_a_newline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
     stream = TtyStringIO()
     bar = TextProgress(stream, width=200, min_interval=0, refresh=None)
 
@@ -514,8 +515,25 @@ def test_text_bar_on_a_terminal_redraws_one_line_and_ends_with_a_newline() -> No
     assert lines[1].split("\r")[-1].startswith("run 1/3 done: 5 cases, 4 passed, 1 failed, 0 errors · ")
     assert "set |" in output
     assert " · inference 5/15 · evaluation 0/15 · " in output
-    assert lines[-2].split("\r")[-1].startswith("FAILED set: 5 cases × 3 runs, 4 passed, 1 failed, ")
+    assert lines[-2].split("\r")[-1].startswith("\x1b[31mFAILED set: 5 cases × 3 runs, 4 passed, 1 failed, ")
     assert lines[-1] == ""
+
+
+@pytest.mark.parametrize(("no_color", "agent_fails"), [("", False), ("", True), ("1", True)])
+def test_text_bar_on_a_terminal_ends_green_when_passed_and_red_otherwise(
+    monkeypatch: pytest.MonkeyPatch, no_color: str, agent_fails: bool
+) -> None:
+    monkeypatch.setenv("NO_COLOR", no_color)
+    stream = TtyStringIO()
+    bar = TextProgress(stream, width=200, min_interval=0, refresh=None)
+    bar.start(title=SET, num_runs=1, cases_per_run=1, metric_names=[])
+
+    bar.finish(error=RuntimeError("boom") if agent_fails else None)
+
+    last = stream.getvalue().split("\n")[-2].split("\r")[-1]
+    colour = "" if no_color else "\x1b[31m" if agent_fails else "\x1b[32m"
+    assert last.startswith(colour + ("FAILED" if agent_fails else "PASSED"))
+    assert last.rstrip().endswith("\x1b[0m") == bool(colour)
 
 
 def test_text_bar_draws_both_phases_of_all_runs_truncated_to_the_width() -> None:
