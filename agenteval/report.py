@@ -17,7 +17,7 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
-from agenteval.provenance import Provenance
+from agenteval.provenance import Provenance, read_provenance
 from agenteval.service.aggregation import AggregatorFunction, EvalCaseResultAggregator
 from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
@@ -410,9 +410,10 @@ class EvaluationReport:
         """Read a saved result back into a report.
 
         Args:
-            source: A result file (``<app>/<id>.evalset_result.json``; the app is its directory's
-                name), or a result manager (then give ``app_name`` and ``result_id``).
-            app_name: The app, for a manager (or to override the one guessed from a path).
+            source: A result file (``<app>/<id>.evalset_result.json``; the app is the one its
+                provenance records, else its directory's name), or a result manager (then give
+                ``app_name`` and ``result_id``).
+            app_name: The app, for a manager (or to override the one read from a file).
             result_id: The result id, for a manager.
             eval_set: The eval set, when available; re-scoring needs it.
 
@@ -424,7 +425,10 @@ class EvaluationReport:
             from agenteval.evalresult.local import load_result_file
 
             path = Path(source)
-            return cls.from_result(load_result_file(path), app_name=app_name or path.parent.name, eval_set=eval_set)
+            result = load_result_file(path)
+            recorded = read_provenance(result)
+            guessed = recorded.app_name if recorded is not None and recorded.app_name else path.parent.name
+            return cls.from_result(result, app_name=app_name or guessed, eval_set=eval_set)
         if not app_name or not result_id:
             raise ConfigError("loading from a result manager needs app_name and result_id")
         return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))

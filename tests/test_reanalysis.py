@@ -371,10 +371,24 @@ def test_derived_reports_share_no_objects_with_the_original(
             for metric in case.overall_eval_metric_results:
                 metric.score = -1.0
             for turn in case.eval_metric_result_per_invocation:
-                turn.actual_invocation.final_response = None
+                if turn.actual_invocation is not None:
+                    turn.actual_invocation.final_response = None
         for run in other.inference_results:
             for inference in run:
                 inference.inferences.clear()
 
     assert report.result.model_dump() == before
     assert [[inference.model_dump() for inference in run] for run in report.inference_results] == inferences_before
+
+
+def test_a_result_file_moved_out_of_its_app_folder_keeps_its_app(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent], tmp_path: Path
+) -> None:
+    report, _ = report_and_agent
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    moved = tmp_path / "Downloads" / "result.json"
+    moved.parent.mkdir()
+    (tmp_path / APP_NAME / f"{result_id}.evalset_result.json").rename(moved)
+
+    assert ae.EvaluationReport.load(moved).app_name == APP_NAME
+    assert ae.EvaluationReport.load(moved, app_name="other").app_name == "other"
