@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -61,8 +61,8 @@ InvocationCompare = Callable[[Invocation, Invocation], bool]
 class Tokenizer(Protocol):
     """Splits a text into ROUGE tokens."""
 
-    def tokenize(self, text: str) -> list[str]:
-        """Return the tokens of ``text``."""
+    def tokenize(self, text: str) -> Iterable[str]:
+        """Return the tokens of ``text``: a list, or any other iterable of strings (a generator too)."""
         ...
 
 

@@ -373,6 +373,18 @@ TEXT_CASES = [
     ({}, "{}", "", "parse expected raw json"),
     ({}, "{} {}", "{}", "parse actual raw json: Extra data"),
     ({}, "NaN", "NaN", "parse actual raw json: invalid JSON constant NaN"),
+    # Numbers beyond float64 fail to parse, as in Go.
+    ({}, "1e400", "1e400", 'parse actual raw json: number 1e400 is out of range (text "1e400")'),
+    ({}, "1", "[-1e400]", "parse expected raw json: number -1e400 is out of range"),
+    ({}, "1" + "0" * 400, "1", "parse actual raw json: number 1" + "0" * 38 + "… is out of range"),
+    (
+        {"valid": True, "matchStrategy": "skip"},
+        '{"a":1e400}',
+        "",
+        "parse actual raw json: number 1e400 is out of range",
+    ),
+    ({}, "1e-400", "0", None),
+    ({}, "1.7976931348623157e308", "1.7976931348623157e308", None),
     ({}, '"Paris"', '"Paris"', None),
     ({}, "true", "1", "$: actual true and expected 1 do not match"),
     ({"matchStrategy": "skip"}, "not json", "not checked", None),
@@ -389,6 +401,25 @@ def test_match_json_text(fields: dict[str, Any], actual: str, expected: str, rea
     else:
         assert result is not None
         assert reason in result, result
+
+
+def test_parse_json_text_rejects_numbers_out_of_float_range() -> None:
+    assert parse_json_text("[1e308, -1e308, 1e-400, 12345678901234567890]") == [
+        1e308,
+        -1e308,
+        0.0,
+        12345678901234567890,
+    ]
+    for text in ("1e400", "-1E+309", "[1e999]", "1" + "0" * 309):
+        with pytest.raises(ValueError, match="is out of range"):
+            parse_json_text(text)
+
+
+def test_valid_rejects_decoded_ints_out_of_float_range() -> None:
+    result = match_json({"a": 10**400}, None, JSONCriterion(valid=True, match_strategy=JSONMatchStrategy.SKIP))
+    assert result is not None
+    assert result.startswith("actual value is not JSON: number 1000"), result
+    assert "is out of range" in result
 
 
 def test_parse_json_text_rejects_non_standard_constants() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -292,3 +294,77 @@ def test_match_rouge_uses_the_given_tokenizer_and_options() -> None:
     assert match_rouge("connected", "connection", _criterion(rougeType="rouge1", threshold={"f1": 1.0})) is not None
     split = _criterion(rougeType="rougeLsum", splitSummaries=True, threshold={"f1": 1.0})
     assert match_rouge("Second one. First one.", "First one. Second one.", split) is None
+
+
+class _Generating:
+    def tokenize(self, text: str) -> Iterator[str]:
+        yield from text.split()
+
+
+class _Returning:
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+    def tokenize(self, text: str) -> Any:
+        return self.result
+
+
+@pytest.mark.parametrize("rouge_type", ROUGE_TYPES)
+def test_a_tokenizer_may_return_any_iterable_of_strings(rouge_type: str) -> None:
+    target, prediction = "a b c d\ne f", "a c d\nb e f g"
+    expected = score_rouge(target, prediction, rouge_type, tokenizer=_Whitespace())
+    assert score_rouge(target, prediction, rouge_type, tokenizer=_Generating()) == expected
+    criterion = _criterion(rougeType=rouge_type, tokenizerName="gen", threshold={"f1": 1.0})
+    assert match_rouge("a b c d e", "a b c d e", criterion, tokenizer=_Generating()) is None
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        (None, "returned NoneType, not an iterable of strings"),
+        (3, "returned int, not an iterable of strings"),
+        ("a b", "returned str, not an iterable of strings"),
+        (b"a b", "returned bytes, not an iterable of strings"),
+        (["a", 1], "returned a token that is not a string: int 1"),
+        (("a", None), "returned a token that is not a string: NoneType null"),
+    ],
+)
+def test_a_tokenizer_returning_something_else_is_a_clear_error(result: Any, message: str) -> None:
+    criterion = _criterion(rougeType="rouge1", tokenizerName="mine")
+    with pytest.raises(ConfigError) as named:
+        match_rouge("a b", "a b", criterion, tokenizer=_Returning(result))
+    assert str(named.value) == f'rouge tokenizer "mine" {message}'
+    with pytest.raises(ConfigError) as unnamed:
+        score_rouge("a b", "a b", "rouge1", tokenizer=_Returning(result))
+    assert str(unnamed.value) == f"rouge tokenizer _Returning {message}"
+
+
+def _bench_module() -> Any:
+    # Imported by name: bench/ is a folder of scripts, which mypy also checks as top-level modules.
+    return importlib.import_module("bench.rouge")
+
+
+def test_bench_reports_the_speed_target_per_row_without_failing_on_timing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("rouge_score")
+    bench_rouge = _bench_module()
+
+    # Alternate rouge-score's time and ours: 4x everywhere except rouge2 without stemming (1.5x).
+    times = iter([1.0, 0.25, 1.0, 0.25, 1.5, 1.0] + [1.0, 0.25] * 7)
+    monkeypatch.setattr(bench_rouge, "_best_time", lambda run, repeat: next(times))
+    assert bench_rouge.main(["--pairs", "5", "--repeat", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {tuple(line.split()[:2]): line for line in lines if line.startswith("rouge")}
+    assert len(rows) == 10
+    assert rows[("rouge2", "no")].endswith("1.50x  MISSED")
+    assert all(line.endswith("4.00x  met") for key, line in rows.items() if key != ("rouge2", "no"))
+    assert lines[-1].startswith("smallest speed-up: 1.50x, target >= 2x MISSED")
+
+
+def test_bench_exits_1_on_a_score_mismatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rouge_score")
+    bench_rouge = _bench_module()
+
+    monkeypatch.setattr(bench_rouge.rouge, "score_rouge", lambda *args, **kwargs: RougeScore(2.0, 2.0, 2.0))
+    assert bench_rouge.main(["--pairs", "2", "--repeat", "1"]) == 1

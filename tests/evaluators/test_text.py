@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -107,6 +108,66 @@ def test_match_text(fields: dict[str, Any], actual: str, expected: str, reason: 
     else:
         assert result is not None
         assert reason in result
+
+
+RE2_CASES = [
+    # (pattern, actual, matches?, case-insensitive?): Go's RE2 semantics, not Python's re.
+    ("42$", "The answer is 42", True, False),
+    ("42$", "The answer is 42\n", False, False),
+    ("(?m)42$", "The answer is 42\n", True, False),
+    (r"42\z", "The answer is 42", True, False),
+    (r"42\z", "The answer is 42\n", False, False),
+    (r"^\d+$", "42", True, False),
+    (r"^\d+$", "٤٢", False, False),
+    (r"^\w+$", "café", False, False),
+    (r"\s", "a\u00a0b", False, False),
+    (r"\bfoo\b", "éfooé", True, False),
+    (r"\p{Han}+", "答案是北京", True, False),
+    (r"^\p{Han}+$", "北京 Beijing", False, False),
+    (r"^\pL+$", "Straße", True, False),
+    (r"\p{Greek}", "Ωmega", True, False),
+    (r"\Q1.5\E", "version 1.5", True, False),
+    (r"\Q1.5\E", "version 105", False, False),
+    (r"\Q(a+\E", "x(a+y", True, False),
+    ("answer: [0-9]+$", "ANSWER: 42", True, True),
+    ("ANSWER: [0-9]+$", "answer: 42", True, True),
+    ("answer: [0-9]+$", "ANSWER: 42\n", False, True),
+    (r"(?i)HELLO \p{Han}+", "hello 世界", True, False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "actual", "matches", "case_insensitive"), RE2_CASES)
+def test_regex_follows_re2(pattern: str, actual: str, matches: bool, case_insensitive: bool) -> None:
+    criterion = _text(matchStrategy="regex", caseInsensitive=case_insensitive)
+    result = match_text(actual, pattern, criterion)
+    assert (result is None) == matches, result
+
+
+@pytest.mark.parametrize(
+    ("pattern", "detail"),
+    [
+        ("[invalid(", "missing ]"),
+        ("(?=lookahead)", "invalid perl operator"),
+        (r"(a)\1", r"invalid escape sequence: \1"),
+        (r"\p{NoSuchScript}", "invalid character class range"),
+    ],
+)
+def test_invalid_regex_names_the_pattern(pattern: str, detail: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        match_text("source", pattern, _text(matchStrategy="regex"))
+    assert str(info.value).startswith(f"text criterion: invalid regex {json.dumps(pattern)}: ")
+    assert detail in str(info.value)
+
+
+def test_case_insensitive_lower_cases_the_pattern_like_the_reference() -> None:
+    # Go lower-cases the pattern too, and \p{han} is not a valid class there either.
+    with pytest.raises(ConfigError, match=r"invalid regex \"\\\\p\{han\}\+\""):
+        match_text("北京", r"\p{Han}+", _text(matchStrategy="regex", caseInsensitive=True))
+
+
+def test_regex_on_text_with_a_lone_surrogate() -> None:
+    assert match_text("a\ud800b", "^a.b$", _text(matchStrategy="regex")) is None
+    assert match_text("a\ud800b", "\ufffd", _text(matchStrategy="regex")) is None
 
 
 def test_reason_is_one_line_and_truncated() -> None:

@@ -311,6 +311,27 @@ TURN_CASES: list[tuple[str, dict[str, Any], Invocation, Invocation, str | None]]
         'expected tools[1] "^search_web$" has no matching actual call in order',
     ),
     (
+        "regex names are RE2: Han script class",
+        REGEX_NAMES,
+        _turn(("1", "查询天气", {})),
+        _turn(("1", r"^查询\p{Han}+$", {})),
+        None,
+    ),
+    (
+        "regex names are RE2: word class is ASCII-only",
+        REGEX_NAMES,
+        _turn(("1", "get_天气", {})),
+        _turn(("1", r"^get_\w+$", {})),
+        "name mismatch",
+    ),
+    (
+        "regex names are RE2: $ only at the end",
+        REGEX_NAMES,
+        _turn(("1", "lookup\n", {})),
+        _turn(("1", "^lookup$", {})),
+        "name mismatch",
+    ),
+    (
         "one actual serves one expected",
         {},
         _turn(("1", "search", {"q": "x"}), ("2", "search", {"q": "y"})),

@@ -33,6 +33,9 @@ WELL_FORMED = [
     "<?xml version='1.0' encoding='ISO-8859-1'?><r>é</r>",
     # A declared entity that is never used.
     '<!DOCTYPE r [<!ENTITY x "y">]><r/>',
+    # Whitespace before the declaration, as Go's encoding/xml accepts (replies often start with a newline).
+    "\n<?xml version='1.0'?>\n<a/>",
+    ' \r\n\t<?xml version="1.0" encoding="UTF-8"?><r>x</r>\n',
 ]
 
 
@@ -63,6 +66,11 @@ MALFORMED = [
     ("</a>", "xml content has an unexpected closing element"),
     ("<a><b></a>", "element <b> is closed by </a>"),
     ("<r>\n  <a>\n</r>", "xml syntax error at line 3, column 2: element <a> is closed by </r>"),
+    # Positions count the whitespace before an XML declaration.
+    ("\n\n  <?xml version='1.0'?><a></b>", "xml syntax error at line 3, column 28: element <a> is closed by </b>"),
+    ("\r\n <?xml version='1.0'?>\n<a>&x;</a>", "xml syntax error: undefined entity: line 3, column 3"),
+    ("\n  <r", "xml syntax error: unclosed token: line 2, column 2"),
+    ("\n<?xml version='1.0'?>\n<a/>\n<b/>", "xml content must contain a single root element"),
     ("<r><a>", "xml content has unclosed elements: <a> is never closed"),
     ("<r", "xml syntax error: unclosed token"),
     ("<r a='1' a='2'/>", "xml syntax error: duplicate attribute"),

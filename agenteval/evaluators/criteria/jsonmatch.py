@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -65,17 +66,40 @@ def format_value(value: Any, limit: int = _VALUE_LIMIT) -> str:
     return text
 
 
+_NUMBER_SHOWN = 40
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid JSON constant {name}")
 
 
+def _check_range(number: str) -> None:
+    # Go decodes every JSON number to a float64 and fails on one out of its range.
+    if math.isinf(float(number)):
+        shown = number if len(number) <= _NUMBER_SHOWN else number[: _NUMBER_SHOWN - 1] + "…"
+        raise ValueError(f"number {shown} is out of range")
+
+
+def _parse_float(number: str) -> float:
+    _check_range(number)
+    return float(number)
+
+
+def _parse_int(number: str) -> int:
+    _check_range(number)
+    return int(number)
+
+
 def parse_json_text(text: str) -> Any:
-    """Parse exactly one JSON value, as the reference does (no ``NaN``/``Infinity``, no trailing data).
+    """Parse exactly one JSON value, as the reference does.
+
+    Like Go's decoder, it rejects ``NaN``/``Infinity``, trailing data, and numbers too large for
+    a 64-bit float (such as ``1e400``).
 
     Raises:
         ValueError: The text is not a single JSON value.
     """
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
 
 
 def _child_path(path: str, key: object) -> str:
@@ -249,8 +273,8 @@ def _as_json_value(value: Any) -> Any:
     """Read ``value`` the way the reference's ``valid`` does: a string is JSON text to parse."""
     if isinstance(value, str):
         return parse_json_text(value)
-    # Round-tripping rejects what JSON cannot hold (NaN, sets, objects) and turns tuples into lists.
-    return json.loads(json.dumps(value, allow_nan=False))
+    # Round-tripping rejects what JSON cannot hold (NaN, huge ints, sets, objects) and turns tuples into lists.
+    return parse_json_text(json.dumps(value, allow_nan=False))
 
 
 def _not_json_reason(value: Any, err: Exception) -> str:

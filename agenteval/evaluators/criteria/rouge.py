@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
 from agenteval.errors import ConfigError
+from agenteval.evaluators.criteria.jsonmatch import format_value
 from agenteval.evaluators.criteria.porter import stem
 from agenteval.evaluators.criteria.sentences import split_sentences
 from agenteval.metric.criterion import RougeCriterion, RougeMeasure, RougeThreshold
@@ -87,6 +88,32 @@ class DefaultTokenizer:
 
 _PLAIN = DefaultTokenizer(use_stemmer=False)
 _STEMMING = DefaultTokenizer(use_stemmer=True)
+
+
+class _CheckedTokenizer:
+    """A custom tokenizer whose tokens are collected into a list, with errors that name it."""
+
+    __slots__ = ("label", "tokenizer")
+
+    def __init__(self, tokenizer: Tokenizer, label: str) -> None:
+        self.tokenizer = tokenizer
+        self.label = label
+
+    def tokenize(self, text: str) -> list[str]:
+        tokens: object = self.tokenizer.tokenize(text)
+        # A string is iterable too, but returning one is a bug, not a list of one-letter tokens.
+        if isinstance(tokens, str | bytes) or not isinstance(tokens, Iterable):
+            raise ConfigError(
+                f"rouge tokenizer {self.label} returned {type(tokens).__name__}, not an iterable of strings"
+            )
+        listed = tokens if type(tokens) is list else list(tokens)
+        for token in listed:
+            if not isinstance(token, str):
+                raise ConfigError(
+                    f"rouge tokenizer {self.label} returned a token that is not a string: "
+                    f"{type(token).__name__} {format_value(token, 60)}"
+                )
+        return listed
 
 
 def _fmeasure(precision: float, recall: float) -> float:
@@ -262,16 +289,24 @@ def score_rouge(
             texts' lines, or sentences with ``split_summaries``).
         use_stemmer: Porter-stem tokens longer than three characters (default tokenizer only).
         split_summaries: For ``rougeLsum``, split the texts into sentences rather than lines.
-        tokenizer: Replaces the default tokenizer; ``use_stemmer`` is then ignored.
+        tokenizer: Replaces the default tokenizer; ``use_stemmer`` is then ignored. Its
+            ``tokenize`` may return a list or any other iterable of strings.
 
     Returns:
         The scores; all 0 when either text has no tokens (or no n-grams).
 
     Raises:
-        ConfigError: ``rouge_type`` is empty or not a ROUGE type.
+        ConfigError: ``rouge_type`` is empty or not a ROUGE type, or ``tokenizer`` returned
+            something other than an iterable of strings.
     """
     kind = _parse_rouge_type(rouge_type)
-    active: Tokenizer = tokenizer if tokenizer is not None else _STEMMING if use_stemmer else _PLAIN
+    active: DefaultTokenizer | _CheckedTokenizer
+    if tokenizer is None:
+        active = _STEMMING if use_stemmer else _PLAIN
+    elif isinstance(tokenizer, _CheckedTokenizer):
+        active = tokenizer
+    else:
+        active = _CheckedTokenizer(tokenizer, type(tokenizer).__qualname__)
     if kind == _ROUGE_LSUM:
         return _score_summary_lcs(
             [active.tokenize(sentence) for sentence in _summary_sentences(target, split_summaries)],
@@ -307,13 +342,16 @@ def match_rouge(
         recall=0.333333 f1=0.400000; below threshold: recall 0.333333 < 0.5, f1 0.400000 < 0.6``.
 
     Raises:
-        ConfigError: ``rouge_type`` is empty or invalid, or ``tokenizer_name`` is set but no
-            tokenizer was given.
+        ConfigError: ``rouge_type`` is empty or invalid, ``tokenizer_name`` is set but no
+            tokenizer was given, or the tokenizer returned something other than an iterable of
+            strings.
     """
     if criterion.ignore:
         return None
     if tokenizer is None and criterion.tokenizer_name:
         raise ConfigError(f"rouge tokenizerName {criterion.tokenizer_name!r} was not resolved to a tokenizer")
+    if tokenizer is not None and criterion.tokenizer_name:
+        tokenizer = _CheckedTokenizer(tokenizer, format_value(criterion.tokenizer_name))
     score = score_rouge(
         expected,
         actual,

@@ -1,13 +1,21 @@
 r"""The text and length criteria: compare tool names and final-response texts.
 
-Regular expressions use Python's :mod:`re` rather than Go's RE2. Patterns written for RE2 behave
-the same, except a few RE2-only escapes (such as ``\p{Greek}`` classes) that :mod:`re` rejects;
-:mod:`re` also accepts extras RE2 would reject (backreferences, lookaround).
+Regular expressions are RE2, as in the reference (Go's ``regexp`` is RE2), through the
+``google-re2`` package, so a pattern means what it means there: ``\d``, ``\w``, ``\s`` and ``\b``
+are ASCII-only; ``$`` matches only at the very end of the text unless ``(?m)`` is set; ``\z``,
+``\pL``, ``\p{Han}`` and ``\Q…\E`` work; backreferences and lookaround are invalid patterns.
+
+``caseInsensitive`` lower-cases the pattern along with the texts, as the reference does, so an
+escape with an upper-case letter changes meaning (``\D`` becomes ``\d``) or becomes invalid
+(``\p{Han}``); write ``(?i)`` in the pattern instead to keep such escapes.
 """
 
 from __future__ import annotations
 
-import re
+import functools
+from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from agenteval.errors import ConfigError
 from agenteval.evaluators.criteria.jsonmatch import format_value, named_compare_mismatch
@@ -66,11 +74,31 @@ def match_length(text: str, criterion: LengthCriterion | None) -> str | None:
     return None
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+def _utf8_safe(text: str) -> str:
+    """Replace lone surrogates with U+FFFD, as Go's JSON decoding does; RE2 only takes valid UTF-8."""
     try:
-        return re.compile(pattern)
-    except re.error as err:
-        raise ConfigError(f"text criterion: invalid regex {format_value(pattern)}: {err}") from err
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str) -> Any:
+    options = re2.Options()
+    # The error is raised as a ConfigError below; RE2 would also print it to stderr.
+    options.log_errors = False
+    try:
+        return re2.compile(_utf8_safe(pattern), options)
+    except re2.error as err:
+        detail = err.args[0] if err.args else err
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise ConfigError(f"text criterion: invalid regex {format_value(pattern)}: {detail}") from err
+
+
+def _regex_found(pattern: str, text: str) -> bool:
+    return _compile(pattern).search(_utf8_safe(text)) is not None
 
 
 def _run_compare(name: str, actual: str, expected: str) -> str | None:
@@ -84,7 +112,7 @@ def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | No
     the length of ``actual`` is checked; ``skip`` passes; with
     ``caseInsensitive`` both sides are lower-cased (a regex pattern too); then ``exact`` (the
     default), ``contains`` (``expected`` is a substring of ``actual``) or ``regex`` (``expected``
-    is a pattern searched, unanchored, in ``actual``).
+    is an RE2 pattern searched, unanchored, in ``actual``).
 
     Args:
         actual: The agent's text.
@@ -120,7 +148,7 @@ def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | No
             return None
         return f"actual {shown_actual} does not contain expected {shown_expected}{suffix}"
     if strategy == TextMatchStrategy.REGEX:
-        if _compile(target).search(source):
+        if _regex_found(target, source):
             return None
         return f"actual {shown_actual} does not match regex {format_value(target)}{suffix}"
     raise ConfigError(f"text criterion: invalid matchStrategy {str(strategy)!r}")

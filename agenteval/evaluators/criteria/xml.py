@@ -2,8 +2,10 @@
 
 The only strategy is ``skip`` (there is no built-in XML comparison); with ``valid`` the actual text must be
 one well-formed XML element, optionally surrounded by an XML declaration, a doctype, comments,
-processing instructions and whitespace. Entities other than the predefined ones (``&amp;`` …)
-are rejected, as the reference does, so nothing is ever expanded or fetched.
+processing instructions and whitespace. Whitespace may come before the XML declaration too, as Go's
+``encoding/xml`` allows (model replies often start with a newline); positions in messages count it.
+Entities other than the predefined ones (``&amp;`` …) are rejected, as the reference does, so nothing
+is ever expanded or fetched.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = ["check_xml_criterion", "match_xml", "xml_problem"]
 
 _END_TAG = re.compile(rb"</\s*([^\s>]+)")
 _ROOT_START = re.compile(rb"\s*<[^!?/]")
+_XML_SPACE = " \t\r\n"
 
 
 def check_xml_criterion(criterion: XMLCriterion) -> None:
@@ -101,8 +104,18 @@ class _Scan:
             self.after_markup = self.parser.CurrentByteIndex + len(data.encode("utf-8"))
 
 
-def _explain(error: expat.ExpatError, scan: _Scan, data: bytes) -> str:
-    position = f"line {error.lineno}, column {error.offset}"
+def _position(error: expat.ExpatError, skipped: str) -> str:
+    """Locate ``error`` in the whole text, of which expat was not given the leading ``skipped`` whitespace."""
+    line, column = error.lineno, error.offset
+    if line == 1:
+        column += len(skipped) - max(skipped.rfind("\n"), skipped.rfind("\r")) - 1
+    line += skipped.count("\n") + skipped.count("\r") - skipped.count("\r\n")
+    return f"line {line}, column {column}"
+
+
+def _explain(error: expat.ExpatError, scan: _Scan, data: bytes, skipped: str) -> str:
+    position = _position(error, skipped)
+    syntax_error = f"xml syntax error: {expat.ErrorString(error.code)}: {position}"
     code = error.code
     at = scan.parser.ErrorByteIndex
     if scan.open:
@@ -113,14 +126,14 @@ def _explain(error: expat.ExpatError, scan: _Scan, data: bytes) -> str:
             closing = _END_TAG.match(data, max(data.rfind(b"</", 0, at + 1), 0))
             shown = closing.group(1).decode("utf-8", "replace") if closing else "?"
             return f"xml syntax error at {position}: element <{scan.open[-1]}> is closed by </{shown}>"
-        return f"xml syntax error: {error}"
+        return syntax_error
     if scan.roots:
         if _ROOT_START.match(data, at):
             return "xml content must contain a single root element"
         stray = data[at:].strip()
         if stray and not stray.startswith(b"<"):
             return "xml content has non-whitespace text outside the root element"
-        return f"xml syntax error: {error}"
+        return syntax_error
     before = data[scan.after_markup : at + 1].lstrip()
     if before and not before.startswith(b"<"):
         return "xml content has non-whitespace text outside the root element"
@@ -128,7 +141,7 @@ def _explain(error: expat.ExpatError, scan: _Scan, data: bytes) -> str:
         return "xml content has an unexpected closing element"
     if code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS]:
         return "xml content must contain a root element"
-    return f"xml syntax error: {error}"
+    return syntax_error
 
 
 def xml_problem(text: str) -> str | None:
@@ -143,7 +156,10 @@ def xml_problem(text: str) -> str | None:
     """
     if not text.strip():
         return "xml content is empty"
-    data = text.encode("utf-8")
+    # Expat rejects anything, even whitespace, before an XML declaration; Go does not.
+    body = text.lstrip(_XML_SPACE)
+    skipped = text[: len(text) - len(body)]
+    data = body.encode("utf-8")
     # The text is already decoded, so an encoding declaration in it must not apply.
     parser = expat.ParserCreate(encoding="utf-8")
     scan = _Scan(parser)
@@ -155,7 +171,7 @@ def xml_problem(text: str) -> str | None:
     try:
         parser.Parse(data, True)
     except expat.ExpatError as err:
-        return _explain(err, scan, data)
+        return _explain(err, scan, data, skipped)
     except _EntityReference as err:
         return f"xml content references the entity {err}, which is not predefined"
     return None
