@@ -18,7 +18,7 @@ from agenteval.evaluators.llm.rubric_evaluators import (
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
 from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
 
-__all__ = ["BUILTIN_EVALUATORS", "builtin_evaluators"]
+__all__ = ["builtin_evaluators"]
 
 _FACTORIES: Mapping[str, Callable[[], MetricEvaluator]] = MappingProxyType(
     {
@@ -46,12 +46,3 @@ def builtin_evaluators() -> dict[str, MetricEvaluator]:
         Evaluator name to a fresh evaluator.
     """
     return {name: factory() for name, factory in _FACTORIES.items()}
-
-
-BUILTIN_EVALUATORS: Mapping[str, MetricEvaluator] = MappingProxyType(builtin_evaluators())
-"""One instance of each built-in evaluator, by name (read-only), for direct use.
-
-Registries do not share these: :func:`~agenteval.evaluators.registry.default_registry` builds its own
-with :func:`builtin_evaluators`, so registering an operator on one registry's ``llm_judge_template``
-does not change another registry, nor this one.
-"""

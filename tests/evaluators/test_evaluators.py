@@ -13,7 +13,7 @@ from agenteval.evalresult.models import EvalSetResult, ScoreKind
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalSet, Invocation, Tool
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator
-from agenteval.evaluators.builtin import BUILTIN_EVALUATORS
+from agenteval.evaluators.builtin import builtin_evaluators
 from agenteval.evaluators.final_response import FinalResponseEvaluator
 from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
 from agenteval.metric.models import EvalMetric
@@ -149,7 +149,8 @@ def test_final_response_missing_actual() -> None:
 
 
 def test_builtin_evaluators() -> None:
-    assert set(BUILTIN_EVALUATORS) == {
+    builtins = builtin_evaluators()
+    assert set(builtins) == {
         "tool_trajectory_avg_score",
         "final_response_avg_score",
         "llm_final_response",
@@ -160,9 +161,10 @@ def test_builtin_evaluators() -> None:
         "llm_hallucinations",
         "llm_judge_template",
     }
-    assert isinstance(BUILTIN_EVALUATORS["tool_trajectory_avg_score"], ToolTrajectoryEvaluator)
-    assert isinstance(BUILTIN_EVALUATORS["final_response_avg_score"], FinalResponseEvaluator)
-    for name, evaluator in BUILTIN_EVALUATORS.items():
+    assert isinstance(builtins["tool_trajectory_avg_score"], ToolTrajectoryEvaluator)
+    assert isinstance(builtins["final_response_avg_score"], FinalResponseEvaluator)
+    assert all(evaluator is not builtins[name] for name, evaluator in builtin_evaluators().items())
+    for name, evaluator in builtins.items():
         assert isinstance(evaluator, MetricEvaluator)
         assert getattr(evaluator, "name") == name  # noqa: B009
 
@@ -180,10 +182,11 @@ def _math() -> tuple[EvalSet, list[EvalMetric]]:
 
 def _score_case(eval_set: EvalSet, metrics: list[EvalMetric], actual_for: Any) -> dict[tuple[str, str], EvaluateResult]:
     scores = {}
+    evaluators = builtin_evaluators()
     for case in eval_set.eval_cases:
         actuals = [actual_for(turn) for turn in case.conversation]
         for metric in metrics:
-            evaluator = BUILTIN_EVALUATORS[metric.evaluator]
+            evaluator = evaluators[metric.evaluator]
             scores[case.eval_id, metric.metric_name] = _evaluate(evaluator, actuals, case.conversation, metric)
     return scores
 

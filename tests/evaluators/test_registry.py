@@ -10,7 +10,7 @@ import pytest
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult, average_of_turns
-from agenteval.evaluators.builtin import BUILTIN_EVALUATORS
+from agenteval.evaluators.builtin import builtin_evaluators
 from agenteval.evaluators.final_response import FinalResponseEvaluator
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
@@ -105,7 +105,7 @@ def test_register_rejects(name: str, evaluator: object) -> None:
 
 def test_default_registry() -> None:
     registry = default_registry()
-    assert registry.names() == sorted(BUILTIN_EVALUATORS)
+    assert registry.names() == sorted(builtin_evaluators())
     assert len(registry.names()) == 9
     assert "tool_trajectory_avg_score" in registry
     assert isinstance(registry.get("tool_trajectory_avg_score"), ToolTrajectoryEvaluator)
