@@ -57,6 +57,7 @@ from agenteval.metric import (
     InMemoryMetricManager,
     LocalMetricManager,
     MetricManager,
+    MetricRegistry,
 )
 from agenteval.mysql import (
     MySQLEvalResultManager,
@@ -142,6 +143,7 @@ __all__ = [
     "Message",
     "MetricEvaluator",
     "MetricManager",
+    "MetricRegistry",
     "MissingDependencyError",
     "MySQLEvalResultManager",
     "MySQLEvalSetManager",

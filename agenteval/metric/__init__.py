@@ -32,6 +32,7 @@ from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
+from agenteval.metric.registry import MetricRegistry
 
 __all__ = [
     "CategoryScore",
@@ -48,6 +49,7 @@ __all__ = [
     "LengthCriterion",
     "LocalMetricManager",
     "MetricManager",
+    "MetricRegistry",
     "ResponseScorerOptions",
     "RougeCriterion",
     "RougeMeasure",
