@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agenteval._json import WireModel, unknown_fields
+from agenteval._json import WireModel, reject_non_finite, unknown_fields
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 
 T = TypeVar("T")
@@ -127,18 +127,29 @@ def load_json_file(path: Path, adapter: type[T] | TypeAdapter[T], what: str) -> 
 def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str) -> T:
     """Strictly validate JSON text, naming ``source`` in the error.
 
+    The non-standard constants ``NaN``, ``Infinity`` and ``-Infinity`` are refused wherever they
+    appear, free-form values included: they could not be written back.
+
     Raises:
-        ConfigError: The text is not valid JSON or does not fit the model.
+        ConfigError: The text is not valid JSON, does not fit the model, or holds ``NaN`` or an
+            infinity.
     """
+    # Validators that warn (e.g. about a dropped secret) name the source from the context.
+    context = {"source": source}
     try:
         if isinstance(adapter, TypeAdapter):
-            return adapter.validate_json(data, strict=True)
-        if isinstance(adapter, type) and issubclass(adapter, BaseModel):
-            result: T = adapter.model_validate_json(data, strict=True)
-            return result
-        raise TypeError(f"cannot validate with {adapter!r}")
+            result: T = adapter.validate_json(data, strict=True, context=context)
+        elif isinstance(adapter, type) and issubclass(adapter, BaseModel):
+            result = adapter.model_validate_json(data, strict=True, context=context)
+        else:
+            raise TypeError(f"cannot validate with {adapter!r}")
     except ValidationError as exc:
         raise ConfigError(f"{source} is malformed: {describe_validation_error(exc)}") from None
+    # Cheap pre-check: the exact search only runs when a constant may be in the text.
+    raw = data.encode() if isinstance(data, str) else data
+    if b"NaN" in raw or b"Infinity" in raw:
+        reject_non_finite(result, f"{source} is malformed")
+    return result
 
 
 def warn_unknown_fields(value: object, source: str) -> None:

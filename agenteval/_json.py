@@ -7,6 +7,7 @@ load/save round trip, and load files strictly (a string is never silently read a
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Annotated, Any, Self
 
@@ -19,18 +20,17 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-__all__ = ["CamelModel", "EpochTime", "GoFloat", "WireModel", "non_finite_path"]
+from agenteval.errors import ConfigError
+
+__all__ = ["CamelModel", "EpochTime", "GoFloat", "WireModel", "non_finite_path", "reject_non_finite"]
 
 
 def _go_number(value: float) -> float | int:
     """Write an integral float without ``.0``, as Go's encoder does (``1`` rather than ``1.0``).
 
-    Like Go's encoder, refuse NaN and infinities: JSON cannot hold them, and writing ``null``
-    would silently turn them into ``0`` on the next read.
+    NaN and infinities pass through: :meth:`WireModel.to_json` refuses them, naming the field.
     """
     value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{value} cannot be written as JSON: scores and timestamps must be finite numbers")
     if value.is_integer() and abs(value) < 1e21:
         return int(value)
     return value
@@ -51,8 +51,13 @@ def _reject_non_number(value: object) -> object:
 GoFloat = Annotated[float, AfterValidator(_finite), PlainSerializer(_go_number, when_used="json")]
 """A float written the way Go writes a ``float64``."""
 
-EpochTime = Annotated[float, BeforeValidator(_reject_non_number), PlainSerializer(_go_number, when_used="json")]
-"""A timestamp in JSON: Unix seconds as a number (``1761134484.9804401``); strings are rejected."""
+EpochTime = Annotated[
+    float,
+    BeforeValidator(_reject_non_number),
+    AfterValidator(_finite),
+    PlainSerializer(_go_number, when_used="json"),
+]
+"""A timestamp in JSON: Unix seconds as a number (``1761134484.9804401``); strings, NaN and infinities are rejected."""
 
 
 class WireModel(BaseModel):
@@ -62,7 +67,9 @@ class WireModel(BaseModel):
     default is ``None`` is therefore written whenever it is set, even to ``0`` or ``False`` (a Go
     pointer), and any other field is left out at its zero value (``0``, ``False``, ``""``, an empty
     list or mapping) — Go's ``omitempty``. Fields are never ``null`` in a file: a ``null`` is only
-    accepted where the default is ``None``.
+    accepted where the default is ``None``. This relies on every default being a zero value (a
+    test checks it). Like Go's encoder, writing refuses NaN and infinities anywhere, free-form
+    values included.
     """
 
     model_config = ConfigDict(
@@ -70,6 +77,9 @@ class WireModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        # pydantic's default writes NaN as null, which reloads as a different value; writing the
+        # constants lets to_json spot them and refuse.
+        ser_json_inf_nan="constants",
     )
 
     @classmethod
@@ -95,12 +105,24 @@ class WireModel(BaseModel):
 
         Returns:
             The JSON text, without a trailing newline.
+
+        Raises:
+            ConfigError: A number anywhere in the model is NaN or infinite (the message names the
+                field).
         """
-        return self.model_dump_json(indent=indent, exclude_defaults=True)
+        text = self.model_dump_json(indent=indent, exclude_defaults=True)
+        # Cheap pre-check: the exact search only runs when a constant may have been written.
+        if "NaN" in text or "Infinity" in text:
+            reject_non_finite(self)
+        return text
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready dictionary that :meth:`to_json` would write."""
-        data: dict[str, Any] = self.model_dump(mode="json", exclude_defaults=True)
+        """Return the JSON-ready dictionary that :meth:`to_json` would write.
+
+        Raises:
+            ConfigError: A number anywhere in the model is NaN or infinite.
+        """
+        data: dict[str, Any] = json.loads(self.to_json(indent=None))
         return data
 
 
@@ -131,20 +153,53 @@ def unknown_fields(value: Any, path: str = "") -> list[str]:
     return found
 
 
-def non_finite_path(model: BaseModel) -> str | None:
-    """Return the JSON path of the first NaN or infinite number in ``model`` (``None`` if there is none).
+def non_finite_path(value: Any) -> tuple[str, float] | None:
+    """Find the first NaN or infinite number in a model, or in a list or mapping of models.
 
-    Used to turn a failed serialisation into a message that names the field.
+    Args:
+        value: What to search; models are searched through their JSON field names.
+
+    Returns:
+        The number's JSON path (``evalCaseResults[0].score``, ``[1].extension.w``) and the number,
+        or ``None`` if every number is finite.
     """
 
-    def walk(value: Any, path: str) -> str | None:
-        if isinstance(value, float) and not math.isfinite(value):
-            return path
-        if isinstance(value, dict):
-            items = value.items()
-            return next((found for k, v in items if (found := walk(v, f"{path}.{k}" if path else str(k)))), None)
-        if isinstance(value, list | tuple):
-            return next((found for i, v in enumerate(value) if (found := walk(v, f"{path}[{i}]"))), None)
-        return None
+    def walk(item: Any, path: str) -> tuple[str, float] | None:
+        if isinstance(item, BaseModel):
+            item = item.model_dump()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, item
+        if isinstance(item, dict):
+            children: Any = ((f"{path}.{key}" if path else str(key), child) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            children = ((f"{path}[{index}]", child) for index, child in enumerate(item))
+        else:
+            return None
+        return next((found for where, child in children if (found := walk(child, where))), None)
 
-    return walk(model.model_dump(), "")
+    return walk(value, "")
+
+
+def reject_non_finite(value: Any, context: str = "") -> None:
+    """Raise :class:`ConfigError` if ``value`` holds a NaN or infinite number anywhere.
+
+    The one check behind every write (and every file read): JSON has no such numbers, and Go's
+    encoder refuses them too.
+
+    Args:
+        value: A model, or a list or mapping of models.
+        context: Prefix of the message (``"eval case app.set.c1"``).
+
+    Raises:
+        ConfigError: ``<context>: field <path> is not a finite number (NaN); ...``.
+    """
+    found = non_finite_path(value)
+    if found is None:
+        return
+    path, number = found
+    token = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+    prefix = f"{context}: " if context else ""
+    raise ConfigError(
+        f"{prefix}field {path} is not a finite number ({token}); JSON has no NaN or Infinity, "
+        "so store a finite number (or a string) instead"
+    )

@@ -36,15 +36,18 @@ class SuffixLocator:
         return base_dir / app_name / f"{item_id}{self.suffix}"
 
     def list(self, base_dir: Path, app_name: str) -> list[str]:
-        """Return the ids of the regular files in ``<base_dir>/<app_name>`` ending in the suffix."""
+        """Return the ids of the regular files in ``<base_dir>/<app_name>`` ending in the suffix.
+
+        They come in the order of their file names, suffix included, as Go's ``os.ReadDir`` gives
+        them: with ``.evalset.json``, ``run-2``, ``run.b``, ``run``, ``run_1``.
+        """
         directory = base_dir / app_name
         if not directory.is_dir():
             return []
-        return sorted(
-            entry.name.removesuffix(self.suffix)
-            for entry in directory.iterdir()
-            if entry.name.endswith(self.suffix) and entry.is_file()
+        names = sorted(
+            entry.name for entry in directory.iterdir() if entry.name.endswith(self.suffix) and entry.is_file()
         )
+        return [name.removesuffix(self.suffix) for name in names]
 
     def __repr__(self) -> str:
         return f"SuffixLocator({self.suffix!r})"

@@ -168,6 +168,40 @@ def test_malformed_file_errors_can_be_caught_as_value_errors() -> None:
         parse_json("{", EvalSet, "x")
 
 
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"evalSetId": "s", "creationTimestamp": NaN}', "field creationTimestamp: expected a finite number, got nan"),
+        (
+            '{"evalCases": [{"conversation": [{"tools": [{"arguments": {"x": NaN}}]}]}]}',
+            "field evalCases[0].conversation[0].tools[0].arguments.x is not a finite number (NaN)",
+        ),
+        (
+            '{"evalCases": [{"sessionInput": {"state": {"k": [1, -Infinity]}}}]}',
+            "field evalCases[0].sessionInput.state.k[1] is not a finite number (-Infinity)",
+        ),
+        ('{"futureKey": {"v": Infinity}}', "field futureKey.v is not a finite number (Infinity)"),
+    ],
+    ids=["typed", "tool-arguments", "state", "unknown-key"],
+)
+def test_nan_and_infinity_constants_are_refused_on_load(tmp_path: Path, text: str, field: str) -> None:
+    message = _load_error(tmp_path, text, EvalSet, "eval set")
+    assert field in message
+
+
+def test_nan_and_infinity_constants_are_refused_in_a_list_document(tmp_path: Path) -> None:
+    message = _load_error(tmp_path, '[{"metricName": "m"}, {"extension": {"w": NaN}}]', METRICS, "metrics")
+    assert message.endswith(
+        "is malformed: field [1].extension.w is not a finite number (NaN); "
+        "JSON has no NaN or Infinity, so store a finite number (or a string) instead"
+    )
+
+
+def test_the_words_nan_and_infinity_in_strings_load() -> None:
+    loaded = parse_json(b'{"name": "NaN", "description": "Infinity"}', EvalSet, "x")
+    assert (loaded.name, loaded.description) == ("NaN", "Infinity")
+
+
 # --- write_atomic ---
 
 

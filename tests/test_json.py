@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import math
+import pkgutil
+import re
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
+from pydantic_core import PydanticUndefined
 
+import agenteval
 from agenteval._json import CamelModel, EpochTime, GoFloat, WireModel
+from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
-from agenteval.evalset.message import Message
-from agenteval.evalset.models import EvalCase, EvalSet, Invocation, SessionInput
+from agenteval.evalset.message import Message, Role
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation, SessionInput, Tool
 from agenteval.metric.criterion import (
     CategoryScore,
     GenerationConfig,
@@ -247,3 +254,103 @@ def test_null_is_accepted_only_where_a_field_may_be_unset() -> None:
     with pytest.raises(ValidationError) as info:
         EvalMetricResult.from_json('{"metricName": null}')
     assert info.value.errors()[0]["loc"] == ("metricName",)
+
+
+def _wire_models() -> list[type[WireModel]]:
+    """Every WireModel subclass defined in agenteval (all modules imported first)."""
+    for module in pkgutil.walk_packages(agenteval.__path__, "agenteval."):
+        if not module.name.endswith(".__main__"):  # importing it would run the command line
+            importlib.import_module(module.name)
+    found: list[type[WireModel]] = []
+    pending: list[type[WireModel]] = [WireModel]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            if subclass not in found:
+                found.append(subclass)
+                pending.append(subclass)
+    return [model for model in found if model.__module__.startswith("agenteval.")]
+
+
+def _is_zero(value: object) -> bool:
+    return value is None or (isinstance(value, str | int | float | list | dict) and not value)
+
+
+def _non_zero_defaults(model: type[WireModel]) -> list[str]:
+    found = []
+    for name, info in model.model_fields.items():
+        if info.default_factory is not None:
+            default = info.default_factory()  # type: ignore[call-arg]
+        elif info.default is PydanticUndefined:
+            continue
+        else:
+            default = info.default
+        if not _is_zero(default):
+            found.append(f"{model.__module__}.{model.__qualname__}.{name} = {default!r}")
+    return found
+
+
+def test_every_wire_model_default_is_a_zero_value_so_exclude_defaults_is_omitempty() -> None:
+    models = _wire_models()
+    assert EvalSet in models and Message in models  # the walk reached the data model
+    offenders = [offender for model in models for offender in _non_zero_defaults(model)]
+    assert offenders == [], "to_json would leave out these non-zero defaults, which Go's omitempty writes"
+
+
+def test_the_default_check_sees_computed_defaults() -> None:
+    class Stamped(CamelModel):
+        version: str = Field(default_factory=lambda: "1.2")
+        count: int = 3
+        empty: list[str] = Field(default_factory=list)
+
+    assert [found.rsplit("Stamped.", 1)[1] for found in _non_zero_defaults(Stamped)] == ["version = '1.2'", "count = 3"]
+    assert Stamped().to_dict() == {}  # what the check guards against: set values silently left out
+
+
+NON_FINITE = [(math.nan, "NaN"), (math.inf, "Infinity"), (-math.inf, "-Infinity")]
+
+
+@pytest.mark.parametrize(("number", "token"), NON_FINITE)
+def test_writing_refuses_a_non_finite_number_in_a_free_form_value(number: float, token: str) -> None:
+    case = EvalCase(
+        eval_id="c",
+        conversation=[Invocation(tools=[Tool(name="t", arguments={"ok": 1, "x": [number]})])],
+    )
+    expected = (
+        f"field conversation[0].tools[0].arguments.x[0] is not a finite number ({token}); "
+        "JSON has no NaN or Infinity, so store a finite number (or a string) instead"
+    )
+    with pytest.raises(ConfigError) as info:
+        case.to_json()
+    assert str(info.value) == expected
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        case.to_dict()
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        SessionInput(state={"k": {"deep": math.nan}}),
+        EvalMetric(metric_name="m", extension=math.inf),
+        Message(role=Role.USER, content="hi", future_key=math.nan),
+        EvalCaseResult().model_copy(update={"score": math.nan}),
+        EvalSet().model_copy(update={"creation_timestamp": -math.inf}),
+    ],
+    ids=["state", "extension", "unknown-key", "typed-score", "typed-timestamp"],
+)
+def test_every_kind_of_field_refuses_a_non_finite_number(model: WireModel) -> None:
+    with pytest.raises(ConfigError, match="is not a finite number"):
+        model.to_json()
+
+
+def test_the_words_nan_and_infinity_in_text_are_fine() -> None:
+    message = Message(role=Role.USER, content="NaN and Infinity", tool_calls=[{"NaN": "-Infinity"}])
+    assert json.loads(message.to_json()) == message.to_dict()
+    assert message.to_dict()["content"] == "NaN and Infinity"
+
+
+@pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_epoch_time_rejects_a_non_finite_number(raw: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        EvalSet.from_json('{"creationTimestamp": ' + raw + "}")
+    assert info.value.errors()[0]["loc"] == ("creationTimestamp",)
+    assert "expected a finite number" in str(info.value)

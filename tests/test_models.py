@@ -11,6 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agenteval._files import dump_models
 from agenteval._json import WireModel
+from agenteval.errors import UnknownFieldWarning
 from agenteval.evalresult.models import (
     EvalCaseResult,
     EvalMetricResult,
@@ -955,6 +956,31 @@ def test_api_key_spelled_in_another_case_is_never_written(key: str) -> None:
     metric = EvalMetric.from_json(_judge_metric(f'"{key}": "{SECRET}"'))
     for text in (metric.to_json(), dump_models([metric]), repr(metric)):
         assert SECRET not in text
+
+
+@pytest.mark.parametrize(
+    "key", ["API-KEY", "api_key_", "API_KEY", "Api-Key", "apikey_", "api key", "apiKye", "apiKeys", "apKey", "myApiKey"]
+)
+def test_a_key_that_looks_like_a_misspelt_api_key_is_dropped_with_a_warning(key: str) -> None:
+    # Unknown keys are kept and written back, which for a misspelt apiKey would write the secret out.
+    with pytest.warns(UnknownFieldWarning) as warned:
+        metric = EvalMetric.from_json(_judge_metric(f'"{key}": "{SECRET}"'))
+    assert [str(w.message) for w in warned] == [
+        f"judgeModel key {key!r} was dropped because it looks like a secret (a misspelt apiKey): unknown keys "
+        'are written back to files, so it is neither used nor kept; spell it "apiKey", which is never written '
+        '(better, "apiKey": "${YOUR_API_KEY_VARIABLE}")'
+    ]
+    for text in (metric.to_json(), dump_models([metric]), repr(metric), repr(metric.model_dump())):
+        assert SECRET not in text
+    assert metric.criterion is not None and metric.criterion.llm_judge is not None
+    assert metric.criterion.llm_judge.judge_model is not None
+    assert metric.criterion.llm_judge.judge_model.api_key == ""
+
+
+@pytest.mark.parametrize("key", ["apiVersion", "keyPrefix", "maxTokens", "api", "futureOption"])
+def test_other_unknown_judge_model_keys_are_kept(key: str) -> None:
+    metric = EvalMetric.from_json(_judge_metric(f'"{key}": "v"'))
+    assert json.loads(metric.to_json())["criterion"]["llmJudge"]["judgeModel"][key] == "v"
 
 
 # --- Enums: unknown values are rejected. ---

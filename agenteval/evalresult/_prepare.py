@@ -8,7 +8,6 @@ import uuid
 from pydantic import ValidationError
 
 from agenteval._files import describe_validation_error
-from agenteval._json import non_finite_path
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 
@@ -79,19 +78,17 @@ def clone_result(result: EvalSetResult, context: str = "clone result") -> EvalSe
         An independent copy.
 
     Raises:
-        ConfigError: The result holds a value JSON cannot represent (``<context>: <why>``).
+        ConfigError: The result holds a value JSON cannot represent, such as a NaN anywhere
+            (``<context>: field <path> is not a finite number ...``) or a function.
     """
     try:
         return EvalSetResult.from_json(result.to_json(indent=None))
+    except ConfigError as exc:
+        raise ConfigError(f"{context}: {exc}") from None
     except ValidationError as exc:
-        # The JSON form reloads differently, e.g. a NaN score written as null.
+        # The JSON form reloads differently, e.g. a value that no longer fits its field.
         raise ConfigError(f"{context}: {describe_validation_error(exc)}") from None
     except (ValueError, TypeError) as exc:
-        path = non_finite_path(result)
-        if path is not None:
-            raise ConfigError(
-                f"{context}: field {path} is not a finite number; JSON cannot hold NaN or infinity"
-            ) from exc
         raise ConfigError(f"{context}: {exc}") from exc
 
 

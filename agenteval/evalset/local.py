@@ -30,7 +30,9 @@ class LocalEvalSetManager:
     """An :class:`~agenteval.evalset.manager.EvalSetManager` over ``<base>/<app>/<id>.evalset.json`` files.
 
     Files are written with a 2-space indent, atomically; sets are listed in file-name order.
-    Nothing is read or written outside ``base_dir``.
+    Nothing is read or written outside ``base_dir``. Edits rewrite the file of the requested id,
+    even when its ``evalSetId`` says otherwise (the reference writes to the file of the stored
+    id): the file read is the file replaced, so an edit never creates or overwrites another file.
 
     Args:
         base_dir: Directory holding one sub-directory per app.
@@ -82,6 +84,8 @@ class LocalEvalSetManager:
                 raise StorageError(f"remove eval set file {path}: {exc}") from exc
 
     def _list(self, app_name: str) -> builtins.list[str]:
+        # A symlinked app directory must not expose names from outside the base directory.
+        ensure_inside(self._base_dir, self._base_dir / app_name)
         try:
             return self._locator.list(self._base_dir, app_name)
         except OSError as exc:
@@ -103,7 +107,12 @@ class LocalEvalSetManager:
         return await asyncio.to_thread(self._create, app_name, eval_set_id)
 
     async def list(self, app_name: str) -> builtins.list[str]:
-        """Return the app's eval-set ids, as the locator lists them."""
+        """Return the app's eval-set ids, as the locator lists them (file-name order by default).
+
+        Raises:
+            ConfigError: A bad app name, or an app directory that leads outside ``base_dir``.
+            StorageError: The directory could not be read.
+        """
         check_name("app name", app_name)
         return await asyncio.to_thread(self._list, app_name)
 

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from agenteval._json import reject_non_finite
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -18,6 +19,17 @@ def _case_id(eval_case: EvalCase | None) -> str:
     if eval_case is None:
         raise ConfigError("eval case is None")
     return not_empty("eval case id", eval_case.eval_id)
+
+
+def _checked_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> tuple[str, EvalCase]:
+    """Validate a case to be stored and return its id and a deep copy.
+
+    A case that JSON cannot hold is refused here, so the in-memory store accepts only what the
+    file and database stores can write.
+    """
+    case_id = _case_id(eval_case)
+    reject_non_finite(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
+    return case_id, eval_case.model_copy(deep=True)
 
 
 def _new_set(eval_set_id: str) -> EvalSet:
@@ -36,8 +48,7 @@ def _case_index(eval_set: EvalSet, app_name: str, eval_set_id: str, eval_case_id
 
 
 def _appender(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[[EvalSet], object]:
-    case_id = _case_id(eval_case)
-    case = eval_case.model_copy(deep=True)
+    case_id, case = _checked_copy(app_name, eval_set_id, eval_case)
     now = time.time()
     if case.creation_timestamp is None:
         case.creation_timestamp = now
@@ -54,8 +65,7 @@ def _appender(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[
 
 
 def _replacer(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[[EvalSet], object]:
-    case_id = _case_id(eval_case)
-    case = eval_case.model_copy(deep=True)
+    case_id, case = _checked_copy(app_name, eval_set_id, eval_case)
 
     def replace(eval_set: EvalSet) -> None:
         eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, case_id)] = case

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from agenteval._json import CamelModel, GoFloat, WireModel
+from agenteval.errors import UnknownFieldWarning
 from agenteval.evalset.models import RubricContent
 
 __all__ = [
@@ -266,11 +275,40 @@ class GenerationConfig(WireModel):
         return data
 
 
+def _looks_like_api_key(key: str) -> bool:
+    """Whether a key name looks like a misspelt ``apiKey``.
+
+    Case, ``-``, ``_``, ``.`` and spaces are ignored, and one wrong, missing, extra or swapped
+    letter still counts: ``api_key``, ``API-KEY``, ``apikey_``, ``apiKye`` and ``openaiApiKey`` all
+    do.
+    """
+    squashed = re.sub(r"[-_.\s]", "", key.lower())
+    return "apikey" in squashed or _within_one_edit(squashed, "apikey")
+
+
+def _within_one_edit(text: str, target: str) -> bool:
+    if abs(len(text) - len(target)) > 1:
+        return False
+    head = 0
+    while head < min(len(text), len(target)) and text[head] == target[head]:
+        head += 1
+    text_rest, target_rest = text[head:], target[head:]
+    return (
+        text_rest[1:] == target_rest[1:]  # one letter replaced
+        or text_rest[1:] == target_rest  # one letter extra
+        or text_rest == target_rest[1:]  # one letter missing
+        or (text_rest[:2] == target_rest[1::-1] and text_rest[2:] == target_rest[2:])  # two letters swapped
+    )
+
+
 class JudgeModelOptions(CamelModel):
     """Which model judges, and how it is reached.
 
     ``providerName``, ``modelName``, ``variant``, ``baseURL`` and ``apiKey`` expand ``${VAR}`` and
-    ``$VAR`` from the environment when loaded. ``apiKey`` is never written out.
+    ``$VAR`` from the environment when loaded. ``apiKey`` is never written out. An unknown key
+    that looks like a misspelt ``apiKey`` (``api_key``, ``API-KEY``, ``apikey_``…) is dropped with
+    an :class:`~agenteval.errors.UnknownFieldWarning`: unknown keys are otherwise kept and written
+    back, which would copy the secret into metrics and result files.
     """
 
     provider_name: str = ""
@@ -292,15 +330,19 @@ class JudgeModelOptions(CamelModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _match_keys_like_go(cls, data: Any) -> Any:
+    def _match_keys_like_go(cls, data: Any, info: ValidationInfo) -> Any:
         # Go matches JSON keys case-insensitively; an "APIKey" must still be treated as the secret.
         if not isinstance(data, dict):
             return data
+        known = set(cls.model_fields) | {field.alias for field in cls.model_fields.values() if field.alias}
         canonical = {(field.alias or name).lower(): field.alias or name for name, field in cls.model_fields.items()}
         matched: dict[str, Any] = {}
         for key, value in data.items():
             target = canonical.get(key.lower(), key) if isinstance(key, str) else key
             if target != key and target in data:
+                continue
+            if isinstance(target, str) and target not in known and _looks_like_api_key(target):
+                _warn_dropped_secret(target, info)
                 continue
             matched[target] = value
         return matched
@@ -309,6 +351,17 @@ class JudgeModelOptions(CamelModel):
     @classmethod
     def _expand_env(cls, value: str) -> str:
         return expand_env(value)
+
+
+def _warn_dropped_secret(key: str, info: ValidationInfo) -> None:
+    source = info.context.get("source") if isinstance(info.context, dict) else None
+    warnings.warn(
+        f"{source + ': ' if source else ''}judgeModel key {key!r} was dropped because it looks like a secret "
+        "(a misspelt apiKey): unknown keys are written back to files, so it is neither used nor kept; "
+        'spell it "apiKey", which is never written (better, "apiKey": "${YOUR_API_KEY_VARIABLE}")',
+        UnknownFieldWarning,
+        stacklevel=2,
+    )
 
 
 class Rubric(CamelModel):

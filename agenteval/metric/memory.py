@@ -6,6 +6,7 @@ import builtins
 import threading
 from collections.abc import Callable
 
+from agenteval._json import reject_non_finite
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
@@ -17,6 +18,17 @@ def _metric_name(metric: EvalMetric | None) -> str:
     if metric is None:
         raise ConfigError("metric is None")
     return not_empty("metric name", metric.metric_name)
+
+
+def _checked_copy(app_name: str, eval_set_id: str, metric: EvalMetric) -> tuple[str, EvalMetric]:
+    """Validate a metric to be stored and return its name and a deep copy.
+
+    A metric that JSON cannot hold is refused here, so the in-memory store accepts only what the
+    file and database stores can write.
+    """
+    name = _metric_name(metric)
+    reject_non_finite(metric, f"metric {app_name}.{eval_set_id}.{name}")
+    return name, metric.model_copy(deep=True)
 
 
 def _index(metrics: builtins.list[EvalMetric], app_name: str, eval_set_id: str, metric_name: str) -> int:
@@ -33,8 +45,7 @@ _Change = Callable[[builtins.list[EvalMetric]], object]
 
 
 def _adder(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
-    name = _metric_name(metric)
-    copy = metric.model_copy(deep=True)
+    name, copy = _checked_copy(app_name, eval_set_id, metric)
 
     def add(metrics: builtins.list[EvalMetric]) -> None:
         if any(m.metric_name == name for m in metrics):
@@ -45,8 +56,7 @@ def _adder(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
 
 
 def _updater(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
-    name = _metric_name(metric)
-    copy = metric.model_copy(deep=True)
+    name, copy = _checked_copy(app_name, eval_set_id, metric)
 
     def update(metrics: builtins.list[EvalMetric]) -> None:
         metrics[_index(metrics, app_name, eval_set_id, name)] = copy

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 from agenteval.evalresult.local import RESULT_FILE_SUFFIX, LocalEvalResultManager
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.locator import Locator, SuffixLocator
@@ -175,6 +175,47 @@ async def test_list_is_sorted_and_ignores_other_entries(store: LocalEvalResultMa
 
     assert await store.list("app") == ["a", "b", "c"]
     assert await store.list("missing") == []
+
+
+@pytest.mark.asyncio
+async def test_list_is_in_file_name_order(store: LocalEvalResultManager) -> None:
+    for result_id in ["run", "run-2", "run.b", "run_1"]:
+        await store.save("app", make_result(eval_set_result_id=result_id))
+    # Sorted by "<id>.evalset_result.json", as os.ReadDir sorts: not the same as sorting the ids.
+    assert await store.list("app") == ["run-2", "run.b", "run", "run_1"]
+
+
+@pytest.mark.asyncio
+async def test_a_nan_constant_in_a_file_is_refused_on_load(store: LocalEvalResultManager, base: Path) -> None:
+    path = _write(base, "app", "r1", '{"evalSetId": "s", "creationTimestamp": NaN}')
+    with pytest.raises(ConfigError) as info:
+        await store.get("app", "r1")
+    assert str(info.value) == (
+        f"eval set result file {path} is malformed: field creationTimestamp: expected a finite number, got nan "
+        "(JSON has no NaN or Infinity)"
+    )
+
+    path = _write(base, "app", "r2", json.dumps(make_result().to_dict()).replace('"sum": 3', '"sum": Infinity'))
+    with pytest.raises(ConfigError) as info:
+        await store.get("app", "r2")
+    assert str(info.value).startswith(
+        f"eval set result file {path} is malformed: field evalCaseResults[0].evalMetricResultPerInvocation[0]"
+        ".actualInvocation.tools[0].result.sum is not a finite number (Infinity)"
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_misspelt_api_key_in_a_result_file_is_dropped(store: LocalEvalResultManager, base: Path) -> None:
+    document = make_result(eval_set_result_id="r1").to_dict()
+    metric = document["evalCaseResults"][0]["overallEvalMetricResults"][0]
+    metric["criterion"] = {"llmJudge": {"judgeModel": {"modelName": "gpt", "API-KEY": "sk-secret"}}}
+    path = _write(base, "app", "r1", json.dumps(document))
+
+    with pytest.warns(UnknownFieldWarning, match="'API-KEY' was dropped because it looks like a secret"):
+        loaded = await store.get("app", "r1")
+    await store.save("app", loaded)
+    assert "sk-secret" not in path.read_text()
+    assert '"modelName": "gpt"' in path.read_text()
 
 
 @pytest.mark.asyncio

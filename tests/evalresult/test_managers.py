@@ -205,6 +205,20 @@ async def test_an_unserialisable_value_is_rejected(manager: EvalResultManager) -
 
 
 @pytest.mark.asyncio
+async def test_a_non_finite_number_in_a_free_form_value_is_rejected(manager: EvalResultManager) -> None:
+    result = make_result(eval_set_result_id="r1")
+    _tool(result).arguments = {"x": float("nan"), "y": float("inf")}
+    with pytest.raises(ConfigError) as info:
+        await manager.save("app", result)
+    assert str(info.value) == (
+        "clone result: field evalCaseResults[0].evalMetricResultPerInvocation[0].actualInvocation.tools[0]"
+        ".arguments.x is not a finite number (NaN); JSON has no NaN or Infinity, so store a finite number "
+        "(or a string) instead"
+    )
+    assert await manager.list("app") == []
+
+
+@pytest.mark.asyncio
 async def test_saving_an_existing_id_overwrites(manager: EvalResultManager) -> None:
     await manager.save("app", make_result("set-1", eval_set_result_id="r1", eval_set_result_name="old"))
     await manager.save("app", make_result("set-2", eval_set_result_id="r1"))

@@ -11,7 +11,7 @@ import pytest
 
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 from agenteval.evalset.local import LocalEvalSetManager
-from agenteval.evalset.models import EvalCase
+from agenteval.evalset.models import EvalCase, Tool
 from tests.conftest import REFERENCE_EXAMPLES
 from tests.evalset.test_managers import make_case
 
@@ -119,6 +119,71 @@ async def test_list_ignores_other_entries(tmp_path: Path) -> None:
     (app / "s.evalset.json").write_text("{}")
     (tmp_path / "b.evalset.json").write_text("{}")
     assert await LocalEvalSetManager(tmp_path).list("a") == ["s"]
+
+
+@pytest.mark.asyncio
+async def test_list_is_in_file_name_order(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    for eval_set_id in ["run", "run-2", "run.b", "run_1"]:
+        await manager.create("a", eval_set_id)
+    # Sorted by "<id>.evalset.json", as os.ReadDir sorts: not the same as sorting the ids.
+    assert await manager.list("a") == ["run-2", "run.b", "run", "run_1"]
+
+
+@pytest.mark.asyncio
+async def test_a_symlinked_app_dir_leading_outside_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.evalset.json").write_text('{"evalSetId": "s"}')
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "a").symlink_to(outside, target_is_directory=True)
+    manager = LocalEvalSetManager(base)
+
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.list("a"),
+        lambda: manager.get("a", "s"),
+        lambda: manager.create("a", "new"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError, match="outside the base directory"):
+            await call()
+    assert sorted(entry.name for entry in outside.iterdir()) == ["s.evalset.json"]
+
+
+@pytest.mark.asyncio
+async def test_a_nan_constant_in_a_file_is_refused_on_load(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "s.evalset.json"
+    path.parent.mkdir()
+    path.write_text(
+        '{"evalSetId": "s", "evalCases": [{"evalId": "c", "conversation": [{"tools": [{"arguments": {"x": NaN}}]}]}]}'
+    )
+    manager = LocalEvalSetManager(tmp_path)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.get("a", "s"),
+        lambda: manager.add_case("a", "s", make_case("d")),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError) as info:
+            await call()
+        assert str(info.value).startswith(
+            f"eval set file {path} is malformed: field evalCases[0].conversation[0].tools[0].arguments.x "
+            "is not a finite number (NaN)"
+        )
+    assert "NaN" in path.read_text()
+
+
+@pytest.mark.asyncio
+async def test_a_case_json_cannot_hold_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    await manager.create("a", "s")
+    before = (tmp_path / "a" / "s.evalset.json").read_text()
+    case = make_case("c")
+    case.conversation[0].tools = [Tool(name="t", arguments={"x": float("nan")})]
+    with pytest.raises(ConfigError, match=r"arguments\.x is not a finite number \(NaN\)"):
+        await manager.add_case("a", "s", case)
+    assert (tmp_path / "a" / "s.evalset.json").read_text() == before
+    assert "null" not in before
 
 
 BAD_NAMES = ["..", ".", "a/b", "a\\b", "a\x00b", "../x", "/abs"]

@@ -16,7 +16,7 @@ from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.message import Message, Role
-from agenteval.evalset.models import EvalCase, EvalMode, Invocation, SessionInput
+from agenteval.evalset.models import EvalCase, EvalMode, Invocation, SessionInput, Tool
 
 APP = "app"
 SET = "set"
@@ -179,6 +179,29 @@ async def test_invalid_case_argument(with_set: EvalSetManager) -> None:
             await method(APP, SET, None)  # type: ignore[arg-type]
         with pytest.raises(ConfigError, match=r"^eval case id is empty$"):
             await method(APP, SET, EvalCase())
+
+
+@pytest.mark.asyncio
+async def test_a_case_json_cannot_hold_is_rejected(with_set: EvalSetManager) -> None:
+    await with_set.add_case(APP, SET, make_case("kept"))
+    before = await with_set.get(APP, SET)
+    with_nan = make_case("kept")
+    with_nan.conversation[0].tools = [Tool(name="t", arguments={"x": float("nan")})]
+    with_inf = make_case("new")
+    assert with_inf.session_input is not None
+    with_inf.session_input.state = {"limit": float("inf")}
+
+    with pytest.raises(ConfigError) as info:
+        await with_set.add_case(APP, SET, with_inf)
+    assert str(info.value) == (
+        "eval case app.set.new: field sessionInput.state.limit is not a finite number (Infinity); "
+        "JSON has no NaN or Infinity, so store a finite number (or a string) instead"
+    )
+    with pytest.raises(
+        ConfigError, match=r"^eval case app\.set\.kept: field conversation\[0\]\.tools\[0\]\.arguments\.x "
+    ):
+        await with_set.update_case(APP, SET, with_nan)
+    assert await with_set.get(APP, SET) == before
 
 
 @pytest.mark.asyncio

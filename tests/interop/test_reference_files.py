@@ -21,7 +21,7 @@ from agenteval.metric.models import EvalMetric
 
 EXAMPLES = Path(__file__).parent / "trpc-examples"
 MIN_FILES = 45
-"""The snapshot holds 51 files; a broken glob must not pass vacuously."""
+"""A floor a little under the snapshot's file count, so a broken glob cannot pass vacuously."""
 
 METRICS = TypeAdapter(list[EvalMetric])
 Loaded = EvalSet | EvalSetResult | list[EvalMetric]

@@ -71,6 +71,64 @@ async def test_api_key_is_not_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("key", ["API-KEY", "api_key_", "API_KEY", "apikey_", "apiKye", "openai_api_key"])
+async def test_a_misspelt_api_key_is_dropped_and_never_written(tmp_path: Path, key: str) -> None:
+    path = tmp_path / "a" / "s.metrics.json"
+    path.parent.mkdir()
+    judge = {"modelName": "gpt", key: "sk-secret", "futureOption": 1}
+    path.write_text(json.dumps([{"metricName": "m", "criterion": {"llmJudge": {"judgeModel": judge}}}]))
+    manager = LocalMetricManager(tmp_path)
+
+    with pytest.warns(UnknownFieldWarning) as warned:
+        metric = await manager.get("a", "s", "m")
+        await manager.add("a", "s", make_metric("other"))  # rewrites the file
+    messages = [str(w.message) for w in warned]
+    assert f"metrics file {path}: judgeModel key {key!r} was dropped because it looks like a secret" in "\n".join(
+        messages
+    )
+    assert any("[0].criterion.llmJudge.judgeModel.futureOption" in message for message in messages)
+    assert metric.criterion is not None and metric.criterion.llm_judge is not None
+    assert metric.criterion.llm_judge.judge_model is not None
+    assert metric.criterion.llm_judge.judge_model.api_key == ""
+    assert "sk-secret" not in metric.to_json()
+    written = path.read_text()
+    assert "sk-secret" not in written
+    assert json.loads(written)[0]["criterion"]["llmJudge"]["judgeModel"] == {"modelName": "gpt", "futureOption": 1}
+
+
+@pytest.mark.asyncio
+async def test_a_symlinked_app_dir_leading_outside_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.metrics.json").write_text('[{"metricName": "m"}]')
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "a").symlink_to(outside, target_is_directory=True)
+    manager = LocalMetricManager(base)
+
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: manager.list("a", "s"),
+        lambda: manager.add("a", "new", make_metric("m")),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError, match="outside the base directory"):
+            await call()
+    assert sorted(entry.name for entry in outside.iterdir()) == ["s.metrics.json"]
+
+
+@pytest.mark.asyncio
+async def test_a_nan_constant_in_a_free_form_value_is_refused_on_load(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "s.metrics.json"
+    path.parent.mkdir()
+    path.write_text('[{"metricName": "m", "extension": {"weights": [1, Infinity]}}]')
+    with pytest.raises(ConfigError) as info:
+        await LocalMetricManager(tmp_path).list("a", "s")
+    assert str(info.value).startswith(
+        f"metrics file {path} is malformed: field [0].extension.weights[1] is not a finite number (Infinity)"
+    )
+
+
+@pytest.mark.asyncio
 async def test_reference_file_loads_and_round_trips(tmp_path: Path) -> None:
     shutil.copytree(REFERENCE_APP, tmp_path / "math-eval-app")
     manager = LocalMetricManager(tmp_path)

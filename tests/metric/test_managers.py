@@ -137,6 +137,28 @@ async def test_invalid_metric_argument(manager: MetricManager) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_metric_json_cannot_hold_is_rejected(manager: MetricManager) -> None:
+    await manager.add(APP, SET, make_metric("m"))
+    with_nan = make_metric("m")
+    with_nan.extension = {"weights": [1, float("nan")]}
+    with_inf = make_metric("new")
+    with_inf.threshold = float("-inf")
+
+    with pytest.raises(ConfigError) as info:
+        await manager.update(APP, SET, with_nan)
+    assert str(info.value) == (
+        "metric app.set.m: field extension.weights[1] is not a finite number (NaN); "
+        "JSON has no NaN or Infinity, so store a finite number (or a string) instead"
+    )
+    with pytest.raises(
+        ConfigError, match=r"^metric app\.set\.new: field threshold is not a finite number \(-Infinity\)"
+    ):
+        await manager.add(APP, SET, with_inf)
+    assert await manager.list(APP, SET) == ["m"]
+    assert await manager.get(APP, SET, "m") == make_metric("m")
+
+
+@pytest.mark.asyncio
 async def test_copies(manager: MetricManager) -> None:
     metric = make_metric("m")
     await manager.add(APP, SET, metric)
