@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agenteval._async import run_sync
-from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evaluation import Evaluator
@@ -31,6 +31,11 @@ def _load_agent(spec: str) -> AgentFunction:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"cannot import {module_name!r} for --agent: {exc}") from exc
+    except Exception as exc:  # the module itself is broken: a syntax error, or its code raised
+        problem = describe_exception(exc).splitlines()[0]
+        raise ConfigError(
+            f"cannot import {module_name!r} for --agent: importing it raised {problem}; fix the module"
+        ) from exc
     try:
         agent: AgentFunction = getattr(module, attribute)
     except AttributeError:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.report import EvaluationReport
+from agenteval.service.multirun import scored_metric_results
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ COMPARISON_COLUMNS = (
 """Columns of :attr:`Comparison.table`: one row per (case, metric) present in either report.
 
 Scores are averaged over each report's runs; pass rates are the share of runs in which the metric
-passed. A run in which the case failed before it was scored (the agent raised, say) counts as a
-failed run of every metric, and a case never scored has failed rows with no score. ``change`` is
+passed. A run in which the case failed with an error (the agent or the aggregator raised, say) counts
+as a failed run of every metric, and a case never scored has failed rows with no score. ``change`` is
 ``fixed`` (now passes), ``regressed`` (passed before, not now), ``changed`` (between failed and not
 evaluated), ``unchanged``, ``new`` or ``removed``.
 """
@@ -101,12 +102,12 @@ def _metric_sides(report: EvaluationReport) -> dict[tuple[str, str], _Side]:
 
 
 def _failed_unscored(run: EvalCaseResult) -> bool:
-    return run.final_eval_status is EvalStatus.FAILED and not run.overall_eval_metric_results
+    return run.final_eval_status is EvalStatus.FAILED and not scored_metric_results(run)
 
 
 def _run_status(run: EvalCaseResult, metric_name: str) -> EvalStatus | None:
     """The metric's status in one run: failed if the run failed unscored, ``None`` if it does not apply."""
-    for result in run.overall_eval_metric_results:
+    for result in scored_metric_results(run):
         if result.metric_name == metric_name:
             return result.eval_status
     return EvalStatus.FAILED if _failed_unscored(run) else None

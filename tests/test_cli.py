@@ -145,6 +145,32 @@ def test_bad_agent_gives_a_clear_error_and_exit_code_2(
     assert result_files(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("def agent(message):\n    return message +\n", "SyntaxError: "),
+        ("raise RuntimeError('OPENAI_API_KEY is not set')\n", "RuntimeError: OPENAI_API_KEY is not set"),
+    ],
+    ids=["syntax-error", "raises-at-import"],
+)
+def test_an_agent_module_that_fails_to_import_gives_a_one_line_error_and_exit_code_2(
+    source: str, error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "broken_agent_module.py").write_text(source)
+    argv = ["run", str(DATA_DIR / APP_NAME), "--agent", "broken_agent_module:agent", "--output", str(tmp_path)]
+
+    code, carried = run_cli(argv)
+
+    captured = capsys.readouterr()
+    assert (code, carried, captured.out) == (2, "", "")
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"agenteval: cannot import 'broken_agent_module' for --agent: importing it raised {error}")
+    assert line.endswith("; fix the module")
+    if error.startswith("SyntaxError"):
+        assert "broken_agent_module.py, line 2" in line
+    assert result_files(tmp_path) == []
+
+
 def test_missing_app_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "nowhere"
 

@@ -502,6 +502,19 @@ def test_per_call_aggregator_function_is_used() -> None:
     assert lenient.result.eval_case_results[0].score == 0.5
 
 
+def test_an_aggregator_class_instead_of_an_instance_is_a_config_error() -> None:
+    class Lenient:
+        def aggregate(self, data: AggregationInput) -> AggregationResult:
+            return AggregationResult(score=1.0, status=PASSED)
+
+    message = "the case aggregator is the class .*Lenient; pass an instance, e.g. .*Lenient\\(\\)"
+    with pytest.raises(ConfigError, match=message):
+        Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]), aggregator=Lenient)  # type: ignore[arg-type]
+    ev = Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]))
+    with pytest.raises(ConfigError, match=message):
+        ev.evaluate(SET, metrics=[final_response()], aggregator=Lenient)  # type: ignore[arg-type]
+
+
 def test_evaluating_an_eval_set_object_leaves_the_users_stores_alone() -> None:
     user_sets = fill([make_case("stored")], set_id="other")
     user_metrics = metric_store([final_response()], set_id="other")
@@ -775,6 +788,72 @@ def test_a_case_whose_agent_raises_is_failed_even_without_metrics() -> None:
     assert second.final_eval_status == NOT_EVALUATED
     assert report.case_summaries[0].metric_results == []
     assert report.case_summaries[0].overall_status == FAILED
+
+
+def test_a_case_whose_aggregator_raises_in_every_run_is_failed() -> None:
+    def broken(data: AggregationInput) -> AggregationResult:
+        raise ValueError("boom")
+
+    ev = Evaluator(
+        APP,
+        echo,
+        eval_set_manager=fill([make_case("a")]),
+        metric_manager=metric_store([final_response()]),
+        aggregator=broken,
+        num_runs=2,
+    )
+
+    report = ev.evaluate(SET)
+
+    summary = report.case_summaries[0]
+    for run in summary.runs:
+        assert run.final_eval_status == FAILED
+        assert run.error_message == "aggregate eval case result: ValueError: boom"
+        # Kept so that a corrected aggregator can be tried without scoring again.
+        assert [m.eval_status for m in run.overall_eval_metric_results] == [PASSED]
+    assert summary.metric_results == []
+    assert summary.overall_status == FAILED
+    assert report.overall_status == FAILED
+    saved = report.result.summary
+    assert saved is not None
+    assert saved.overall_status == FAILED
+    (case_summary,) = saved.eval_case_summaries
+    assert case_summary.overall_status == FAILED
+    assert case_summary.metric_summaries == []
+    assert [run.metric_summaries for run in saved.run_summaries] == [[], []]
+
+
+def test_an_errored_run_does_not_count_in_the_metric_averages() -> None:
+    calls = 0
+
+    def fails_first(data: AggregationInput) -> AggregationResult:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ValueError("boom")
+        return AggregationResult(score=1.0, status=PASSED)
+
+    ev = Evaluator(
+        APP,
+        flaky_agent(),
+        eval_set_manager=fill([make_case("a")]),
+        metric_manager=metric_store([final_response()]),
+        aggregator=fails_first,
+        num_runs=2,
+    )
+
+    report = ev.evaluate(SET)
+
+    summary = report.case_summaries[0]
+    assert [run.final_eval_status for run in summary.runs] == [FAILED, PASSED]
+    (averaged,) = summary.metric_results
+    assert (averaged.score, averaged.eval_status) == (1.0, PASSED)
+    assert summary.overall_status == PASSED
+    saved = report.result.summary
+    assert saved is not None
+    (metric_summary,) = saved.eval_case_summaries[0].metric_summaries
+    assert (metric_summary.average_score, metric_summary.eval_status) == (1.0, PASSED)
+    assert saved.eval_case_summaries[0].overall_status == PASSED
 
 
 # ---------------------------------------------------------------------------------------------- the bundled example

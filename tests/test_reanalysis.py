@@ -392,3 +392,18 @@ def test_a_result_file_moved_out_of_its_app_folder_keeps_its_app(
 
     assert ae.EvaluationReport.load(moved).app_name == APP_NAME
     assert ae.EvaluationReport.load(moved, app_name="other").app_name == "other"
+
+
+def test_a_case_whose_aggregator_failed_is_a_regression_not_a_removal() -> None:
+    def broken(data: AggregationInput) -> AggregationResult:
+        raise KeyError("weight")
+
+    baseline = _evaluator(calculator_agent).evaluate(EVAL_SET_ID, eval_case_ids=["calc_add"])
+    candidate = _evaluator(calculator_agent, aggregator=broken).evaluate(EVAL_SET_ID, eval_case_ids=["calc_add"])
+
+    diff = ae.compare(baseline, candidate)
+
+    assert set(diff.table["change"]) == {"regressed"}
+    assert set(diff.table["candidate_status"]) == {"failed"}
+    assert diff.table["candidate_pass_rate"].tolist() == [0.0, 0.0]
+    assert diff.cases["change"].tolist() == ["regressed"]

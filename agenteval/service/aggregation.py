@@ -104,8 +104,12 @@ def as_aggregator(aggregator: EvalCaseResultAggregator | AggregatorFunction) -> 
     """Return ``aggregator`` as an :class:`EvalCaseResultAggregator`, wrapping a plain function.
 
     Raises:
-        ConfigError: It is neither an aggregator nor callable.
+        ConfigError: It is neither an aggregator nor callable, or it is an aggregator class rather
+            than an instance.
     """
+    if isinstance(aggregator, type) and hasattr(aggregator, "aggregate"):
+        name = aggregator.__qualname__
+        raise ConfigError(f"the case aggregator is the class {name}; pass an instance, e.g. {name}()")
     if isinstance(aggregator, EvalCaseResultAggregator):
         return aggregator
     if callable(aggregator):

@@ -268,7 +268,9 @@ class LocalService:
             One case result per inference result, in the same order.
 
         Raises:
-            ConfigError: An invalid request or option.
+            ConfigError: An invalid request, option or metric (before any case is scored), or a
+                ``None`` entry in ``inference_results`` (when that entry's turn comes, so the
+                after-set callbacks receive the error, as in the reference).
             CallbackError: A set-level or case-level evaluate callback raised.
         """
         if request is None:
@@ -285,11 +287,6 @@ class LocalService:
             options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=request), where=where
         )
         registry = options.metric_registry or active_metric_registry()
-        for inference in request.inference_results:
-            if inference is None:
-                raise ConfigError(
-                    f"evaluate case results ({where}): evaluate case ({where}, evalCaseID=): inference result is nil"
-                )
         for index, metric in enumerate(request.evaluate_config.eval_metrics):
             if metric is None:
                 raise ConfigError(
@@ -337,9 +334,9 @@ class LocalService:
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, Exception):
                     raise outcome
+                case_id = inference.eval_case_id if inference is not None else ""
                 wrapped = rewrap(
-                    f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, "
-                    f"evalCaseID={inference.eval_case_id})",
+                    f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id})",
                     outcome,
                 )
                 wrapped.__cause__ = outcome
@@ -356,11 +353,16 @@ class LocalService:
     async def _evaluate_case(
         self,
         request: EvaluateRequest,
-        inference: InferenceResult,
+        inference: InferenceResult | None,
         options: ServiceOptions,
         cases: CaseLookup,
         context: EvalContext,
     ) -> EvalCaseResult:
+        if inference is None:
+            raise ConfigError(
+                "inference result is nil: EvaluateRequest.inference_results holds None; "
+                "pass only the InferenceResult objects returned by inference()"
+            )
         case_id = inference.eval_case_id
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id}"
         case_context = await _run_callbacks(

@@ -3,6 +3,11 @@
 Both follow the reference framework (``internal/multirun`` and ``aggregateCaseRuns``): a metric's
 score is averaged over the runs in which it was evaluated, and with more than one run the averaged
 metric statuses, not the case aggregator's verdicts, decide a case's status.
+
+A run that failed with an error (``error_message`` set) counts as having no metric results. In the
+reference such a run has none; the port keeps the metric results of a run whose case aggregator
+raised (so that a corrected aggregator can be tried on them), and they must not make an errored
+case pass across runs.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from agenteval.evalresult.summary import (
 from agenteval.metric.criterion import Criterion
 from agenteval.status import EvalStatus, summarize
 
-__all__ = ["CaseRunsAggregate", "aggregate_case_runs", "summarize_multi_run"]
+__all__ = ["CaseRunsAggregate", "aggregate_case_runs", "scored_metric_results", "summarize_multi_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +49,8 @@ class CaseRunsAggregate:
 def summarize_multi_run(cases: Sequence[EvalCaseResult], expected_num_runs: int) -> EvalSetResultSummary:
     """Build the summary stored with an eval-set result from the case results of every run.
 
-    The input is not modified.
+    The input is not modified. The metric results of a case that failed with an error message
+    are left out of every metric summary and run summary, as the reference has none for it.
 
     Args:
         cases: Case results of all runs; each needs an eval id and a 1-based run id.
@@ -84,7 +90,8 @@ def aggregate_case_runs(case_runs: Sequence[EvalCaseResult]) -> CaseRunsAggregat
 
     With at most one run the case status is that run's final status (so a custom case aggregator
     decides); with more, it is the summary of the averaged metric statuses. Either way a
-    not-evaluated outcome becomes failed when any run has an error message.
+    not-evaluated outcome becomes failed when any run has an error message. The metric results of
+    a run with an error message are left out, as the reference has none for it.
 
     Args:
         case_runs: The case's results, one per run, in run order.
@@ -98,7 +105,7 @@ def aggregate_case_runs(case_runs: Sequence[EvalCaseResult]) -> CaseRunsAggregat
     """
     metrics: dict[str, _RunsMetric | None] = {}
     for run in case_runs:
-        for result in run.overall_eval_metric_results:
+        for result in scored_metric_results(run):
             metric = metrics.setdefault(result.metric_name, None)
             # Skipped so that a metric that did not run does not dilute the average.
             if result.eval_status == EvalStatus.NOT_EVALUATED:
@@ -216,7 +223,7 @@ def _run_summaries(
         metrics: dict[str, _MetricAgg] = {}
         for case in run_cases:
             case_counts.add(case.final_eval_status)
-            _merge_metrics(metrics, case.overall_eval_metric_results)
+            _merge_metrics(metrics, scored_metric_results(case))
         try:
             status = summarize(case.final_eval_status for case in run_cases)
         except AgentEvalError as error:
@@ -249,10 +256,10 @@ def _case_summaries(
                     run_id=run_id,
                     final_eval_status=case.final_eval_status,
                     error_message=case.error_message,
-                    metric_results=_metric_run_summaries(case.overall_eval_metric_results),
+                    metric_results=_metric_run_summaries(scored_metric_results(case)),
                 )
             )
-            _merge_metrics(agg.metrics, case.overall_eval_metric_results)
+            _merge_metrics(agg.metrics, scored_metric_results(case))
     summaries: list[EvalCaseResultSummary] = []
     for eval_id in sorted(aggs):
         agg = aggs[eval_id]
@@ -279,6 +286,15 @@ def _case_summaries(
     except AgentEvalError as error:
         raise rewrap("summarize eval set status", error) from error
     return summaries, overall_status
+
+
+def scored_metric_results(case: EvalCaseResult) -> list[EvalMetricResult]:
+    """The metric results that count for ``case`` in summaries: none when it failed with an error.
+
+    The reference drops the metric results of a case whose aggregation failed; agenteval keeps them
+    (so the case can be re-aggregated) but, like the reference, does not count them.
+    """
+    return [] if case.error_message else case.overall_eval_metric_results
 
 
 def _fail_if_errored(status: EvalStatus, has_run_error: bool) -> EvalStatus:

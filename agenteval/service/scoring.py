@@ -20,7 +20,7 @@ from agenteval.evalresult.models import (
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalCase, EvalCaseRubric, EvalMode, Invocation, RubricContent
-from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, MetricEvaluator
+from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, MetricEvaluator, PerInvocationResult
 from agenteval.metric.criterion import Criterion, Rubric
 from agenteval.metric.models import EvalMetric
 from agenteval.service.aggregation import AggregationInput, run_aggregator
@@ -229,25 +229,34 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
             f"run evaluation for metric {metric.metric_name}: the evaluator returned {type(result).__name__}; "
             "return an EvaluateResult"
         )
-    if len(result.per_invocation_results) != len(inputs.actuals):
+    turns = result.per_invocation_results
+    if not isinstance(turns, list | tuple):
         raise CaseFailure(
-            f"metric {metric.metric_name} returned {len(result.per_invocation_results)} per-invocation results, "
-            f"expected {len(inputs.actuals)}"
+            f"run evaluation for metric {metric.metric_name}: per_invocation_results is {type(turns).__name__}; "
+            "return a list with one PerInvocationResult per turn"
         )
-    scores = [result.overall_score, *(r.score for r in result.per_invocation_results)]
+    if len(turns) != len(inputs.actuals):
+        raise CaseFailure(
+            f"metric {metric.metric_name} returned {len(turns)} per-invocation results, expected {len(inputs.actuals)}"
+        )
+    for number, turn in enumerate(turns, start=1):
+        if not isinstance(turn, PerInvocationResult):
+            returned = "no result" if turn is None else type(turn).__name__
+            raise CaseFailure(
+                f"run evaluation for metric {metric.metric_name}: the evaluator returned {returned} for turn "
+                f"{number}; return a PerInvocationResult for every turn"
+            )
+    scores = [result.overall_score, *(r.score for r in turns)]
     if not all(isinstance(score, int | float) and math.isfinite(score) for score in scores):
         raise CaseFailure(f"run evaluation for metric {metric.metric_name}: scores must be finite, got {scores}")
-    statuses = [result.overall_status, *(r.status for r in result.per_invocation_results)]
+    statuses = [result.overall_status, *(r.status for r in turns)]
     if any(status not in _RESULT_STATUSES for status in statuses):
         # Unlike the reference, a bad status stops here: it would otherwise break the multi-run summary.
         raise CaseFailure(
             f"run evaluation for metric {metric.metric_name}: statuses must be passed, failed or not_evaluated, "
             f"got {[str(status) for status in statuses]}"
         )
-    if any(
-        r.details is not None and not isinstance(r.details, EvalMetricResultDetails)
-        for r in result.per_invocation_results
-    ):
+    if any(r.details is not None and not isinstance(r.details, EvalMetricResultDetails) for r in turns):
         raise CaseFailure(
             f"run evaluation for metric {metric.metric_name}: details must be EvalMetricResultDetails or None"
         )

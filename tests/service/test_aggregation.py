@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from agenteval.context import EvalContext
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.evalresult.models import EvalMetricResult, EvalSetResult
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.message import Message
@@ -335,6 +336,22 @@ async def test_run_aggregator_normalises_a_valid_result() -> None:
     assert result == AggregationResult(score=1.0, status=PASSED)
     assert isinstance(result.score, float)
     assert type(result.status) is EvalStatus
+
+
+@pytest.mark.parametrize("aggregator_class", [AllPassAggregator, RecordingAggregator, AsyncRecordingAggregator])
+def test_an_aggregator_class_is_rejected_with_a_hint_to_pass_an_instance(aggregator_class: type) -> None:
+    name = aggregator_class.__qualname__
+    message = f"the case aggregator is the class {name}; pass an instance, e.g. {name}()"
+    with pytest.raises(ConfigError) as caught:
+        as_aggregator(aggregator_class)
+    assert str(caught.value) == message
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        LocalService(lambda message: "", aggregator=aggregator_class)  # type: ignore[arg-type]
+
+
+def test_a_non_callable_aggregator_is_rejected() -> None:
+    with pytest.raises(ConfigError, match="must have an aggregate\\(\\) method or be callable, got 42"):
+        as_aggregator(42)  # type: ignore[arg-type]
 
 
 @pytest.mark.asyncio

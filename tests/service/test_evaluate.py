@@ -3,14 +3,12 @@
 Covered: 53 (per-turn vs overall results, typed value, userId), 54 (failed inference), 55 (unknown evaluator
 skipped), 56 (registry error), 57 (per-case failures with exact messages), 58 (execution traces and context
 messages), 46/47 (expected-runner cases), 30/31 (trace-mode expecteds), scenario placeholders, case-level rubrics,
-``evaluatorName`` routing, criterion materialisation, non-finite scores and 64 (nothing is saved).
-Aggregation (59-61) lives in ``test_aggregation.py``, callbacks in ``test_callbacks.py`` and parallel
-evaluation (52) in ``test_parallel_evaluation.py``.
-
-Not applicable to the port:
-- 62 (metric extension resolution, compare names): a later task.
-- 63 (a ``nil`` InferenceResult entry) and nil metrics / nil per-invocation entries: the request lists are typed.
-- Go panics on nil evaluator results: Python has exceptions (an evaluator returning a wrong type fails the case).
+``evaluatorName`` routing, criterion materialisation, non-finite scores, 62 (metric extension resolution:
+unknown compare names and ``None`` metrics raise ``resolve metric extensions``; a registered compare is used),
+63 (a ``None`` inference result raises ``inference result is nil`` after the after-set callbacks ran) and 64
+(nothing is saved). Go panics on a nil evaluator result or a nil per-invocation entry; here those, and entries
+of the wrong type, fail the case. Aggregation (59-61) lives in ``test_aggregation.py``, callbacks in
+``test_callbacks.py`` and parallel evaluation (52) in ``test_parallel_evaluation.py``.
 """
 
 from __future__ import annotations
@@ -44,10 +42,19 @@ from agenteval.evalset.models import (
 )
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricEvaluator
-from agenteval.evaluators.registry import EvaluatorRegistry
-from agenteval.metric.criterion import Criterion, JudgeTemplateOptions, LLMCriterion, Rubric
+from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+from agenteval.metric.criterion import (
+    Criterion,
+    FinalResponseCriterion,
+    JudgeTemplateOptions,
+    LLMCriterion,
+    Rubric,
+    TextCriterion,
+)
 from agenteval.metric.models import EvalMetric
+from agenteval.metric.registry import MetricRegistry
 from agenteval.service.aggregation import AggregationInput, AggregationResult
+from agenteval.service.callbacks import AfterEvaluateSetArgs, Callbacks
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
 from agenteval.status import EvalStatus
@@ -485,6 +492,40 @@ async def test_per_invocation_count_mismatch_fails_the_case() -> None:
         passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c")
     )
     assert_failed_case(case_result, "metric m returned 0 per-invocation results, expected 1")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("turns", "message"),
+    [
+        ([None, turn()], "the evaluator returned no result for turn 1; return a PerInvocationResult for every turn"),
+        ([turn(), None], "the evaluator returned no result for turn 2; return a PerInvocationResult for every turn"),
+        ([turn(), 0.5], "the evaluator returned float for turn 2; return a PerInvocationResult for every turn"),
+        (
+            [turn(), EvalCaseResult(eval_id="c")],
+            "the evaluator returned EvalCaseResult for turn 2; return a PerInvocationResult for every turn",
+        ),
+        (None, "per_invocation_results is NoneType; return a list with one PerInvocationResult per turn"),
+        ({"turn": turn()}, "per_invocation_results is dict; return a list with one PerInvocationResult per turn"),
+    ],
+    ids=["none-first", "none-second", "number", "other-model", "none-list", "dict"],
+)
+async def test_malformed_per_invocation_results_fail_only_that_case(turns: object, message: str) -> None:
+    bad = EvaluateResult(overall_score=1.0, overall_status=PASSED, per_invocation_results=turns)  # type: ignore[arg-type]
+
+    def evaluator(actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric) -> EvaluateResult:
+        return bad if actuals[0].invocation_id.startswith("bad") else uniform_result(len(actuals))
+
+    manager = await make_manager(make_case("bad", "p1", "p2"), make_case("good", "p1", "p2"))
+    service = make_service(manager, {"m": evaluator})
+    inferences = [
+        passed_inference(case_id, actual(f"{case_id}-1", "p1", "x"), actual(f"{case_id}-2", "p2", "y"))
+        for case_id in ("bad", "good")
+    ]
+    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    bad_case, good_case = result.eval_case_results
+    assert_failed_case(bad_case, f"run evaluation for metric m: {message}")
+    assert good_case.final_eval_status == PASSED
 
 
 @pytest.mark.asyncio
@@ -1002,6 +1043,114 @@ async def test_caller_metrics_are_never_mutated() -> None:
     assert only_case(result.eval_case_results).final_eval_status == PASSED
     assert evaluate_request.evaluate_config.eval_metrics[0] is metrics[0]
     assert [m.model_dump() for m in metrics] == snapshots
+
+
+# ----------------------------------------------------------------------------- item 62: metric extensions
+
+
+def compare_metric(name: str, compare_name: str) -> EvalMetric:
+    return EvalMetric(
+        metric_name=name,
+        evaluator_name="final_response_avg_score",
+        threshold=1.0,
+        criterion=Criterion(final_response=FinalResponseCriterion(text=TextCriterion(compare_name=compare_name))),
+    )
+
+
+def builtin_final_response() -> dict[str, MetricEvaluator]:
+    return {"final_response_avg_score": default_registry().get("final_response_avg_score")}
+
+
+def set_probe(seen: list[AfterEvaluateSetArgs]) -> Callbacks:
+    return Callbacks().register_after_evaluate_set("probe", lambda context, args: seen.append(args))
+
+
+@pytest.mark.asyncio
+async def test_unknown_compare_name_raises_resolve_metric_extensions_naming_the_index() -> None:
+    seen: list[AfterEvaluateSetArgs] = []
+    evaluator = FakeEvaluator()
+    service = make_service(
+        await make_manager(make_case("c")),
+        {"m": evaluator, **builtin_final_response()},
+        metric_registry=MetricRegistry(),
+        callbacks=set_probe(seen),
+    )
+    metrics = [EvalMetric(metric_name="m"), compare_metric("loose", "casefold")]
+    with pytest.raises(ConfigError) as caught:
+        await service.evaluate(request(passed_inference("c"), metrics=metrics))
+    assert str(caught.value) == (
+        "resolve metric extensions (app=app, evalSetID=set): resolve metric at index 1: "
+        'metric "loose": criterion.finalResponse.text.compareName "casefold" is not registered as a text compare'
+    )
+    assert evaluator.calls == []
+    assert seen == []  # resolution fails before the after-set callbacks are due, as in the reference
+
+
+@pytest.mark.asyncio
+async def test_none_metric_raises_resolve_metric_extensions() -> None:
+    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()})
+    metrics = [None, EvalMetric(metric_name="m")]
+    with pytest.raises(ConfigError) as caught:
+        await service.evaluate(request(passed_inference("c"), metrics=metrics))  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "resolve metric extensions (app=app, evalSetID=set): resolve metric at index 0: eval metric is nil"
+    )
+
+
+@pytest.mark.asyncio
+async def test_registered_compare_is_resolved_and_used() -> None:
+    """The reference fills the caller's metric with the compare; the port looks it up while scoring instead."""
+    registry = MetricRegistry()
+    registry.register_text_compare("casefold", lambda actual, expected: actual.casefold() == expected.casefold())
+    metric = compare_metric("loose", "casefold")
+    snapshot = metric.model_dump()
+    service = make_service(await make_manager(make_case("c")), builtin_final_response(), metric_registry=registry)
+    inference = passed_inference("c", actual("c-1", "prompt", "EXPECTED PROMPT"))
+    result = await service.evaluate(request(inference, metrics=[metric]))
+    case_result = only_case(result.eval_case_results)
+    assert case_result.final_eval_status == PASSED
+    assert [m.score for m in case_result.overall_eval_metric_results] == [1.0]
+    assert metric.model_dump() == snapshot
+
+
+# ----------------------------------------------------------------------------- item 63: a None inference result
+
+NIL_INFERENCE = (
+    "evaluate case results (app=app, evalSetID=set): evaluate case (app=app, evalSetID=set, evalCaseID=): "
+    "inference result is nil"
+)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("parallel", [False, True])
+async def test_none_inference_result_raises_after_the_after_set_callbacks_ran(parallel: bool) -> None:
+    seen: list[AfterEvaluateSetArgs] = []
+    evaluator = FakeEvaluator()
+    service = make_service(
+        await make_manager(make_case("a")),
+        {"m": evaluator},
+        callbacks=set_probe(seen),
+        parallel_evaluation=parallel,
+    )
+    inferences = [passed_inference("a", actual("a-1", "prompt", "answer")), None]
+    with pytest.raises(ConfigError) as caught:
+        await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))  # type: ignore[arg-type]
+    assert str(caught.value).startswith(NIL_INFERENCE)
+    assert "pass only the InferenceResult objects returned by inference()" in str(caught.value)
+    assert len(evaluator.calls) == 1  # the case before it was evaluated
+    (args,) = seen
+    assert args.result is None
+    assert args.error is caught.value
+
+
+@pytest.mark.asyncio
+async def test_none_inference_result_stops_later_cases_in_serial_mode() -> None:
+    evaluator = FakeEvaluator()
+    service = make_service(await make_manager(make_case("a")), {"m": evaluator})
+    inferences = [None, passed_inference("a")]
+    with pytest.raises(ConfigError, match="inference result is nil"):
+        await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))  # type: ignore[arg-type]
+    assert evaluator.calls == []
 
 
 # ----------------------------------------------------------------------------- item 64: nothing is saved

@@ -7,8 +7,9 @@ Not applicable here:
 
 - Item 48, "a nil input invocation" and "seed context messages": our models reject ``null`` list
   entries (invocations, context messages) at load time.
-- Tool-mock options of the expected runner (``ToolMockMode="expected"``): tool mocks are not plumbed
-  to runners in this port.
+
+The expected runner's tool mocks (it answers from the ``expected`` rules) are tested with the tool
+mocks, in ``tests/runner/test_toolmock.py``.
 """
 
 from __future__ import annotations

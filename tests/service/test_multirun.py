@@ -220,6 +220,40 @@ def test_run_error_turns_not_evaluated_into_failed(expected: int) -> None:
     assert summary.run_summaries[0].overall_status == NOT_EVALUATED
 
 
+AGGREGATION_ERROR = "aggregate eval case result: ValueError: boom"
+
+
+def test_metrics_of_runs_that_errored_in_every_run_are_ignored_and_the_case_fails() -> None:
+    # The port keeps the metric results of a run whose aggregator raised; the reference has none.
+    cases = [
+        case("A", run_id, FAILED, [metric(score=1.0, status=PASSED)], error=AGGREGATION_ERROR) for run_id in (1, 2)
+    ]
+    summary = summarize_multi_run(cases, 2)
+    assert summary.overall_status == FAILED
+    (case_summary,) = summary.eval_case_summaries
+    assert case_summary.overall_status == FAILED
+    assert case_summary.metric_summaries == []
+    assert [run.metric_results for run in case_summary.run_summaries] == [[], []]
+    assert [run.error_message for run in case_summary.run_summaries] == [AGGREGATION_ERROR] * 2
+    assert [run.metric_summaries for run in summary.run_summaries] == [[], []]
+    assert summary.run_status_counts == EvalStatusCounts(failed=2)
+
+
+def test_metric_averages_exclude_errored_runs() -> None:
+    cases = [
+        case("A", 1, FAILED, [metric(score=0.0, status=FAILED, threshold=0.2)], error=AGGREGATION_ERROR),
+        case("A", 2, PASSED, [metric(score=1.0, status=PASSED, threshold=0.5)]),
+    ]
+    summary = summarize_multi_run(cases, 2)
+    (case_summary,) = summary.eval_case_summaries
+    (metric_summary,) = case_summary.metric_summaries
+    assert (metric_summary.average_score, metric_summary.eval_status) == (1.0, PASSED)
+    assert metric_summary.threshold == 0.5
+    assert metric_summary.status_counts == EvalStatusCounts(passed=1)
+    assert case_summary.overall_status == PASSED
+    assert [len(run.metric_summaries) for run in summary.run_summaries] == [0, 1]
+
+
 def test_single_run_case_status_wins_over_failed_metric() -> None:
     metrics = [
         metric("important", score=1.0, status=PASSED),
@@ -495,6 +529,18 @@ def test_aggregate_multi_run_uses_metric_statuses() -> None:
 def test_aggregate_run_error_turns_not_evaluated_into_failed(num_runs: int) -> None:
     runs = [case("A", 1, NOT_EVALUATED, error="boom")] + [case("A", 2, NOT_EVALUATED)] * (num_runs - 1)
     assert aggregate_case_runs(runs) == CaseRunsAggregate(overall_status=FAILED, metric_results=[])
+
+
+def test_aggregate_ignores_metrics_of_errored_runs() -> None:
+    errored = [case("A", run_id, FAILED, [metric()], error=AGGREGATION_ERROR) for run_id in (1, 2)]
+    assert aggregate_case_runs(errored) == CaseRunsAggregate(overall_status=FAILED, metric_results=[])
+    mixed = [
+        case("A", 1, FAILED, [metric(score=0.0, status=FAILED)], error=AGGREGATION_ERROR),
+        case("A", 2, PASSED, [metric(score=1.0)]),
+    ]
+    aggregate = aggregate_case_runs(mixed)
+    assert [(m.score, m.eval_status) for m in aggregate.metric_results] == [(1.0, PASSED)]
+    assert aggregate.overall_status == PASSED
 
 
 def test_aggregate_single_run_unknown_status_raises() -> None:

@@ -5,9 +5,9 @@ they concern the service loop. The simulators here are scripted fakes of ``UserS
 
 Not applicable here:
 
-- Items 41-44 test the default LLM user simulator (``usersimulation.New``: starting prompt, stop
-  signal matching, ``Next`` after ``Close``, sim-runner errors, ``Start`` validation). That simulator
-  is a later task; its tests belong with it. What the service does with ``maxAllowedInvocations`` and
+- Items 41-44 test the default LLM user simulator (starting prompt, stop signal matching, ``Next``
+  after ``Close``, sim-runner errors, ``Start`` validation): they are in
+  ``tests/runner/test_llm_simulator.py``. What the service does with ``maxAllowedInvocations`` and
   with a simulator that never stops is tested here.
 - "invalid conversationScenario driver": ``driver`` is an enum, so an unknown value never loads.
 - "scenario is nil" / "runner is nil" validations of ``InferenceWithConversationScenario``:

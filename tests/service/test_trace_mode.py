@@ -5,9 +5,9 @@ Spec: trpc-service-evalresult-spec.md §1.8; test ideas §6 items 27-33 (items 3
 Not applicable here:
 
 - Item 29, "a nil actual invocation": our models reject ``null`` list entries at load time.
-- Item 33 (the expected runner takes its tool mocks only from ``conversation``): tool mocks are not
-  plumbed to runners in this port (``TurnRequest`` carries no tool mock and there is no tool-mock
-  runner), so there is nothing a test could observe.
+
+Item 33 (the expected runner takes its tool mocks only from ``conversation``) is tested with the tool
+mocks, in ``tests/runner/test_toolmock.py``.
 """
 
 from __future__ import annotations
