@@ -21,15 +21,20 @@ def _case_id(eval_case: EvalCase | None) -> str:
     return not_empty("eval case id", eval_case.eval_id)
 
 
+def _checked_id(app_name: str, eval_set_id: str, eval_case: EvalCase) -> str:
+    """Validate a case to be stored (an id, only numbers JSON can hold) and return its id."""
+    case_id = _case_id(eval_case)
+    reject_non_finite(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
+    return case_id
+
+
 def _checked_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> tuple[str, EvalCase]:
     """Validate a case to be stored and return its id and a deep copy.
 
     A case that JSON cannot hold is refused here, so the in-memory store accepts only what the
     file and database stores can write.
     """
-    case_id = _case_id(eval_case)
-    reject_non_finite(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
-    return case_id, eval_case.model_copy(deep=True)
+    return _checked_id(app_name, eval_set_id, eval_case), eval_case.model_copy(deep=True)
 
 
 def _new_set(eval_set_id: str) -> EvalSet:

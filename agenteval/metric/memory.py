@@ -20,15 +20,20 @@ def _metric_name(metric: EvalMetric | None) -> str:
     return not_empty("metric name", metric.metric_name)
 
 
+def _checked_name(app_name: str, eval_set_id: str, metric: EvalMetric) -> str:
+    """Validate a metric to be stored (a name, only numbers JSON can hold) and return its name."""
+    name = _metric_name(metric)
+    reject_non_finite(metric, f"metric {app_name}.{eval_set_id}.{name}")
+    return name
+
+
 def _checked_copy(app_name: str, eval_set_id: str, metric: EvalMetric) -> tuple[str, EvalMetric]:
     """Validate a metric to be stored and return its name and a deep copy.
 
     A metric that JSON cannot hold is refused here, so the in-memory store accepts only what the
     file and database stores can write.
     """
-    name = _metric_name(metric)
-    reject_non_finite(metric, f"metric {app_name}.{eval_set_id}.{name}")
-    return name, metric.model_copy(deep=True)
+    return _checked_name(app_name, eval_set_id, metric), metric.model_copy(deep=True)
 
 
 def _index(metrics: builtins.list[EvalMetric], app_name: str, eval_set_id: str, metric_name: str) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 from agenteval._files import parse_json
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import NotFoundError
-from agenteval.evalset.memory import _appender, _case_id
+from agenteval.evalset.memory import _appender, _checked_id
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.mysql.client import MySQLStore, NewRow, to_seconds, transaction, utc_now
 from agenteval.mysql.schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
@@ -228,7 +228,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_set(app_name, eval_set_id)
-        case_id = _case_id(eval_case)
+        case_id = _checked_id(app_name, eval_set_id, eval_case)
         args = (eval_case.eval_mode.value, eval_case.to_json(indent=None), app_name, eval_set_id, case_id)
         sql = (
             f"UPDATE `{self._cases}` SET eval_mode = %s, eval_case = %s, updated_at = CURRENT_TIMESTAMP(6)"

@@ -8,7 +8,7 @@ from typing import Any
 from agenteval._files import parse_json
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import NotFoundError
-from agenteval.metric.memory import _metric_name
+from agenteval.metric.memory import _checked_name
 from agenteval.metric.models import EvalMetric
 from agenteval.mysql.client import MySQLStore, NewRow
 from agenteval.mysql.schema import EVALUATION_METRICS
@@ -84,7 +84,7 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_set(app_name, eval_set_id)
-        name = _metric_name(metric)
+        name = _checked_name(app_name, eval_set_id, metric)
         document = metric.to_json(indent=None)
         where = f"{app_name}.{eval_set_id}.{name}"
         row = NewRow(
@@ -112,7 +112,7 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_set(app_name, eval_set_id)
-        name = _metric_name(metric)
+        name = _checked_name(app_name, eval_set_id, metric)
         sql = (
             f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
