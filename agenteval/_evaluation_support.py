@@ -7,17 +7,20 @@ evaluation keep what it already did.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from agenteval.context import EvalContext
-from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, describe_exception, rewrap
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
-from agenteval.metric.registry import MetricRegistry
+from agenteval.metric.registry import active_metric_registry, use_metric_registry
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
+from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvaluateRequest, InferenceRequest, InferenceResult
 
 __all__ = ["RunOutcome", "RunRecorder", "SnapshotEvalSetManager", "check_metrics", "in_runs"]
@@ -42,15 +45,34 @@ async def in_runs(
     return [task.result() for task in tasks]
 
 
-def check_metrics(metrics: Sequence[EvalMetric], registry: MetricRegistry) -> None:
-    """Fail before any case runs on a missing metric or an unregistered compare or tokenizer name."""
-    for index, metric in enumerate(metrics):
-        if metric is None:
-            raise ConfigError(f"resolve metric at index {index}: eval metric is nil")
-        try:
-            registry.check(metric)
-        except AgentEvalError as exc:
-            raise rewrap(f"resolve metric at index {index} ({metric.metric_name})", exc) from exc
+def check_metrics(metrics: Sequence[EvalMetric], options: ServiceOptions) -> None:
+    """Fail before any case runs on a metric that would fail every case.
+
+    Rejects a missing metric, an unregistered compare or tokenizer name, and whatever the metric's
+    evaluator rejects through its optional ``check_metric`` hook
+    (:meth:`~agenteval.evaluators.registry.EvaluatorRegistry.check_metric`), run as scoring runs it: with the
+    options' metric registry and judge override active. The
+    :class:`~agenteval.service.LocalService` leaves the hooks to fail cases, as the reference does.
+
+    Raises:
+        ConfigError: ``resolve metric at index N (name): <what to fix>``.
+    """
+    registry = options.metric_registry or active_metric_registry()
+    judge = use_judge(options.judge_override) if options.judge_override is not None else contextlib.nullcontext()
+    with use_metric_registry(registry), judge:
+        for index, metric in enumerate(metrics):
+            if metric is None:
+                raise ConfigError(f"resolve metric at index {index}: eval metric is nil")
+            where = f"resolve metric at index {index} ({metric.metric_name})"
+            try:
+                registry.check(metric)
+            except AgentEvalError as exc:
+                raise rewrap(where, exc) from exc
+            try:
+                options.registry.check_metric(metric)
+            except Exception as exc:
+                # Whatever a hook raises, the metric is what has to change.
+                raise ConfigError(f"{where}: {describe_exception(exc)}") from exc
 
 
 class SnapshotEvalSetManager:

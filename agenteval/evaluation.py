@@ -25,7 +25,7 @@ from agenteval.llm.judge import JudgeOverride
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
-from agenteval.metric.registry import MetricRegistry, active_metric_registry
+from agenteval.metric.registry import MetricRegistry
 from agenteval.notebook.progress import create_progress
 from agenteval.provenance import Provenance, attach_provenance
 from agenteval.reanalysis import assemble_report
@@ -291,7 +291,7 @@ class Evaluator:
                 raise rewrap("get eval set", exc) from exc
         selected = self._selected_cases(options, ordering)
         eval_metrics = list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
-        check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        check_metrics(eval_metrics, options.service_options())
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
         recorder = RunRecorder()
@@ -544,7 +544,7 @@ class Evaluator:
                 "EvaluationReport.load(..., eval_set=...)"
             )
         eval_metrics = list(metrics) if metrics is not None else list(report.eval_metrics)
-        check_metrics(eval_metrics, options.metric_registry or active_metric_registry())
+        check_metrics(eval_metrics, options.service_options())
         _check_evaluators(eval_metrics, options.registry)
         snapshot = SnapshotEvalSetManager(None, report.app_name, report.eval_set_id, report.eval_set)
         service = LocalService(

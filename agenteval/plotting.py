@@ -96,10 +96,20 @@ def _no_data(ax: Axes, what: str) -> None:
     ax.set_yticks([])
 
 
+def _plain(text: str) -> str:
+    """``text`` as matplotlib draws it literally: a pair of ``$`` would otherwise start mathtext.
+
+    Every string that comes from the user (case ids, metric names, the app and eval set) goes through here.
+    """
+    return text.replace("$", r"\$")
+
+
 def _label_metrics(ax: Axes, names: Sequence[str]) -> None:
     ax.set_xticks(range(len(names)))
     rotate = len(names) > 2 and max(map(len, names)) > 14
-    ax.set_xticklabels(names, rotation=20 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_xticklabels(
+        [_plain(name) for name in names], rotation=20 if rotate else 0, ha="right" if rotate else "center"
+    )
 
 
 _MAX_STRIP_POINTS = 300  # past this many results of one metric, a histogram instead of points
@@ -402,9 +412,12 @@ def _draw_heatmap(report: EvaluationReport, names: Sequence[str], ax: Axes) -> N
         weight = "bold" if failed else "normal"
         ax.text(col, row, text, ha="center", va="center", color="white" if dark else "black", weight=weight)
     errors = _errored(report)
-    ax.set_yticks(range(len(cases)), [f"{case} (error)" if case in errors else case for case in cases])
+    ax.set_yticks(range(len(cases)), [_plain(f"{case} (error)" if case in errors else case) for case in cases])
     ax.set_xticks(
-        range(len(names)), names, rotation=15 if len(names) > 2 else 0, ha="right" if len(names) > 2 else "center"
+        range(len(names)),
+        [_plain(name) for name in names],
+        rotation=15 if len(names) > 2 else 0,
+        ha="right" if len(names) > 2 else "center",
     )
     if selection.note:
         ax.set_xlabel(selection.note, fontsize="small", color="#57606a")
@@ -534,7 +547,7 @@ def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, 
             ax.scatter([before.score], [row], s=46, facecolors="white", edgecolors="#57606a", zorder=3)
         if after is not None and _scored(after):
             ax.scatter([after.score], [row], s=46, color=color, zorder=4)
-    ax.set_yticks(range(len(changes)), [change.label for change in changes])
+    ax.set_yticks(range(len(changes)), [_plain(change.label) for change in changes])
     for label, change in zip(ax.get_yticklabels(), changes, strict=True):
         label.set_color(_KIND_COLORS.get(change.kind, "black"))
     ax.invert_yaxis()
@@ -577,5 +590,5 @@ def plot_report(report: EvaluationReport) -> Figure:
     _draw_pass_rates(frame, names, figure.add_subplot(grid[0, 1]))
     _draw_heatmap(report, names, figure.add_subplot(grid[1, :]))
     status = report.overall_status.value.replace("_", " ")
-    figure.suptitle(f"{report.app_name} / {report.eval_set_id}: {status}", fontweight="bold")
+    figure.suptitle(_plain(f"{report.app_name} / {report.eval_set_id}: {status}"), fontweight="bold")
     return figure

@@ -7,6 +7,7 @@ a report, which is what makes trying a new case aggregator or threshold take mil
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Mapping, Sequence
 
@@ -50,14 +51,16 @@ def assemble_report(
 ) -> EvaluationReport:
     """Build a report from case results: per-case outcomes across runs, in eval-set order.
 
-    Cases missing from the eval set come after the others, sorted by id.
+    Cases missing from the eval set come after the others, sorted by id. Without an eval set, cases
+    keep the order in which they first appear in the result (which a saved result has from its eval set).
     """
     by_case: dict[str, list[EvalCaseResult]] = {}
     for case in result.eval_case_results:
         by_case.setdefault(case.eval_id, []).append(case)
-    cases = eval_set.eval_cases if eval_set is not None else []
-    position = {case.eval_id: index for index, case in reversed(list(enumerate(cases)))}
-    ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
+    ordered = list(by_case)
+    if eval_set is not None:
+        position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
+        ordered.sort(key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
     summaries = []
     for eval_id in ordered:
         aggregate = aggregate_case_runs(by_case[eval_id])
@@ -125,7 +128,8 @@ def report_from_result(
 
     The metrics come from the result's provenance when it has one, else from the metric results
     themselves; the agent's turns are rebuilt from the per-turn records, so the report can be
-    re-scored and re-aggregated like a fresh one.
+    re-scored and re-aggregated like a fresh one. Its execution time is the span between the start
+    and finish times the provenance records (``0.0``, unknown, without them).
     """
     provenance = read_provenance(result)
     if provenance is not None:
@@ -137,6 +141,8 @@ def report_from_result(
     num_runs = num_runs or max((case.run_id for case in result.eval_case_results), default=1) or 1
     report = assemble_report(app_name, eval_set, result, metrics, inferences_from_result(result, app_name), num_runs)
     report.provenance = provenance
+    if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
+        report.execution_time = max(0.0, provenance.finished_at - provenance.started_at)
     return report
 
 
@@ -158,13 +164,22 @@ async def reaggregate(
 
     Every case that has metric results is aggregated again from them (the agent and the evaluators
     are not called); cases that failed before scoring stay failed. The original is unchanged.
+
+    With several runs (``num_runs > 1``) the aggregator decides each run's case score and status,
+    so :attr:`~EvaluationReport.cases`, the ``pass_rate`` and ``mean_score`` of
+    :attr:`~EvaluationReport.case_table`, the per-run summaries and pass@k change; but a case's
+    overall status (in :attr:`~EvaluationReport.case_summaries`, ``case_table["status"]``, the
+    report's ``overall_status`` and the summary's case summaries) follows its metric scores
+    averaged over the runs, as in the reference framework's multi-run summary, so the aggregator
+    cannot change it. With one run the aggregator decides the overall status too.
     """
+    started = time.perf_counter()
     chosen = as_aggregator(aggregator)
     cases = [
         await _aggregate_again(report, case.model_copy(deep=True), chosen, report.eval_metrics)
         for case in report.result.eval_case_results
     ]
-    return _derived(report, cases, report.eval_metrics, chosen, "reaggregate")
+    return _derived(report, cases, report.eval_metrics, chosen, "reaggregate", started)
 
 
 async def with_thresholds(
@@ -179,9 +194,11 @@ async def with_thresholds(
     aggregated again with ``aggregator`` (by default the one that produced the report).
 
     Raises:
-        ConfigError: A name is not a metric of the report, or no ``aggregator`` was given for a
-            loaded report that a custom aggregator produced (it cannot be rebuilt from the file).
+        ConfigError: A name is not a metric of the report, a threshold is not a finite real
+            number, or no ``aggregator`` was given for a loaded report that a custom aggregator
+            produced (it cannot be rebuilt from the file).
     """
+    started = time.perf_counter()
     known = {
         result.metric_name for case in report.result.eval_case_results for result in case.overall_eval_metric_results
     }
@@ -190,7 +207,8 @@ async def with_thresholds(
     if unknown:
         raise ConfigError(f"no metric named {unknown} in this report; its metrics are {sorted(known)}")
     for name, value in thresholds.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        # numbers.Real takes NumPy scalars too (np.int64, np.float32), which a DataFrame hands out.
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
             raise ConfigError(f"the threshold of {name} must be a finite number, got {value!r}")
     thresholds = {name: float(value) for name, value in thresholds.items()}
     cases = []
@@ -208,16 +226,21 @@ async def with_thresholds(
         else metric
         for metric in report.eval_metrics
     ]
-    chosen = as_aggregator(aggregator) if aggregator is not None else _original_aggregator(report)
+    chosen = as_aggregator(aggregator) if aggregator is not None else await _original_aggregator(report)
     aggregated = [await _aggregate_again(report, case, chosen, metrics) for case in cases]
-    return _derived(report, aggregated, metrics, chosen, "with_thresholds")
+    return _derived(report, aggregated, metrics, chosen, "with_thresholds", started)
 
 
-def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggregator:
-    """The aggregator that produced the report; a loaded report knows it only by name.
+async def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggregator:
+    """The aggregator that produced the report; a loaded report knows it only by name, if at all.
+
+    A result written by another tool (the reference framework) records no aggregator: the all-pass
+    aggregator is assumed only when it gives back every stored case status and score (results from
+    reference versions older than case aggregators hold no case score; their statuses must match).
 
     Raises:
-        ConfigError: The report was loaded and aggregated by a custom aggregator, which cannot be rebuilt.
+        ConfigError: The report was loaded and aggregated by a custom aggregator, which cannot be
+            rebuilt, or records none and its case scores show another than the all-pass one.
     """
     if report.aggregator is not None:
         return report.aggregator
@@ -228,6 +251,21 @@ def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggregator:
             f"this report was aggregated by {recorded}, which a loaded report cannot rebuild;"
             " pass it again: with_thresholds(thresholds, aggregator=...)"
         )
+    if not recorded:
+        for case in report.result.eval_case_results:
+            # A shallow copy is enough: aggregating again only sets the case's own score, status and error.
+            again = await _aggregate_again(report, case.model_copy(), default, report.eval_metrics)
+            # Reference versions older than case aggregators write no case score: only the status tells.
+            scored = "score" in case.model_fields_set
+            if again.final_eval_status != case.final_eval_status or (
+                scored and not math.isclose(again.score, case.score)
+            ):
+                raise ConfigError(
+                    f"this report records no case aggregator, and the stored case scores (e.g. case"
+                    f" {case.eval_id}: {case.score:g}, {case.final_eval_status}) were not produced by the"
+                    f" all-pass aggregator (which gives {again.score:g}, {again.final_eval_status});"
+                    " pass the aggregator that produced them: with_thresholds(thresholds, aggregator=...)"
+                )
     return default
 
 
@@ -313,7 +351,9 @@ def _derived(
     metrics: list[EvalMetric],
     aggregator: EvalCaseResultAggregator,
     how: str,
+    started: float,
 ) -> EvaluationReport:
+    """The report made by ``how`` from ``report``, which began at ``started`` (``time.perf_counter()``)."""
     # Results written without run ids (by older reference versions) hold one run: number it 1.
     cases = [case if case.run_id else case.model_copy(update={"run_id": 1}) for case in cases]
     result = EvalSetResult(eval_set_id=report.result.eval_set_id, eval_case_results=cases)
@@ -321,6 +361,8 @@ def _derived(
     inferences = [[inference.model_copy(deep=True) for inference in run] for run in report.inference_results]
     derived = assemble_report(report.app_name, report.eval_set, result, metrics, inferences, report.num_runs)
     derived.aggregator = aggregator
+    derived.execution_time = time.perf_counter() - started
+    finished_at = time.time()
     source = report.result.eval_set_result_id or "an unsaved report"
     base = report.provenance or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
     # The derived scores are computed here and now: record this environment, not the original's.
@@ -329,7 +371,8 @@ def _derived(
             **current_environment(),
             "aggregator": repr(aggregator),
             "derived_from": f"{how} of {source}",
-            "finished_at": time.time(),
+            "started_at": finished_at - derived.execution_time,
+            "finished_at": finished_at,
         }
     )
     attach_provenance(result, derived.provenance)

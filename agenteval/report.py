@@ -113,10 +113,32 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+_DTYPES: dict[str, Any] = {
+    "run_id": "int64",
+    "turn": "int64",
+    "num_runs": "int64",
+    "runs_passed": "int64",
+    "score": "float64",
+    "threshold": "float64",
+    "pass_rate": "float64",
+    "mean_score": "float64",
+    "actual_tools": object,
+    "expected_tools": object,
+}
+"""Dtypes of the frames' columns; every other column is text."""
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
+    """A frame of ``rows`` whose columns have their documented dtypes, even with no rows.
+
+    Ints are ``int64``, scores (and the ``scores`` columns) ``float64``, lists ``object`` and text
+    pandas' string dtype (``object`` before pandas 3), so that concatenating an empty frame with
+    another keeps the dtypes.
+    """
     import pandas as pd
 
-    return pd.DataFrame.from_records(rows, columns=list(columns))
+    dtypes = {column: _DTYPES.get(column, str) for column in columns} | dict.fromkeys(scores, "float64")
+    return pd.DataFrame.from_records(rows, columns=list(columns)).astype(dtypes)
 
 
 def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) -> dict[str, Any]:
@@ -177,7 +199,11 @@ class EvaluationReport:
     num_runs: int = 1
     """How many times each case ran."""
     execution_time: float = 0.0
-    """Wall time of the evaluation, in seconds."""
+    """Wall time of the evaluation in seconds; ``0.0`` when unknown.
+
+    A loaded report takes it from the start and finish times its provenance records; a
+    re-aggregated or re-thresholded one holds the time the derivation took.
+    """
     eval_set: EvalSet | None = None
     """The eval set as evaluated (``None`` for a report loaded from a result alone)."""
     aggregator: EvalCaseResultAggregator | None = None
@@ -252,7 +278,7 @@ class EvaluationReport:
                     **{name: scores.get(name, math.nan) for name in names},
                 }
             )
-        return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names])
+        return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names], scores=names)
 
     @property
     def metrics(self) -> pd.DataFrame:
@@ -343,6 +369,12 @@ class EvaluationReport:
 
         Uses the stored metric results: neither the agent nor the evaluators run, so this takes
         milliseconds. Cases that failed before scoring stay failed; this report is unchanged.
+
+        With several runs, the aggregator decides each run's case score and status (the rows of
+        :attr:`cases`, ``pass_rate`` and ``mean_score`` in :attr:`case_table`, and pass@k), but not
+        a case's overall status: as in the reference framework's multi-run summary, that follows
+        the metric scores averaged over the runs (:attr:`case_summaries`, ``case_table["status"]``,
+        :attr:`overall_status`). With one run the aggregator decides the overall status too.
 
         Args:
             aggregator: An :class:`~agenteval.EvalCaseResultAggregator` or a function
@@ -449,7 +481,8 @@ class EvaluationReport:
             An HTML view that renders in Jupyter (and prints as text elsewhere).
 
         Raises:
-            NotFoundError: No case has that id.
+            NotFoundError: No case has that id, or it has no run ``run_id``.
+            ConfigError: ``run_id`` is not an int.
         """
         from agenteval.notebook._html import HTML
         from agenteval.notebook.display import case_html

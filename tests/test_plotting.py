@@ -19,18 +19,23 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from agenteval import (
+    EvalCase,
     EvalSet,
     EvaluationReport,
     Evaluator,
+    Invocation,
     LocalEvalSetManager,
     LocalMetricManager,
+    Message,
     MissingDependencyError,
+    SessionInput,
     Turn,
     plotting,
 )
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.examples.math.agent import calculator
+from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion
 from agenteval.metric.models import EvalMetric
 from agenteval.plotting import (
     FAILED_COLOR,
@@ -426,3 +431,54 @@ def test_report_overview_of_a_large_report_stays_small(large: EvaluationReport) 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=40)
     assert buffer.getvalue().startswith(b"\x89PNG")
+
+
+# Text from the user -----------------------------------------------------------------------------
+
+DOLLAR_CASES = ["price_$5_vs_$10", "plain"]
+DOLLAR_METRIC = "cost_$x$_score"
+
+
+def dollar_report(reply: str = "ok") -> EvaluationReport:
+    """A report whose app, eval set, case ids and metric name hold pairs of ``$`` (mathtext to matplotlib)."""
+    conversation = [Invocation(user_content=Message.user("hi"), final_response=Message.assistant("ok"))]
+    eval_set = EvalSet(
+        eval_set_id="set_$a$",
+        eval_cases=[
+            EvalCase(eval_id=case, conversation=conversation, session_input=SessionInput(user_id="u"))
+            for case in DOLLAR_CASES
+        ],
+    )
+    metric = EvalMetric(
+        metric_name=DOLLAR_METRIC,
+        evaluator_name="final_response_avg_score",
+        threshold=1.0,
+        criterion=Criterion(final_response=FinalResponseCriterion(text=TextCriterion())),
+    )
+    return Evaluator("app_$1_$2", lambda message: reply).evaluate(eval_set, metrics=[metric])
+
+
+def drawn(text: Text | str) -> str:
+    """What matplotlib shows for ``text``, checking it is not parsed as mathtext."""
+    from matplotlib import cbook
+
+    raw = text if isinstance(text, str) else text.get_text()
+    assert not cbook.is_math_text(raw), raw
+    return raw.replace("\\$", "$")
+
+
+def test_dollars_in_user_text_are_drawn_as_plain_text() -> None:
+    report, changed = dollar_report(), dollar_report("changed")
+
+    overview = plot_report(report)
+    comparison = plot_comparison(report, changed)
+    for figure in (overview, comparison):
+        figure.savefig(io.BytesIO(), format="png", dpi=40)
+
+    distribution, rates, heat, _ = overview.axes
+    for ax in (distribution, rates, heat):
+        assert [drawn(label) for label in ax.get_xticklabels()] == [DOLLAR_METRIC]
+    assert [drawn(label) for label in heat.get_yticklabels()] == DOLLAR_CASES
+    assert drawn(overview.get_suptitle()) == "app_$1_$2 / set_$a$: passed"
+    rows = [drawn(label) for label in comparison.axes[0].get_yticklabels()]
+    assert rows == [f"{case} · {DOLLAR_METRIC}" for case in DOLLAR_CASES]

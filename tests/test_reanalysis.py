@@ -317,6 +317,125 @@ def test_derived_reports_record_their_own_metrics_hash(
 
 
 REFERENCE_RESULTS = Path(__file__).parent / "interop" / "trpc-examples"
+CASE_AGGREGATION_RESULT = next((REFERENCE_RESULTS / "caseaggregation" / "output").rglob("*.evalset_result.json"))
+ALL_PASS_RESULT = next((REFERENCE_RESULTS / "local" / "output").rglob("*.evalset_result.json"))
+
+
+def _support_weighted(data: AggregationInput) -> AggregationResult:
+    """The reference example's aggregator: a substantive answer weighs 0.8, the length limit 0.2."""
+    weights = {"answer_is_substantive": 0.8, "max_six_chars": 0.2}
+    score = sum(weights[result.metric_name] * result.score for result in data.metric_results)
+    return AggregationResult(score=score, status=ae.EvalStatus.PASSED if score >= 0.8 else ae.EvalStatus.FAILED)
+
+
+def _same_thresholds(report: ae.EvaluationReport) -> dict[str, float]:
+    return {metric.metric_name: metric.threshold for metric in report.eval_metrics}
+
+
+def test_with_thresholds_on_a_reference_result_of_another_aggregator_needs_that_aggregator() -> None:
+    report = ae.EvaluationReport.load(CASE_AGGREGATION_RESULT)
+    assert _case_view(report) == [(1, "support_weighted_tradeoff", "passed", 0.8)]
+
+    with pytest.raises(
+        ae.ConfigError,
+        match=r"stored case scores \(e\.g\. case support_weighted_tradeoff: 0\.8, passed\) were not produced by"
+        r" the all-pass aggregator.*aggregator=\.\.\.",
+    ):
+        report.with_thresholds(_same_thresholds(report))
+
+    again = report.with_thresholds(_same_thresholds(report), aggregator=_support_weighted)
+    assert _case_view(again) == _case_view(report)
+
+
+def test_with_thresholds_on_a_reference_result_of_all_pass_needs_no_aggregator() -> None:
+    report = ae.EvaluationReport.load(ALL_PASS_RESULT)
+
+    same = report.with_thresholds(_same_thresholds(report))
+
+    assert [status for _, _, status, _ in _case_view(same)] == [status for _, _, status, _ in _case_view(report)]
+    assert isinstance(same.aggregator, ae.AllPassAggregator)
+
+
+def test_thresholds_may_be_numpy_numbers(report_and_agent: tuple[ae.EvaluationReport, CountingAgent]) -> None:
+    import numpy as np
+
+    report, _ = report_and_agent
+
+    # As a DataFrame hands them out; NumPy scalars other than float64 are not typed as float.
+    thresholds: dict[str, Any] = {"final_response_avg_score": np.int64(0), "tool_trajectory_avg_score": np.float32(0)}
+    lenient = report.with_thresholds(thresholds)
+
+    assert set(lenient.metrics["threshold"]) == {0.0}
+    assert all(type(metric.threshold) is float for metric in lenient.eval_metrics)
+    for bad in (True, np.bool_(True), "0.5", float("nan"), np.float64("inf")):
+        with pytest.raises(ae.ConfigError, match="the threshold of final_response_avg_score must be a finite number"):
+            report.with_thresholds({"final_response_avg_score": bad})  # type: ignore[dict-item]
+
+
+def _always_passes(data: AggregationInput) -> AggregationResult:
+    return AggregationResult(score=1.0, status=ae.EvalStatus.PASSED)
+
+
+def test_with_several_runs_reaggregate_changes_the_runs_but_not_the_overall_status() -> None:
+    """As documented in ``reaggregate``: across runs a case's status follows its averaged metrics."""
+    report = _evaluator(calculator_agent, num_runs=2).evaluate(EVAL_SET_ID)
+
+    lenient = report.reaggregate(_always_passes)
+
+    assert set(lenient.cases["status"]) == {"passed"}
+    power = lenient.case_table.set_index("eval_id").loc["calc_power"]
+    assert (power["pass_rate"], power["mean_score"], power["status"]) == (1.0, 1.0, "failed")
+    assert report.case_table.set_index("eval_id").loc["calc_power", "pass_rate"] == 0.0
+    summary = {summary.eval_id: summary.overall_status for summary in lenient.case_summaries}
+    assert summary["calc_power"] is ae.EvalStatus.FAILED
+    assert lenient.overall_status is ae.EvalStatus.FAILED
+    assert lenient.pass_at_k(1) == 1.0 and report.pass_at_k(1) == 0.0
+
+    one_run = _evaluator(calculator_agent).evaluate(EVAL_SET_ID).reaggregate(_always_passes)
+    assert set(one_run.case_table["status"]) == {"passed"}
+    assert one_run.overall_status is ae.EvalStatus.PASSED
+
+
+def test_a_report_loaded_without_its_eval_set_keeps_the_eval_set_order(tmp_path: Path) -> None:
+    report = _evaluator(calculator_agent, num_runs=2).evaluate(EVAL_SET_ID)
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    order = [case.eval_id for case in report.eval_set.eval_cases] if report.eval_set is not None else []
+    assert order != sorted(order)
+
+    loaded = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json")
+
+    assert list(loaded.case_table["eval_id"]) == list(report.case_table["eval_id"]) == order
+    assert [summary.eval_id for summary in loaded.reaggregate(_weighted).case_summaries] == order
+    shuffled = report.eval_set.model_copy(update={"eval_cases": report.eval_set.eval_cases[::-1]})  # type: ignore[union-attr]
+    with_set = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json", eval_set=shuffled)
+    assert list(with_set.case_table["eval_id"]) == order[::-1]
+
+
+def test_loading_an_eval_set_file_as_a_result_fails_clearly() -> None:
+    path = Path(DATA_DIR) / APP_NAME / f"{EVAL_SET_ID}.evalset.json"
+
+    with pytest.raises(ae.ConfigError, match=r"is not an eval set result: it has evalCases, so it is an eval set file"):
+        ae.EvaluationReport.load(path)
+
+
+def test_loaded_and_derived_reports_know_their_duration(
+    report_and_agent: tuple[ae.EvaluationReport, CountingAgent], tmp_path: Path
+) -> None:
+    report, _ = report_and_agent
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    assert report.provenance is not None
+    assert report.provenance.started_at is not None and report.provenance.finished_at is not None
+
+    loaded = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json")
+    derived = [loaded.reaggregate(_weighted), loaded.with_thresholds({}), report.with_thresholds({})]
+
+    assert loaded.execution_time == pytest.approx(report.provenance.finished_at - report.provenance.started_at)
+    assert loaded.execution_time > 0
+    for other in derived:
+        assert 0 < other.execution_time < 5
+        assert other.provenance is not None and other.provenance.started_at is not None
+        assert other.provenance.finished_at == pytest.approx(other.provenance.started_at + other.execution_time)
+    assert ae.EvaluationReport.load(ALL_PASS_RESULT).execution_time == 0.0  # no provenance: unknown
 
 
 @pytest.mark.parametrize(
@@ -327,7 +446,8 @@ REFERENCE_RESULTS = Path(__file__).parent / "interop" / "trpc-examples"
 def test_results_written_by_the_reference_can_be_reaggregated(path: Path) -> None:
     report = ae.EvaluationReport.load(path)
 
-    same = report.with_thresholds({})
+    # The case-aggregation example was not aggregated by all-pass, so it must be named (see below).
+    same = report.with_thresholds({}, aggregator=_support_weighted if path == CASE_AGGREGATION_RESULT else None)
     again = report.reaggregate(ae.AllPassAggregator())
 
     for derived in (same, again):

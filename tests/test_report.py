@@ -6,7 +6,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from agenteval import (
@@ -401,3 +403,33 @@ def test_case_table_pass_rate_leaves_out_runs_that_were_not_evaluated() -> None:
     assert table["num_runs"].tolist() == [2]
     assert table["runs_passed"].tolist() == [0]
     assert math.isnan(table["pass_rate"][0])
+
+
+RUBRIC_RESULT = next(
+    (Path(__file__).parent / "interop" / "trpc-examples" / "llm" / "rubricresponse" / "output").rglob(
+        "*.evalset_result.json"
+    )
+)
+FRAMES = ("cases", "metrics", "invocations", "rubric_scores", "case_table")
+
+
+def test_frames_keep_their_dtypes_when_empty() -> None:
+    full = EvaluationReport.load(RUBRIC_RESULT)  # a row in every frame, rubric scores included
+    assert all(len(getattr(full, name)) for name in FRAMES)
+    no_cases = Evaluator(APP, agent).evaluate(EvalSet(eval_set_id="empty"), metrics=[FINAL_RESPONSE])
+    crashing = make_case("broken", turn("crash", "never"))
+    all_errors = Evaluator(APP, agent, eval_set_manager=store([crashing])).evaluate(SET, metrics=[FINAL_RESPONSE])
+    assert no_cases.cases.empty and all_errors.metrics.empty and all_errors.invocations.empty
+
+    for name in FRAMES:
+        expected = dict(getattr(full, name).dtypes)
+        for empty in (no_cases, all_errors):
+            frame = getattr(empty, name)
+            fixed = {column: dtype for column, dtype in frame.dtypes.items() if column in expected}
+            assert fixed == {column: expected[column] for column in fixed}, name
+            assert dict(pd.concat([frame, getattr(full, name)]).dtypes) == {**expected, **dict(frame.dtypes)}, name
+    assert len(no_cases.case_table.columns) == len(CASE_SUMMARY_COLUMNS) + 1
+    assert no_cases.case_table["final_response_avg_score"].dtype == "float64"
+    assert no_cases.metrics["score"].dtype == "float64"
+    assert no_cases.rubric_scores["turn"].dtype == "int64"
+    assert no_cases.invocations["actual_tools"].dtype == object

@@ -22,6 +22,7 @@ RESULT_FILE_SUFFIX = ".evalset_result.json"
 
 _WHAT = "eval set result"
 _LEGACY_TEXT: TypeAdapter[str] = TypeAdapter(str)
+_ALIASES = {name: field.alias or name for name, field in EvalSetResult.model_fields.items()}
 
 
 class LocalEvalResultManager:
@@ -132,14 +133,32 @@ def load_result_file(path: Path) -> EvalSetResult:
 
     Raises:
         NotFoundError: The file does not exist.
-        ConfigError: The file is malformed (the message names it and the field).
+        ConfigError: The file is malformed (the message names it and the field), or holds another
+            kind of document (an eval set, metrics) rather than an eval set result.
     """
     try:
-        return load_json_file(path, EvalSetResult, _WHAT)
+        result = load_json_file(path, EvalSetResult, _WHAT)
     except ConfigError as error:
         try:
             inner = load_json_file(path, _LEGACY_TEXT, _WHAT)
         except ConfigError:
-            # Not a legacy file either: the object's error says what is wrong.
+            # Not a legacy file either: the object's error says what is wrong, unless it is no object at all.
+            if path.read_bytes().lstrip()[:1] == b"[":
+                raise _not_a_result(path, "it is a JSON array, as a metrics file is") from None
             raise error from None
-    return parse_json(inner, EvalSetResult, f"legacy content of {_WHAT} file {path}")
+        result = parse_json(inner, EvalSetResult, f"legacy content of {_WHAT} file {path}")
+    # Every other document of the reference parses as a result with unknown keys: tell them apart.
+    keys = {_ALIASES.get(name, name) for name in result.model_fields_set}  # unknown keys are in it too
+    if not {"evalSetResultId", "evalCaseResults"} & keys:
+        if "evalCases" in keys:
+            raise _not_a_result(path, "it has evalCases, so it is an eval set file, not a result")
+        listed = ", ".join(sorted(keys)) or "none"
+        raise _not_a_result(path, f"it has neither evalSetResultId nor evalCaseResults (its keys: {listed})")
+    return result
+
+
+def _not_a_result(path: Path, why: str) -> ConfigError:
+    return ConfigError(
+        f"{_WHAT} file {path} is not an eval set result: {why}; load a result file"
+        f" (<app>/<id>{RESULT_FILE_SUFFIX}) written by an evaluation"
+    )

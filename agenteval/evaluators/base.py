@@ -17,9 +17,11 @@ __all__ = [
     "CriterionMaterializer",
     "EvaluateResult",
     "EvaluatorFunction",
+    "MetricChecker",
     "MetricEvaluator",
     "PerInvocationResult",
     "average_of_turns",
+    "checked_criterion",
     "score_matching_turns",
     "status_for",
 ]
@@ -62,6 +64,10 @@ class MetricEvaluator(Protocol):
     ``actuals`` and ``expecteds`` are aligned by index. ``evaluate`` may be a plain or an ``async``
     method. Raising an exception fails the case (its message becomes the case's ``errorMessage``);
     it never stops the evaluation of other cases.
+
+    An evaluator may also have a ``check_metric(metric)`` method (see :class:`MetricChecker`), which
+    :class:`~agenteval.Evaluator` calls for every metric before any case runs, so that a metric
+    that would fail every case stops the evaluation at once. It is optional.
     """
 
     def evaluate(
@@ -75,6 +81,26 @@ EvaluatorFunction = Callable[
     [Sequence[Invocation], Sequence[Invocation], EvalMetric], EvaluateResult | Awaitable[EvaluateResult]
 ]
 """A plain function usable as an evaluator: ``fn(actuals, expecteds, metric) -> EvaluateResult``."""
+
+
+@runtime_checkable
+class MetricChecker(Protocol):
+    """An evaluator that can reject a metric before any case runs.
+
+    :class:`~agenteval.Evaluator` calls ``check_metric`` for every metric that runs this evaluator,
+    before the agent runs (and before :meth:`~agenteval.Evaluator.rescore` scores anything), with the
+    evaluation's metric registry and judge override active; an exception stops the evaluation with a
+    :class:`~agenteval.errors.ConfigError` naming the metric. The
+    :class:`~agenteval.service.LocalService` does not call it: there, errors fail cases.
+    """
+
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Raise when ``metric`` cannot be evaluated, whatever the case.
+
+        Check only what ``evaluate`` would reject for every case: case-level data (such as the
+        rubrics a case adds to a judge metric) is not known yet.
+        """
+        ...
 
 
 @runtime_checkable
@@ -116,6 +142,23 @@ def average_of_turns(results: list[PerInvocationResult], threshold: float) -> Ev
     )
 
 
+def checked_criterion(criterion: C | None, *, kind: str, check: Callable[[C], None]) -> C:
+    """Return ``criterion`` once ``check`` accepts it.
+
+    Args:
+        criterion: A metric's criterion of one kind, ``None`` when it is not configured.
+        kind: Names the criterion in the error (e.g. ``"tool trajectory"``).
+        check: Rejects an unusable criterion.
+
+    Raises:
+        ConfigError: ``"<kind> criterion not configured"``, or what ``check`` raised.
+    """
+    if criterion is None:
+        raise ConfigError(f"{kind} criterion not configured")
+    check(criterion)
+    return criterion
+
+
 def score_matching_turns(
     actuals: Sequence[Invocation],
     expecteds: Sequence[Invocation],
@@ -146,16 +189,14 @@ def score_matching_turns(
     Raises:
         ConfigError: No criterion, an unusable one, or ``actuals`` and ``expecteds`` differ in length.
     """
-    if criterion is None:
-        raise ConfigError(f"{kind} criterion not configured")
-    check(criterion)
+    configured = checked_criterion(criterion, kind=kind, check=check)
     if len(actuals) != len(expecteds):
         raise ConfigError(
             f"{label}: actual invocations ({len(actuals)}) and expected invocations ({len(expecteds)}) count mismatch"
         )
     results: list[PerInvocationResult] = []
     for actual, expected in zip(actuals, expecteds, strict=True):
-        mismatch = match(actual, expected, criterion)
+        mismatch = match(actual, expected, configured)
         score = 1.0 if mismatch is None else 0.0
         reason = "" if mismatch is None else f"{kind} mismatch: {mismatch}"
         results.append(

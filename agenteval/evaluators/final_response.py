@@ -6,11 +6,18 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult, score_matching_turns
+from agenteval.evaluators.base import EvaluateResult, checked_criterion, score_matching_turns
 from agenteval.evaluators.criteria.final_response import check_final_response_criterion, match_final_response
+from agenteval.metric.criterion import FinalResponseCriterion
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["FinalResponseEvaluator"]
+
+_KIND = "final response"
+
+
+def _criterion(metric: EvalMetric) -> FinalResponseCriterion | None:
+    return metric.criterion.final_response if metric.criterion is not None else None
 
 
 class FinalResponseEvaluator:
@@ -40,12 +47,21 @@ class FinalResponseEvaluator:
             actuals,
             expecteds,
             metric,
-            metric.criterion.final_response if metric.criterion is not None else None,
-            kind="final response",
+            _criterion(metric),
+            kind=_KIND,
             check=check_final_response_criterion,
             match=match_final_response,
             label="finalresponse",
         )
+
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Reject the metric before any case runs, by the criterion check :meth:`evaluate` starts with.
+
+        Raises:
+            ConfigError: No final response criterion, or one
+                :func:`~agenteval.evaluators.criteria.check_final_response_criterion` rejects.
+        """
+        checked_criterion(_criterion(metric), kind=_KIND, check=check_final_response_criterion)
 
     def __repr__(self) -> str:
         return "FinalResponseEvaluator()"

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricEvaluator
+from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricChecker, MetricEvaluator
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["EvaluatorRegistry", "default_registry"]
@@ -77,6 +77,21 @@ class EvaluatorRegistry:
         if evaluator is None:
             raise NotFoundError(f"get evaluator {name}: not registered")
         return evaluator
+
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Let the evaluator ``metric`` runs reject it before any case runs.
+
+        Calls the evaluator's ``check_metric`` (see :class:`~agenteval.evaluators.base.MetricChecker`);
+        nothing happens when the evaluator has none, or when none is registered for the metric (it
+        is skipped).
+
+        Raises:
+            Exception: Whatever the evaluator's check raised.
+        """
+        with self._lock:
+            evaluator = self._evaluators.get(metric.evaluator)
+        if isinstance(evaluator, MetricChecker):
+            evaluator.check_metric(metric)
 
     def names(self) -> list[str]:
         """Return the registered names, sorted."""

@@ -6,11 +6,18 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult, score_matching_turns
+from agenteval.evaluators.base import EvaluateResult, checked_criterion, score_matching_turns
 from agenteval.evaluators.criteria.trajectory import check_tool_trajectory_criterion, match_tool_trajectory
+from agenteval.metric.criterion import ToolTrajectoryCriterion
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["ToolTrajectoryEvaluator"]
+
+_KIND = "tool trajectory"
+
+
+def _criterion(metric: EvalMetric) -> ToolTrajectoryCriterion | None:
+    return metric.criterion.tool_trajectory if metric.criterion is not None else None
 
 
 class ToolTrajectoryEvaluator:
@@ -39,12 +46,21 @@ class ToolTrajectoryEvaluator:
             actuals,
             expecteds,
             metric,
-            metric.criterion.tool_trajectory if metric.criterion is not None else None,
-            kind="tool trajectory",
+            _criterion(metric),
+            kind=_KIND,
             check=check_tool_trajectory_criterion,
             match=match_tool_trajectory,
             label="tooltrajectory",
         )
+
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Reject the metric before any case runs, by the criterion check :meth:`evaluate` starts with.
+
+        Raises:
+            ConfigError: No tool trajectory criterion, or one
+                :func:`~agenteval.evaluators.criteria.check_tool_trajectory_criterion` rejects.
+        """
+        checked_criterion(_criterion(metric), kind=_KIND, check=check_tool_trajectory_criterion)
 
     def __repr__(self) -> str:
         return "ToolTrajectoryEvaluator()"

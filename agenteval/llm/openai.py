@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 import weakref
@@ -10,7 +11,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
 
 from agenteval.errors import AgentEvalError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
@@ -39,6 +40,8 @@ _SAMPLING_FIELDS = (
     "reasoning_effort",
 )
 _THINKING_FIELDS = ("thinking_enabled", "thinking_tokens", "thinking_level")
+_BODY_SHOWN = 200
+"""Characters of a body that is not JSON shown in the error."""
 
 
 class ChatModelError(AgentEvalError):
@@ -47,7 +50,7 @@ class ChatModelError(AgentEvalError):
     Attributes:
         model: The model asked.
         base_url: The endpoint.
-        status_code: The HTTP status of the last attempt, ``None`` when there was no response.
+        status_code: The HTTP status of the last attempt when it was an error status, else ``None``.
     """
 
     def __init__(self, message: str, *, model: str, base_url: str, status_code: int | None = None) -> None:
@@ -123,14 +126,20 @@ def _response_format(output: StructuredOutput) -> dict[str, Any]:
 
 
 def _to_response(completion: ChatCompletion) -> ChatResponse:
-    if not completion.choices:
+    # The client builds the completion from the body without validating it: any JSON can arrive here.
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list):
+        raise ValueError("the response is not a chat completion: its body has no list of choices")
+    if not choices:
         raise ValueError("the response has no choices")
-    choice = completion.choices[0]
+    message = getattr(choices[0], "message", None)
+    if not isinstance(message, BaseModel):
+        raise ValueError("the first choice has no message")
     usage: dict[str, int] = {}
-    if completion.usage is not None:
+    if isinstance(completion.usage, BaseModel):
         usage = {key: value for key, value in completion.usage.model_dump().items() if isinstance(value, int)}
-    content = choice.message.content
-    refusal = choice.message.refusal
+    content = getattr(message, "content", None)
+    refusal = getattr(message, "refusal", None)
     if not content and refusal:
         raise ValueError(
             f"the model refused to answer: {refusal!r}; rephrase the prompt (or the judge template) or use "
@@ -139,14 +148,19 @@ def _to_response(completion: ChatCompletion) -> ChatResponse:
     return ChatResponse(content=content or "", usage=usage)
 
 
+def _body_start(body: str) -> str:
+    return repr(body if len(body) <= _BODY_SHOWN else body[:_BODY_SHOWN] + "…")
+
+
 class OpenAIChatModel:
     """A :class:`~agenteval.llm.ChatModel` for any OpenAI-compatible chat-completions endpoint.
 
     Built on the official ``openai`` package (``pip install 'agenteval[openai]'``). Its client does the
     timeouts and the retries: exponential backoff on connection errors, timeouts, 408, 409, 429 and
     5xx, honouring ``Retry-After``. A call that still fails raises :class:`ChatModelError`, naming the
-    model, the endpoint and the HTTP status. So does a refusal (an answer with a ``refusal`` text and no
-    content), quoting the refusal, rather than passing an empty answer on to the judge's parser.
+    model, the endpoint and the HTTP status. So does an answer that is not a chat completion (a body that
+    is not JSON, a first choice without a message), and a refusal (an answer with a ``refusal`` text and
+    no content), quoting the refusal, rather than passing an empty answer on to the judge's parser.
 
     An ``AsyncOpenAI`` client (its connection pool) belongs to the event loop it first ran on, and
     each synchronous ``evaluate()`` may run on a new loop; so the model keeps one client, and one
@@ -279,7 +293,8 @@ class OpenAIChatModel:
         """Send one chat-completions request and return the first choice.
 
         Raises:
-            ChatModelError: The call failed after the client's retries, the answer has no choices, or the
+            ChatModelError: The call failed after the client's retries, the body is not JSON or not a
+                chat completion, the answer has no choices or its first choice no message, or the
                 model refused to answer (the message quotes its refusal).
         """
         body = self._create_kwargs(request)
@@ -308,6 +323,13 @@ class OpenAIChatModel:
             detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
             raise ChatModelError(
                 f"{where}: connection failed{_retries(exc)}{detail}", model=self.model, base_url=base_url
+            ) from exc
+        except json.JSONDecodeError as exc:
+            # A success status whose body is not JSON: often a proxy's or a login page's HTML.
+            raise ChatModelError(
+                f"{where} returned a body that is not JSON: {exc}; the body starts with {_body_start(exc.doc)}",
+                model=self.model,
+                base_url=base_url,
             ) from exc
         try:
             return _to_response(completion)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import html
 import json
+import numbers
 import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
-from agenteval.errors import NotFoundError
+from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import Invocation, Tool
 from agenteval.notebook._html import CSS, badge, fmt_score, pretty_json
@@ -36,6 +37,12 @@ def _find(report: EvaluationReport, eval_id: str) -> CaseSummary:
 
 
 def _pick_run(summary: CaseSummary, run_id: int | None) -> EvalCaseResult:
+    # A str or float run id would match no run and read as "no run 1; its runs are: 1, 2".
+    if run_id is not None and (isinstance(run_id, bool) or not isinstance(run_id, numbers.Integral)):
+        raise ConfigError(
+            f"run_id must be an int, the run's number (run_id=1 for the first run), got {run_id!r}"
+            f" of type {type(run_id).__name__}"
+        )
     if not summary.runs:
         raise NotFoundError(f"case {summary.eval_id!r} has no results")
     if run_id is None:
@@ -283,6 +290,7 @@ def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None,
 
     Raises:
         NotFoundError: The report has no such case (the message lists its cases), or no such run.
+        ConfigError: ``run_id`` is not an int.
     """
     summary = _find(report, eval_id)
     run = _pick_run(summary, run_id)

@@ -117,7 +117,9 @@ def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[str, str, list[i
         for metric in run.overall_eval_metric_results:
             if metric.eval_status is EvalStatus.FAILED:
                 reason = _clean_reason(metric.details.reason if metric.details else "")
-                label = f"{metric.metric_name} ({metric.score:.2f} < {metric.threshold:g})"
+                # A custom evaluator may fail a score above its threshold: never print a false "<".
+                relation = " <" if metric.score < metric.threshold else ", threshold"
+                label = f"{metric.metric_name} ({metric.score:.2f}{relation} {metric.threshold:g})"
                 found.setdefault((label, reason), []).append(run.run_id)
     return [(label, reason, run_ids) for (label, reason), run_ids in found.items()]
 
@@ -186,7 +188,7 @@ def _header(report: EvaluationReport) -> str:
         f"Eval set <b class='ae-id'>{html.escape(report.eval_set_id)}</b>",
         tally,
         f"<b>{report.num_runs}</b> run{'s' if report.num_runs != 1 else ''}",
-        f"Duration <b>{fmt_duration(report.execution_time)}</b>",
+        f"Duration <b>{fmt_duration(report.execution_time) if report.execution_time > 0 else 'unknown'}</b>",
     ]
     if report.num_runs > 1:
         try:
@@ -209,9 +211,10 @@ def report_html(
     """The HTML summary of a report (its ``_repr_html_``).
 
     It shows the overall status, the app, eval set, runs and duration (with pass@1 and pass^k when
-    there are several runs), each metric's pass rate (also per run), then the cases, failing first,
-    each with its status, mean score and the reasons it failed (truncated; the full text is in the
-    tooltip). Styles are inline and scoped; nothing external is loaded.
+    there are several runs; the duration reads "unknown" when the report does not know it), each
+    metric's pass rate (also per run), then the cases, failing first, each with its status, mean
+    score and the reasons it failed (truncated; the full text is in the tooltip). Styles are
+    inline and scoped; nothing external is loaded.
 
     Args:
         report: The report to show.

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval._files import write_atomic
-from agenteval.errors import AgentEvalError, MissingDependencyError
+from agenteval.errors import AgentEvalError, MissingDependencyError, describe_exception
 from agenteval.notebook._html import CSS, badge, pretty_json
 from agenteval.notebook.display import case_anchor, case_html, report_html
 from agenteval.provenance import Provenance, package_version, read_provenance
@@ -60,14 +60,19 @@ def _frame_html(frame: pd.DataFrame) -> str:
 
 
 def _plots(report: EvaluationReport) -> str:
+    """The overview plots as an embedded PNG, or a note saying why there are none.
+
+    The tables are the page's main content, so a plot that cannot be drawn must not cost the page.
+    """
+    buffer = io.BytesIO()
     try:
         from agenteval.plotting import plot_report
 
-        figure = plot_report(report)
+        plot_report(report).savefig(buffer, format="png", dpi=100)
     except MissingDependencyError as exc:
         return f'<p class="ae-muted">No plots: {html.escape(str(exc))}</p>'
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
+    except Exception as exc:
+        return f'<p class="ae-error">The plots could not be drawn: {html.escape(describe_exception(exc))}</p>'
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
     alt = "Score distribution, pass rate per metric and run, and the case by metric heat map"
     return f'<img class="ae-plot" alt="{alt}" src="data:image/png;base64,{encoded}">'

@@ -6,8 +6,9 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import math
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
@@ -72,6 +73,13 @@ class Turn:
     def record_tool(self, name: str, arguments: Any = None, result: Any = None, *, id: str = "") -> Tool:
         """Record a tool call the agent made in this turn.
 
+        The call is recorded as JSON values, copied, so that later changes to the agent's objects do
+        not change the record: numpy numbers and arrays become Python numbers and lists, tuples
+        become lists and mappings with ``str`` keys become dicts. Anything else JSON cannot hold (an
+        arbitrary object, a set, bytes, NaN or an infinity) is an error naming the tool, the path of
+        the value (``result.items[0]``) and its type. A ``result`` set on the returned call
+        afterwards is converted when the turn ends.
+
         Args:
             name: Tool name.
             arguments: Call arguments (usually a dict).
@@ -80,9 +88,14 @@ class Turn:
 
         Returns:
             The recorded call; its ``result`` may still be set afterwards.
+
+        Raises:
+            TypeError: ``arguments`` or ``result`` holds a value that cannot be recorded as JSON. The
+                turn fails when it ends even if the agent catches this.
         """
         tool = Tool(id=id, name=name, arguments=arguments, result=result)
         self.tools.append(tool)
+        _record_as_json(tool)
         return tool
 
     @overload
@@ -110,7 +123,9 @@ class Turn:
         an expected call lists only what the agent passes. Without an inspectable signature (some
         builtins), the call is recorded as ``{"args": [...], **kwargs}``. Arguments that do not fit
         the tool's signature raise :class:`TypeError` naming the tool; nothing is recorded and the
-        tool is not called. A call that raises is recorded without a result.
+        tool is not called. A call that raises is recorded without a result. The agent gets what the
+        tool returned; the record holds a JSON copy of the arguments and the result (see
+        :meth:`record_tool`), and a value that cannot be recorded raises :class:`TypeError`.
 
         When the turn mocks the tool (the eval set's ``toolMock``, looked up by the recorded name
         and arguments), the mocked result is returned and recorded and the tool is not called.
@@ -161,10 +176,12 @@ class Turn:
             async def record_async(*args: Any, **kwargs: Any) -> Any:
                 call = self.record_tool(tool_name, arguments_of(args, kwargs))
                 if self.tool_mocks is not None and self.tool_mocks.mocks(tool_name):
-                    call.result = await self.tool_mocks.result(tool_name, call.arguments)
+                    result = await self.tool_mocks.result(tool_name, call.arguments)
                 else:
-                    call.result = await cast(Awaitable[Any], function(*args, **kwargs))
-                return call.result
+                    result = await cast(Awaitable[Any], function(*args, **kwargs))
+                call.result = result
+                _record_as_json(call)
+                return result
 
             return cast(Callable[P, R], record_async)
 
@@ -172,10 +189,12 @@ class Turn:
         def record(*args: Any, **kwargs: Any) -> Any:
             call = self.record_tool(tool_name, arguments_of(args, kwargs))
             if self.tool_mocks is not None and self.tool_mocks.mocks(tool_name):
-                call.result = self._mocked_result(self.tool_mocks, tool_name, call.arguments)
+                result = self._mocked_result(self.tool_mocks, tool_name, call.arguments)
             else:
-                call.result = function(*args, **kwargs)
-            return call.result
+                result = function(*args, **kwargs)
+            call.result = result
+            _record_as_json(call)
+            return result
 
         return cast(Callable[P, R], record)
 
@@ -193,6 +212,69 @@ class Turn:
             f'tool "{name}": an LLM-generated mock result needs an async tool (or a plain agent function) '
             "so that the model can be awaited"
         )
+
+
+_JSON_VALUES = "return JSON values (dict, list, str, number, bool, None)"
+
+
+def _json_value(value: Any, path: str, containers: set[int] | None = None) -> Any:
+    """A JSON copy of ``value``, for the record of a tool call (see :meth:`Turn.record_tool`).
+
+    Args:
+        value: What to copy.
+        path: Where ``value`` is, for error messages (``tool 'lookup' result.items[0]``).
+        containers: Ids of the mappings and lists being copied around ``value``, to refuse cycles.
+
+    Raises:
+        TypeError: Part of ``value`` cannot be recorded as JSON; the message names its path and type.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    # Subclasses (a numpy float64 or str_, an IntEnum) become the plain type JSON writes.
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TypeError(f"{path}: cannot record the float {value} as JSON, which has no NaN or infinity")
+        return float(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    # Checked by module name so that numpy is never imported here: tolist() turns its scalars
+    # into Python ones and its arrays into (nested) lists.
+    if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
+        return _json_value(value.tolist(), path, containers)
+    if not isinstance(value, Mapping | list | tuple):
+        raise TypeError(f"{path}: cannot record a value of type {type(value).__name__} as JSON; {_JSON_VALUES}")
+    containers = containers if containers is not None else set()
+    if id(value) in containers:
+        raise TypeError(f"{path}: cannot record a value that contains itself as JSON")
+    containers.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            copied: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise TypeError(
+                        f"{path}: cannot record a mapping key of type {type(key).__name__} ({key!r}) as JSON; "
+                        "use str keys"
+                    )
+                where = f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
+                copied[str.__str__(key)] = _json_value(item, where, containers)
+            return copied
+        return [_json_value(item, f"{path}[{index}]", containers) for index, item in enumerate(value)]
+    finally:
+        containers.discard(id(value))
+
+
+def _record_as_json(call: Tool) -> None:
+    """Replace a recorded call's arguments and result by JSON copies.
+
+    Raises:
+        TypeError: A value cannot be recorded. It stays in the call as it was, so that converting
+            the turn's calls when it ends fails the turn even if the agent caught this error.
+    """
+    call.arguments = _json_value(call.arguments, f"tool {call.name!r} arguments")
+    call.result = _json_value(call.result, f"tool {call.name!r} result")
 
 
 def _unpartial(function: Callable[..., Any]) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
@@ -262,6 +344,15 @@ def _wants_turn(function: AgentFunction) -> bool:
 
 
 def _to_result(reply: Any, turn: Turn) -> TurnResult:
+    result = _as_turn_result(reply, turn)
+    # Again at the end of the turn: a result may have been set on a recorded call afterwards, a
+    # returned TurnResult brings its own calls, and the agent may have caught a recording error.
+    for call in result.tools:
+        _record_as_json(call)
+    return result
+
+
+def _as_turn_result(reply: Any, turn: Turn) -> TurnResult:
     if isinstance(reply, TurnResult):
         if not reply.tools:
             reply.tools = turn.tools

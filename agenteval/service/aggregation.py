@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -23,6 +24,7 @@ __all__ = [
     "AllPassAggregator",
     "EvalCaseResultAggregator",
     "as_aggregator",
+    "finite_score",
     "run_aggregator",
 ]
 
@@ -57,8 +59,9 @@ class AggregationResult:
 class EvalCaseResultAggregator(Protocol):
     """Decides a case's score and status from its metric results.
 
-    ``aggregate`` may be plain or ``async``. The score must be finite and the status ``passed``,
-    ``failed`` or ``not_evaluated``; anything else, or an exception, fails the case.
+    ``aggregate`` may be plain or ``async``. The score must be a finite number (an int, a float or
+    a numpy number; it is stored as a float) and the status ``passed``, ``failed`` or
+    ``not_evaluated``; anything else, or an exception, fails the case.
     """
 
     def aggregate(self, data: AggregationInput) -> AggregationResult | Awaitable[AggregationResult]:
@@ -120,13 +123,30 @@ def as_aggregator(aggregator: EvalCaseResultAggregator | AggregatorFunction) -> 
 _VALID_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
 
 
+def finite_score(value: object) -> float | None:
+    """``value`` as a Python float if it is a usable score, else ``None``.
+
+    A score is any finite real number but a bool: an int, a float, or a numpy number (numpy
+    registers its scalar types as :class:`numbers.Real`). The float is what gets stored, so that
+    results serialise as JSON.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 async def run_aggregator(aggregator: EvalCaseResultAggregator, data: AggregationInput) -> AggregationResult:
     """Run an aggregator and check what it returned.
 
     Raises:
         AgentEvalError: With the reference's messages: ``aggregate eval case result: <error>``,
             ``eval case result aggregation result is nil``, ``unexpected eval case result aggregation
-            status <status>`` or ``eval case result aggregation score must be finite: <score>``.
+            status <status>`` or ``eval case result aggregation score must be finite: <score> (<type>); ...``
+            (the reference's message, with the score's type and what is expected added).
     """
     try:
         result = aggregator.aggregate(data)
@@ -143,6 +163,10 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
         )
     if result.status not in _VALID_STATUSES:
         raise AgentEvalError(f"unexpected eval case result aggregation status {result.status}")
-    if isinstance(result.score, bool) or not isinstance(result.score, int | float) or not math.isfinite(result.score):
-        raise AgentEvalError(f"eval case result aggregation score must be finite: {result.score}")
-    return AggregationResult(score=float(result.score), status=EvalStatus(result.status))
+    score = finite_score(result.score)
+    if score is None:
+        raise AgentEvalError(
+            f"eval case result aggregation score must be finite: {result.score!r} ({type(result.score).__name__}); "
+            "return a finite int or float"
+        )
+    return AggregationResult(score=score, status=EvalStatus(result.status))

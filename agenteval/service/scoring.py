@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agenteval.context import EvalContext
 from agenteval.errors import NotFoundError, describe_exception
@@ -23,7 +22,7 @@ from agenteval.evalset.models import EvalCase, EvalCaseRubric, EvalMode, Invocat
 from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, MetricEvaluator, PerInvocationResult
 from agenteval.metric.criterion import Criterion, Rubric
 from agenteval.metric.models import EvalMetric
-from agenteval.service.aggregation import AggregationInput, run_aggregator
+from agenteval.service.aggregation import AggregationInput, finite_score, run_aggregator
 from agenteval.service.inference import CaseFailure, user_input_only
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import InferenceResult
@@ -246,9 +245,17 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
                 f"run evaluation for metric {metric.metric_name}: the evaluator returned {returned} for turn "
                 f"{number}; return a PerInvocationResult for every turn"
             )
-    scores = [result.overall_score, *(r.score for r in turns)]
-    if not all(isinstance(score, int | float) and math.isfinite(score) for score in scores):
-        raise CaseFailure(f"run evaluation for metric {metric.metric_name}: scores must be finite, got {scores}")
+    named_scores = [("overall_score", result.overall_score)]
+    named_scores.extend((f"per_invocation_results[{index}].score", r.score) for index, r in enumerate(turns))
+    scores: list[float] = []
+    for name, score in named_scores:
+        finite = finite_score(score)
+        if finite is None:
+            raise CaseFailure(
+                f"run evaluation for metric {metric.metric_name}: scores must be finite numbers (int or float), "
+                f"got {name} = {score!r} ({type(score).__name__})"
+            )
+        scores.append(finite)
     statuses = [result.overall_status, *(r.status for r in turns)]
     if any(status not in _RESULT_STATUSES for status in statuses):
         # Unlike the reference, a bad status stops here: it would otherwise break the multi-run summary.
@@ -260,7 +267,12 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
         raise CaseFailure(
             f"run evaluation for metric {metric.metric_name}: details must be EvalMetricResultDetails or None"
         )
-    return result
+    # Scores as floats, in a copy: the evaluator's own objects stay as it returned them.
+    return EvaluateResult(
+        overall_score=scores[0],
+        overall_status=result.overall_status,
+        per_invocation_results=[replace(turn, score=score) for turn, score in zip(turns, scores[1:], strict=True)],
+    )
 
 
 def _turn_criterion(

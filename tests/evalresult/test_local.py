@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
-from agenteval.evalresult.local import RESULT_FILE_SUFFIX, LocalEvalResultManager
+from agenteval.evalresult.local import RESULT_FILE_SUFFIX, LocalEvalResultManager, load_result_file
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.locator import Locator, SuffixLocator
 from tests.evalresult._data import INTEROP_RESULTS, make_result
@@ -128,7 +128,7 @@ async def test_legacy_double_encoded_file_loads(store: LocalEvalResultManager, b
     [
         ("{not json", "not valid JSON"),
         ("", "not valid JSON"),
-        ("[1, 2]", "document"),
+        ("[1, 2]", "it is a JSON array, as a metrics file is"),
         ("42", "document"),
         ('{"evalSetId": "set", "evalCaseResults": "oops"}', "field evalCaseResults"),
         ('{"evalSetId": "set", "creationTimestamp": "2025-01-01"}', "field creationTimestamp"),
@@ -143,6 +143,57 @@ async def test_malformed_file_names_the_file(
     assert str(path) in str(info.value)
     assert fragment in str(info.value)
     assert "legacy content" not in str(info.value)
+
+
+EXAMPLE_DATA = Path(__file__).resolve().parents[2] / "agenteval" / "examples" / "math" / "data" / "math-eval-app"
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        (EXAMPLE_DATA / "math-basic.evalset.json", "it has evalCases, so it is an eval set file, not a result"),
+        (EXAMPLE_DATA / "math-basic.metrics.json", "it is a JSON array, as a metrics file is"),
+    ],
+    ids=["eval-set", "metrics"],
+)
+def test_another_kind_of_file_is_not_loaded_as_an_empty_result(path: Path, fragment: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_result_file(path)
+
+    assert str(info.value).startswith(f"eval set result file {path} is not an eval set result: {fragment}; ")
+    assert RESULT_FILE_SUFFIX in str(info.value)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('{"evalSetId": "set", "evalCases": []}', "it has evalCases, so it is an eval set file"),
+        (json.dumps('{"evalSetId": "set", "evalCases": []}'), "it has evalCases, so it is an eval set file"),
+        ('{"evalSetId": "set", "note": 1}', "it has neither evalSetResultId nor evalCaseResults (its keys: evalSetId"),
+        ("{}", "it has neither evalSetResultId nor evalCaseResults (its keys: none)"),
+    ],
+    ids=["eval-set", "legacy-eval-set", "other-object", "empty-object"],
+)
+async def test_a_document_without_result_keys_is_refused(
+    store: LocalEvalResultManager, base: Path, text: str, fragment: str
+) -> None:
+    path = _write(base, "app", "r1", text)
+
+    with pytest.raises(ConfigError) as info:
+        await store.get("app", "r1")
+
+    assert f"eval set result file {path} is not an eval set result: {fragment}" in str(info.value)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "text", ['{"evalSetResultId": "r1"}', '{"evalCaseResults": []}', json.dumps('{"evalSetResultId": "r1"}')]
+)
+async def test_either_result_key_is_enough(store: LocalEvalResultManager, base: Path, text: str) -> None:
+    _write(base, "app", "r1", text)
+
+    assert (await store.get("app", "r1")).eval_case_results == []
 
 
 @pytest.mark.asyncio

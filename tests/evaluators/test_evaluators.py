@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -49,23 +50,63 @@ def _evaluate(
     return result
 
 
-@pytest.mark.parametrize(
-    ("evaluator", "criterion", "message"),
-    [
-        (ToolTrajectoryEvaluator(), None, "tool trajectory criterion not configured"),
-        (ToolTrajectoryEvaluator(), {"finalResponse": {"text": {}}}, "tool trajectory criterion not configured"),
-        (FinalResponseEvaluator(), None, "final response criterion not configured"),
-        (FinalResponseEvaluator(), TRAJECTORY, "final response criterion not configured"),
-        (FinalResponseEvaluator(), {"finalResponse": {}}, "must configure text, json, rouge, or xml"),
-        (FinalResponseEvaluator(), {"finalResponse": {"rouge": {}}}, "rouge.rougeType is required"),
-        (FinalResponseEvaluator(), {"finalResponse": {"xml": {}}}, "xml match strategy is empty"),
-        (ToolTrajectoryEvaluator(), {"toolTrajectory": {"compareName": "x"}}, '"x" is not registered as a tool'),
-        (FinalResponseEvaluator(), {"finalResponse": {"compareName": "x"}}, '"x" is not registered as a final'),
-    ],
-)
+CONFIG_ERRORS: list[tuple[FinalResponseEvaluator | ToolTrajectoryEvaluator, dict[str, Any] | None, str]] = [
+    (ToolTrajectoryEvaluator(), None, "tool trajectory criterion not configured"),
+    (ToolTrajectoryEvaluator(), {"finalResponse": {"text": {}}}, "tool trajectory criterion not configured"),
+    (FinalResponseEvaluator(), None, "final response criterion not configured"),
+    (FinalResponseEvaluator(), TRAJECTORY, "final response criterion not configured"),
+    (FinalResponseEvaluator(), {"finalResponse": {}}, "must configure text, json, rouge, or xml"),
+    (FinalResponseEvaluator(), {"finalResponse": {"rouge": {}}}, "rouge.rougeType is required"),
+    (FinalResponseEvaluator(), {"finalResponse": {"xml": {}}}, "xml match strategy is empty"),
+    (ToolTrajectoryEvaluator(), {"toolTrajectory": {"compareName": "x"}}, '"x" is not registered as a tool'),
+    (FinalResponseEvaluator(), {"finalResponse": {"compareName": "x"}}, '"x" is not registered as a final'),
+]
+
+
+@pytest.mark.parametrize(("evaluator", "criterion", "message"), CONFIG_ERRORS)
 def test_configuration_errors(evaluator: MetricEvaluator, criterion: dict[str, Any] | None, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         evaluator.evaluate([], [], _metric(criterion))
+
+
+@pytest.mark.parametrize(("evaluator", "criterion", "message"), CONFIG_ERRORS)
+def test_check_metric_rejects_what_evaluate_rejects(
+    evaluator: FinalResponseEvaluator | ToolTrajectoryEvaluator, criterion: dict[str, Any] | None, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        evaluator.check_metric(_metric(criterion))
+
+
+@pytest.mark.parametrize(
+    ("evaluator", "criterion", "message"),
+    [
+        (
+            FinalResponseEvaluator(),
+            {"finalResponse": {"json": {"numberTolerance": -1}}},
+            "criterion.finalResponse.json: numberTolerance must be a non-negative number, got -1",
+        ),
+        (
+            ToolTrajectoryEvaluator(),
+            {"toolTrajectory": {"toolStrategy": {"calc": {"arguments": {"onlyTree": {"a": "x"}}}}}},
+            'criterion.toolTrajectory.toolStrategy.calc.arguments: onlyTree.a must be a bool or an object, got "x"',
+        ),
+    ],
+)
+def test_a_bad_json_criterion_fails_before_any_turn_is_compared(
+    evaluator: FinalResponseEvaluator | ToolTrajectoryEvaluator, criterion: dict[str, Any], message: str
+) -> None:
+    metric = _metric(criterion)
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        evaluator.check_metric(metric)
+    # Even with no turns to compare, evaluate rejects it the same way.
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        evaluator.evaluate([], [], metric)
+
+
+@pytest.mark.parametrize(("evaluator", "criterion"), EVALUATORS)
+def test_check_metric_accepts_a_usable_criterion(evaluator: MetricEvaluator, criterion: dict[str, Any]) -> None:
+    assert isinstance(evaluator, FinalResponseEvaluator | ToolTrajectoryEvaluator)
+    evaluator.check_metric(_metric(criterion))
 
 
 @pytest.mark.parametrize(("evaluator", "criterion"), EVALUATORS)

@@ -117,3 +117,34 @@ def test_default_registries_are_independent() -> None:
     first, second = default_registry(), default_registry()
     first.register("extra", plain_function)
     assert "extra" not in second
+
+
+class CheckedEvaluator(ConstantEvaluator):
+    """Rejects metrics whose threshold is above 1."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+        self.checked: list[str] = []
+
+    def check_metric(self, metric: EvalMetric) -> None:
+        self.checked.append(metric.metric_name)
+        if metric.threshold > 1:
+            raise ConfigError(f"threshold {metric.threshold} can never be reached")
+
+
+def test_check_metric_runs_the_hook_of_the_metrics_evaluator() -> None:
+    checked = CheckedEvaluator()
+    registry = EvaluatorRegistry({"checked": checked, "plain": ConstantEvaluator(1.0)})
+
+    registry.check_metric(EvalMetric(metric_name="ok", evaluator_name="checked", threshold=1.0))
+    with pytest.raises(ConfigError, match="threshold 2.0 can never be reached"):
+        registry.check_metric(EvalMetric(metric_name="too_high", evaluator_name="checked", threshold=2.0))
+    # No hook, no evaluator: nothing to check.
+    registry.check_metric(EvalMetric(metric_name="plain", threshold=2.0))
+    registry.check_metric(EvalMetric(metric_name="nobody", threshold=2.0))
+
+    assert checked.checked == ["ok", "too_high"]
+
+
+def test_every_builtin_evaluator_can_check_a_metric() -> None:
+    assert all(callable(getattr(evaluator, "check_metric", None)) for evaluator in builtin_evaluators().values())

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria import match_length, match_text
+from agenteval.evaluators.criteria import check_text_criterion, match_length, match_text
 from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
 
 
@@ -202,3 +202,29 @@ def test_default_strategy_is_exact() -> None:
     assert TextCriterion().match_strategy == TextMatchStrategy.DEFAULT
     assert match_text("a", "a", TextCriterion()) is None
     assert match_text("a", "ab", TextCriterion()) is not None
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"length": {}}, "criterion.finalResponse.text.length must configure min or max"),
+        ({"length": {"max": -1}}, "criterion.finalResponse.text.length: max must be non-negative, got -1"),
+        ({"length": {"min": 3, "max": 2}}, r"criterion.finalResponse.text.length: min \(3\) must be less than"),
+    ],
+)
+def test_check_text_criterion_names_the_bad_length(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        check_text_criterion(TextCriterion.model_validate(fields), "criterion.finalResponse.text")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"ignore": True, "length": {}},
+        {"compareName": "mine", "length": {}},
+        {"length": {"ignore": True, "min": 3, "max": 1}},
+        {"matchStrategy": "regex"},
+    ],
+)
+def test_check_text_criterion_skips_what_is_not_used(fields: dict[str, Any]) -> None:
+    check_text_criterion(TextCriterion.model_validate(fields))

@@ -46,6 +46,9 @@ class Reply:
     status: int = 200
     body: dict[str, Any] | None = None
     """The whole JSON body; defaults to :func:`completion` of ``content`` (or an error body)."""
+    raw: bytes | None = None
+    """The body exactly as sent, instead of ``body``."""
+    content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     """Extra response headers, e.g. ``Retry-After``."""
     delay: float = 0.0
@@ -159,9 +162,9 @@ class ChatServer:
                         if reply.status < 400
                         else {"error": {"message": f"scripted {reply.status}", "type": "test"}}
                     )
-                data = json.dumps(body).encode()
+                data = json.dumps(body).encode() if reply.raw is None else reply.raw
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", reply.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in reply.headers.items():
                     self.send_header(name, value)

@@ -417,3 +417,57 @@ def test_a_missing_openai_package_is_a_missing_dependency(monkeypatch: pytest.Mo
 def test_importing_agenteval_llm_does_not_import_openai() -> None:
     code = "import sys, agenteval.llm as llm; assert 'openai' not in sys.modules; llm.OpenAIChatModel; print('ok')"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "ok\n"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("raw", "content_type", "message"),
+    [
+        (b"{not json", "application/json", "returned a body that is not JSON: Expecting property name"),
+        (b"<html>sign in</html>", "application/json", "returned a body that is not JSON: Expecting value"),
+        (b"<html>sign in</html>", "text/html", "the response is not a chat completion"),
+        (b"[1, 2]", "application/json", "the response is not a chat completion"),
+        (b"null", "application/json", "the response is not a chat completion"),
+    ],
+)
+async def test_a_success_whose_body_is_not_a_completion_is_an_error(
+    server: ChatServer, raw: bytes, content_type: str, message: str
+) -> None:
+    server.script(Reply(raw=raw, content_type=content_type))
+    model = make_model(server)
+
+    with pytest.raises(ChatModelError) as caught:
+        await model.generate(ask())
+
+    assert str(caught.value).startswith(f"OpenAI-compatible model 'fake-model' at {server.url}/")
+    assert message in str(caught.value)
+    assert (caught.value.model, caught.value.base_url) == ("fake-model", f"{server.url}/")
+    assert len(server.received) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_body_that_is_not_json_is_quoted(server: ChatServer) -> None:
+    server.script(Reply(raw=b"<html>" + b"x" * 300))
+
+    with pytest.raises(ChatModelError) as caught:
+        await make_model(server).generate(ask())
+
+    assert str(caught.value) == (
+        f"OpenAI-compatible model 'fake-model' at {server.url}/ returned a body that is not JSON: "
+        f"Expecting value: line 1 column 1 (char 0); the body starts with '<html>{'x' * 194}…'"
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "choice", [{"index": 0, "finish_reason": "stop"}, {"index": 0, "message": None}, {"message": "hi"}, 5]
+)
+async def test_a_choice_without_a_message_is_an_error(server: ChatServer, choice: Any) -> None:
+    server.script(Reply(body={**completion(), "choices": [choice]}))
+
+    with pytest.raises(ChatModelError) as caught:
+        await make_model(server).generate(ask())
+
+    assert (
+        str(caught.value) == f"OpenAI-compatible model 'fake-model' at {server.url}/: the first choice has no message"
+    )

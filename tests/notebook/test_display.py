@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from agenteval import (
+    ConfigError,
     EvalCase,
     EvalMetric,
     EvalSet,
@@ -24,10 +25,13 @@ from agenteval import (
     Turn,
 )
 from agenteval._async import run_sync
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.examples.math.agent import calculator
 from agenteval.notebook._html import fmt_duration
 from agenteval.notebook.display import HTML, case_html, report_html
+from agenteval.reanalysis import assemble_report
+from agenteval.status import EvalStatus
 
 HOSTILE = '<script>alert("owned")</script>'
 
@@ -314,3 +318,41 @@ def test_case_view_marks_an_unexpected_extra_call() -> None:
     assert view.count('class="ae-cell ae-only"') == 1
     # The calculator call itself matches.
     assert '<span class="ae-label">Tool call</span>' in view
+
+
+def scored_report(score: float, status: EvalStatus, *, execution_time: float = 0.0) -> EvaluationReport:
+    """A one-case report built from a stored metric result, as a custom evaluator may leave it."""
+    metric = EvalMetricResult(metric_name="strict_m", score=score, threshold=0.5, eval_status=status)
+    case = EvalCaseResult(
+        eval_set_id="s", eval_id="c", run_id=1, final_eval_status=status, overall_eval_metric_results=[metric]
+    )
+    report = assemble_report("app", None, EvalSetResult(eval_set_id="s", eval_case_results=[case]), [], [], 1)
+    report.execution_time = execution_time
+    return report
+
+
+def test_a_failed_metric_above_its_threshold_is_not_shown_below_it() -> None:
+    above = visible_text(report_html(scored_report(0.9, EvalStatus.FAILED)))
+    below = visible_text(report_html(scored_report(0.2, EvalStatus.FAILED)))
+
+    assert "strict_m (0.90, threshold 0.5)" in above
+    assert "<" not in above.replace("strict_m (0.90, threshold 0.5)", "")
+    assert "strict_m (0.20 < 0.5)" in below
+
+
+def test_an_unknown_duration_reads_unknown_not_zero(three_runs: EvaluationReport) -> None:
+    unknown = visible_text(report_html(scored_report(0.9, EvalStatus.PASSED)))
+    known = visible_text(report_html(scored_report(0.9, EvalStatus.PASSED, execution_time=0.25)))
+    derived = visible_text(report_html(three_runs.with_thresholds({})))
+
+    assert "Duration unknown" in unknown
+    assert "Duration 250 ms" in known
+    assert "Duration unknown" not in derived and "Duration 0 ms" not in derived
+
+
+def test_a_run_id_that_is_not_an_int_is_refused(three_runs: EvaluationReport) -> None:
+    for bad in ("1", 1.0, True):
+        with pytest.raises(ConfigError, match=rf"run_id must be an int, .*got {re.escape(repr(bad))} of type"):
+            three_runs.show_case("calc_add", run_id=bad)  # type: ignore[arg-type]
+
+    assert "showing run 2;" in str(three_runs.show_case("calc_add", run_id=2))

@@ -13,8 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from agenteval import EvalSet, EvaluationReport, Evaluator, LocalEvalSetManager, LocalMetricManager, Turn
+from agenteval import (
+    EvalCase,
+    EvalMetric,
+    EvalSet,
+    EvaluationReport,
+    Evaluator,
+    Invocation,
+    LocalEvalSetManager,
+    LocalMetricManager,
+    Message,
+    SessionInput,
+    Turn,
+)
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
+from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion
 from agenteval.notebook.html_export import export_html, report_page
 
 SCREENSHOT_TIMEOUT = 20.0
@@ -209,3 +222,41 @@ def test_an_empty_report_exports(tmp_path: Path) -> None:
     page = export_html(report, tmp_path / "empty.html").read_text(encoding="utf-8")
     assert "No cases." in page
     assert "data:image/png;base64," in page
+
+
+def dollar_report() -> EvaluationReport:
+    """A report whose case id, metric name, app and eval set hold pairs of ``$`` (mathtext to matplotlib)."""
+    conversation = [Invocation(user_content=Message.user("hi"), final_response=Message.assistant("ok"))]
+    case = EvalCase(eval_id="price_$5_vs_$10", conversation=conversation, session_input=SessionInput(user_id="u"))
+    metric = EvalMetric(
+        metric_name="cost_$x$",
+        evaluator_name="final_response_avg_score",
+        threshold=1.0,
+        criterion=Criterion(final_response=FinalResponseCriterion(text=TextCriterion())),
+    )
+    return Evaluator("app_$1_$2", lambda message: "ok").evaluate(
+        EvalSet(eval_set_id="set_$a$", eval_cases=[case]), metrics=[metric]
+    )
+
+
+def test_dollars_in_ids_still_give_the_plots(tmp_path: Path) -> None:
+    page = export_html(dollar_report(), tmp_path / "dollars.html").read_text(encoding="utf-8")
+
+    assert "data:image/png;base64," in page
+    assert "could not be drawn" not in page
+    assert "price_$5_vs_$10" in page
+
+
+def test_a_plot_that_fails_leaves_a_note_and_the_rest_of_the_page(
+    report: EvaluationReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(report: EvaluationReport) -> None:
+        raise ValueError("no room for the legend")
+
+    monkeypatch.setattr("agenteval.plotting.plot_report", broken)
+
+    page = export_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
+
+    assert '<p class="ae-error">The plots could not be drawn: ValueError: no room for the legend</p>' in page
+    assert "data:image/png;base64," not in page
+    assert "<code>report.metrics</code>" in page and 'id="provenance"' in page

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import enum
 import functools
+import json
+import math
 import re
+import subprocess
+import sys
 import threading
+import types
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
 from agenteval import (
@@ -36,6 +44,7 @@ from agenteval.service.callbacks import BeforeInferenceCaseArgs
 
 APP = "app"
 SET = "set"
+JSON_VALUES = "return JSON values (dict, list, str, number, bool, None)"
 FINAL_RESPONSE = EvalMetric(
     metric_name="final_response_avg_score",
     threshold=1.0,
@@ -502,6 +511,209 @@ async def test_tool_mocks_apply_under_the_recorded_name_and_arguments() -> None:
         Tool(name="search", arguments={"query": "x", "limit": 1}),
         Tool(name="add", arguments={"a": 1}, result=11),
     ]
+
+
+# ---------------------------------------------------------------------------------------------- tool values as JSON
+
+
+class Level(enum.IntEnum):
+    HIGH = 2
+
+
+class Key(str):
+    def __str__(self) -> str:
+        return "not the key"
+
+
+def test_tool_values_are_recorded_as_json_copies() -> None:
+    def lookup(x: Any, **options: Any) -> dict[str, Any]:
+        return {"v": np.int64(x), "grid": np.arange(4).reshape(2, 2), "pair": (np.float32(0.5), np.bool_(True))}
+
+    turn = make_turn()
+    returned = turn.tool(lookup)(np.int64(7), labels=(np.str_("a"), "b"), level=Level.HIGH)
+    turn.record_tool(
+        "ranked",
+        types.MappingProxyType({Key("k"): [np.float64(0.25), np.uint8(3)]}),
+        np.array([[1.5], [2.5]]),
+    )
+
+    assert turn.tools == [
+        Tool(
+            name="lookup",
+            arguments={"x": 7, "labels": ["a", "b"], "level": 2},
+            result={"v": 7, "grid": [[0, 1], [2, 3]], "pair": [0.5, True]},
+        ),
+        Tool(name="ranked", arguments={"k": [0.25, 3]}, result=[[1.5], [2.5]]),
+    ]
+    recorded = [tool.model_dump(mode="python") for tool in turn.tools]
+    assert json.loads(json.dumps(recorded)) == recorded
+    assert [type(value) for value in turn.tools[0].arguments.values()] == [int, list, int]
+    assert list(turn.tools[1].arguments) == ["k"] and type(next(iter(turn.tools[1].arguments))) is str
+    # The agent gets what the tool returned, untouched.
+    assert type(returned["v"]) is np.int64
+    assert isinstance(returned["grid"], np.ndarray)
+
+
+def test_the_record_is_a_copy_that_later_changes_by_the_agent_do_not_reach() -> None:
+    hits = ["a", "b"]
+    query = {"terms": ["x"]}
+
+    def search_all(query: dict[str, Any]) -> list[str]:
+        return hits
+
+    turn = make_turn()
+    assert turn.tool(search_all)(query) is hits
+    pending = turn.record_tool("note", query, hits)
+    hits.append("c")
+    query["terms"].append("y")
+
+    assert turn.tools == [
+        Tool(name="search_all", arguments={"query": {"terms": ["x"]}}, result=["a", "b"]),
+        Tool(name="note", arguments={"terms": ["x"]}, result=["a", "b"]),
+    ]
+    assert pending is turn.tools[1]
+
+
+def contains_itself() -> list[Any]:
+    values: list[Any] = [1]
+    values.append(values)
+    return values
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ({"v": {1, 2}}, "tool 'lookup' result.v: cannot record a value of type set as JSON; " + JSON_VALUES),
+        ([b"raw"], "tool 'lookup' result[0]: cannot record a value of type bytes as JSON; " + JSON_VALUES),
+        (
+            {"a b": [object()]},
+            "tool 'lookup' result['a b'][0]: cannot record a value of type object as JSON; " + JSON_VALUES,
+        ),
+        ({"v": math.nan}, "tool 'lookup' result.v: cannot record the float nan as JSON, which has no NaN or infinity"),
+        (
+            np.array([1.0, np.inf]),
+            "tool 'lookup' result[1]: cannot record the float inf as JSON, which has no NaN or infinity",
+        ),
+        ({1: "one"}, "tool 'lookup' result: cannot record a mapping key of type int (1) as JSON; use str keys"),
+        (contains_itself(), "tool 'lookup' result[1]: cannot record a value that contains itself as JSON"),
+        (
+            np.datetime64("2020-01-01"),
+            "tool 'lookup' result: cannot record a value of type date as JSON; " + JSON_VALUES,
+        ),
+    ],
+    ids=["set", "bytes", "object", "nan", "numpy-inf", "int-key", "cycle", "numpy-datetime"],
+)
+def test_a_value_json_cannot_hold_raises_naming_the_tool_path_and_type(result: Any, message: str) -> None:
+    def lookup() -> Any:
+        return result
+
+    turn = make_turn()
+    with pytest.raises(TypeError) as raised:
+        turn.tool(lookup)()
+    assert str(raised.value) == message
+    with pytest.raises(TypeError) as raised:
+        turn.record_tool("lookup", {"q": 1}, result)
+    assert str(raised.value) == message
+
+
+def test_arguments_json_cannot_hold_raise_before_the_tool_runs() -> None:
+    ran: list[Any] = []
+
+    def lookup(keys: Any) -> int:
+        ran.append(keys)
+        return 1
+
+    turn = make_turn()
+    with pytest.raises(TypeError) as raised:
+        turn.tool(lookup)({"a", "b"})
+    assert (
+        str(raised.value) == f"tool 'lookup' arguments.keys: cannot record a value of type set as JSON; {JSON_VALUES}"
+    )
+    assert ran == []
+
+
+def test_mocks_match_the_recorded_json_arguments() -> None:
+    def lookup(x: int) -> str:
+        raise AssertionError("a mocked tool must not run")
+
+    mocks = ToolMocks([MockTool(name="lookup", arguments=ArgumentsMatch(expected={"x": [1, 2]}), result="mocked")])
+    turn = make_turn(tool_mocks=mocks)
+
+    assert turn.tool(lookup)(np.array([1, 2])) == "mocked"  # type: ignore[arg-type]
+    assert turn.tools == [Tool(name="lookup", arguments={"x": [1, 2]}, result="mocked")]
+
+
+@pytest.mark.asyncio
+async def test_numpy_tool_values_are_saved_with_the_evaluation() -> None:
+    def agent(text: str, turn: Turn) -> str:
+        def lookup(x: int) -> dict[str, Any]:
+            return {"v": np.int64(x)}
+
+        turn.tool(lookup)(np.int64(3))  # type: ignore[arg-type]
+        pending = turn.record_tool("score")
+        pending.result = np.float32(0.5)
+        return text.upper()
+
+    report = await evaluate(agent, [make_case("a", "ok")])
+
+    assert statuses(report) == {"a": EvalStatus.PASSED}
+    assert report.inference_results[0][0].inferences[0].tools == [
+        Tool(name="lookup", arguments={"x": 3}, result={"v": 3}),
+        Tool(name="score", result=0.5),
+    ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("where", ["tool", "caught", "set-later", "turn-result"])
+async def test_a_tool_value_json_cannot_hold_fails_only_that_case(where: str) -> None:
+    def agent(text: str, turn: Turn) -> object:
+        if text != "bad":
+            return text.upper()
+
+        def lookup(x: int) -> dict[str, Any]:
+            return {"v": {x}}
+
+        if where == "tool":
+            turn.tool(lookup)(1)
+        elif where == "caught":
+            # Agents often turn a tool's exception into a message to the model; the case fails anyway.
+            with contextlib.suppress(Exception):
+                turn.tool(lookup)(1)
+        elif where == "set-later":
+            turn.record_tool("lookup", {"x": 1}).result = {"v": {1}}
+        else:
+            return TurnResult(
+                final_response=Message.assistant("BAD"),
+                tools=[Tool(name="lookup", arguments={"x": 1}, result={"v": {1}})],
+            )
+        return "BAD"
+
+    report = await evaluate(agent, [make_case("good", "ok"), make_case("bad", "bad")])
+
+    assert statuses(report) == {"good": EvalStatus.PASSED, "bad": EvalStatus.FAILED}
+    assert errors(report)["bad"].endswith(
+        f"runner run: TypeError: tool 'lookup' result.v: cannot record a value of type set as JSON; {JSON_VALUES}"
+    )
+
+
+def test_the_runner_does_not_import_numpy() -> None:
+    code = "import sys, agenteval.runner.function; sys.exit('numpy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.asyncio
+async def test_a_numpy_str_reply_is_a_str_and_a_numpy_number_reply_fails_the_case() -> None:
+    def agent(text: str) -> object:
+        return np.str_(text.upper()) if text == "ok" else np.float64(1.0)
+
+    report = await evaluate(agent, [make_case("str", "ok"), make_case("number", "one")])
+
+    assert statuses(report) == {"str": EvalStatus.PASSED, "number": EvalStatus.FAILED}
+    reply = report.inference_results[0][0].inferences[0].final_response
+    assert reply is not None and type(reply.content) is str
+    assert errors(report)["number"].endswith(
+        "runner run: TypeError: the agent returned float64; return the reply as a str, a Message, a TurnResult or None"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the turn

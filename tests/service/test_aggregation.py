@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
@@ -295,15 +296,32 @@ class RaisingAggregator:
         (as_aggregator(returns_none), "eval case result aggregation result is nil"),
         (
             RecordingAggregator(AggregationResult(score=math.nan, status=PASSED)),
-            "eval case result aggregation score must be finite: nan",
+            "eval case result aggregation score must be finite: nan (float); return a finite int or float",
         ),
         (
             RecordingAggregator(AggregationResult(score=math.inf, status=PASSED)),
-            "eval case result aggregation score must be finite: inf",
+            "eval case result aggregation score must be finite: inf (float); return a finite int or float",
         ),
         (
             RecordingAggregator(AggregationResult(score=-math.inf, status=FAILED)),
-            "eval case result aggregation score must be finite: -inf",
+            "eval case result aggregation score must be finite: -inf (float); return a finite int or float",
+        ),
+        (
+            RecordingAggregator(AggregationResult(score=np.float32("nan"), status=PASSED)),  # type: ignore[arg-type]
+            "eval case result aggregation score must be finite: np.float32(nan) (float32); "
+            "return a finite int or float",
+        ),
+        (
+            RecordingAggregator(AggregationResult(score="0.5", status=PASSED)),  # type: ignore[arg-type]
+            "eval case result aggregation score must be finite: '0.5' (str); return a finite int or float",
+        ),
+        (
+            RecordingAggregator(AggregationResult(score=True, status=PASSED)),
+            "eval case result aggregation score must be finite: True (bool); return a finite int or float",
+        ),
+        (
+            RecordingAggregator(AggregationResult(score=10**400, status=PASSED)),
+            "eval case result aggregation score must be finite: 1" + "0" * 400 + " (int); return a finite int or float",
         ),
         (
             RecordingAggregator(AggregationResult(score=1.0, status=UNKNOWN)),
@@ -314,7 +332,19 @@ class RaisingAggregator:
             "unexpected eval case result aggregation status bogus",
         ),
     ],
-    ids=["raises", "none", "nan", "inf", "neg-inf", "unknown-status", "bogus-status"],
+    ids=[
+        "raises",
+        "none",
+        "nan",
+        "inf",
+        "neg-inf",
+        "numpy-nan",
+        "str",
+        "bool",
+        "huge-int",
+        "unknown-status",
+        "bogus-status",
+    ],
 )
 async def test_bad_aggregation_fails_the_case(aggregator: EvalCaseResultAggregator, message: str) -> None:
     service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()}, aggregator=aggregator)
@@ -336,6 +366,19 @@ async def test_run_aggregator_normalises_a_valid_result() -> None:
     assert result == AggregationResult(score=1.0, status=PASSED)
     assert isinstance(result.score, float)
     assert type(result.status) is EvalStatus
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("score", [np.float32(0.5), np.float64(0.5), np.int64(1), np.uint8(1)], ids=repr)
+async def test_numpy_scores_from_an_aggregator_are_stored_as_floats(score: Any) -> None:
+    aggregator = RecordingAggregator(AggregationResult(score=score, status=PASSED))
+    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()}, aggregator=aggregator)
+    result = await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+    case_result = result.eval_case_results[0]
+    assert (case_result.error_message, case_result.final_eval_status) == ("", PASSED)
+    assert type(case_result.score) is float
+    assert case_result.score == float(score)
+    assert json.loads(case_result.to_json())["score"] == float(score)
 
 
 @pytest.mark.parametrize("aggregator_class", [AllPassAggregator, RecordingAggregator, AsyncRecordingAggregator])

@@ -17,7 +17,9 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from agenteval.errors import ConfigError, NotFoundError
@@ -618,6 +620,65 @@ async def test_non_finite_evaluator_score_fails_the_case(bad_score: dict[str, fl
     assert case_result.error_message.startswith("run evaluation for metric m: ")
     assert "finite" in case_result.error_message
     assert case_result.overall_eval_metric_results == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("overall", "turn_score", "message"),
+    [
+        (
+            math.nan,
+            1.0,
+            "run evaluation for metric m: scores must be finite numbers (int or float), "
+            "got overall_score = nan (float)",
+        ),
+        (
+            1.0,
+            np.float32("inf"),
+            "run evaluation for metric m: scores must be finite numbers (int or float), "
+            "got per_invocation_results[0].score = np.float32(inf) (float32)",
+        ),
+        (
+            1.0,
+            "1",
+            "run evaluation for metric m: scores must be finite numbers (int or float), "
+            "got per_invocation_results[0].score = '1' (str)",
+        ),
+        (
+            True,
+            1.0,
+            "run evaluation for metric m: scores must be finite numbers (int or float), "
+            "got overall_score = True (bool)",
+        ),
+    ],
+    ids=["nan", "numpy-inf", "str", "bool"],
+)
+async def test_a_bad_evaluator_score_is_named_with_its_type(overall: Any, turn_score: Any, message: str) -> None:
+    result = EvaluateResult(overall_score=overall, overall_status=PASSED, per_invocation_results=[turn(turn_score)])
+    case_result = await evaluate_one(
+        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": FakeEvaluator(result=result)}, make_case("c")
+    )
+    assert (case_result.final_eval_status, case_result.error_message) == (FAILED, message)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("score", [np.float32(1.0), np.float64(1.0), np.int64(1)], ids=repr)
+async def test_numpy_evaluator_scores_are_stored_as_floats(score: Any) -> None:
+    result = EvaluateResult(overall_score=score, overall_status=PASSED, per_invocation_results=[turn(score)])
+    case_result = await evaluate_one(
+        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": FakeEvaluator(result=result)}, make_case("c")
+    )
+    assert (case_result.final_eval_status, case_result.error_message) == (PASSED, "")
+    overall = case_result.overall_eval_metric_results[0]
+    per_turn = case_result.eval_metric_result_per_invocation[0].eval_metric_results[0]
+    assert overall.details is not None
+    scores = [overall.score, overall.details.score, per_turn.score]
+    assert scores == [1.0, 1.0, 1.0]
+    assert all(type(stored) is float for stored in scores)
+    EvalCaseResult.from_json(case_result.to_json())
+    # The evaluator's own result is left as it returned it.
+    assert result.overall_score is score
+    assert result.per_invocation_results[0].score is score
 
 
 # ----------------------------------------------------------------------------- item 58: traces, context messages

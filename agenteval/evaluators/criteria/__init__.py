@@ -11,6 +11,7 @@ from agenteval.evaluators.criteria.final_response import (
 )
 from agenteval.evaluators.criteria.jsonmatch import (
     DEFAULT_NUMBER_TOLERANCE,
+    check_json_criterion,
     check_json_schema,
     format_value,
     match_json,
@@ -18,7 +19,7 @@ from agenteval.evaluators.criteria.jsonmatch import (
     parse_json_text,
 )
 from agenteval.evaluators.criteria.rouge import DefaultTokenizer, RougeScore, match_rouge, score_rouge
-from agenteval.evaluators.criteria.text import check_length_criterion, match_length, match_text
+from agenteval.evaluators.criteria.text import check_length_criterion, check_text_criterion, match_length, match_text
 from agenteval.evaluators.criteria.trajectory import (
     check_tool_trajectory_criterion,
     default_tool_strategy,
@@ -35,8 +36,10 @@ __all__ = [
     "DefaultTokenizer",
     "RougeScore",
     "check_final_response_criterion",
+    "check_json_criterion",
     "check_json_schema",
     "check_length_criterion",
+    "check_text_criterion",
     "check_tool_trajectory_criterion",
     "check_xml_criterion",
     "default_tool_strategy",

@@ -10,13 +10,13 @@ from __future__ import annotations
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.criteria.jsonmatch import (
-    check_json_schema,
+    check_json_criterion,
     format_value,
     match_json_text,
     named_compare_mismatch,
 )
 from agenteval.evaluators.criteria.rouge import match_rouge
-from agenteval.evaluators.criteria.text import match_text
+from agenteval.evaluators.criteria.text import check_text_criterion, match_text
 from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml
 from agenteval.metric.criterion import FinalResponseCriterion
 from agenteval.metric.registry import active_metric_registry
@@ -35,8 +35,9 @@ def check_final_response_criterion(criterion: FinalResponseCriterion) -> None:
     ``finalResponse.compareName`` nothing else is checked, since nothing else is used.
 
     Raises:
-        ConfigError: An unknown name; no sub-criterion configured; ROUGE without a type; an XML
-            match strategy other than ``skip``; an invalid JSON Schema.
+        ConfigError: An unknown name; no sub-criterion configured; invalid text length bounds; ROUGE
+            without a type; an XML match strategy other than ``skip``; a JSON criterion that cannot be
+            applied (:func:`~agenteval.evaluators.criteria.jsonmatch.check_json_criterion`).
     """
     problems = active_metric_registry().unregistered_names(criterion)
     if problems:
@@ -45,18 +46,14 @@ def check_final_response_criterion(criterion: FinalResponseCriterion) -> None:
         return
     if criterion.text is None and criterion.json_ is None and criterion.rouge is None and criterion.xml is None:
         raise ConfigError("final response criterion must configure text, json, rouge, or xml")
+    if criterion.json_ is not None:
+        check_json_criterion(criterion.json_, "criterion.finalResponse.json")
+    if criterion.text is not None:
+        check_text_criterion(criterion.text, "criterion.finalResponse.text")
     if criterion.rouge is not None and not criterion.rouge.ignore and not criterion.rouge.rouge_type:
         raise ConfigError("criterion.finalResponse.rouge.rougeType is required (rouge1, rouge2, …, rougeL, rougeLsum)")
     if criterion.xml is not None:
         check_xml_criterion(criterion.xml)
-    json_criterion = criterion.json_
-    if (
-        json_criterion is not None
-        and not json_criterion.ignore
-        and not json_criterion.compare_name
-        and json_criterion.json_schema is not None
-    ):
-        check_json_schema(json_criterion.json_schema, "criterion.finalResponse.json.schema")
 
 
 def _content(invocation: Invocation) -> str:

@@ -31,6 +31,7 @@ from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
+    "check_json_criterion",
     "check_json_schema",
     "format_value",
     "match_json",
@@ -115,35 +116,51 @@ def _instance_path(parts: Iterable[str | int]) -> str:
     return path
 
 
-def _validate_only_tree(tree: Mapping[str, Any], path: str) -> None:
+def _validate_only_tree(tree: Mapping[str, Any], path: str, label: str) -> None:
     for key, selector in tree.items():
         where = _child_path(path, key)
         if isinstance(selector, bool):
             continue
         if isinstance(selector, Mapping):
-            _validate_only_tree(selector, where)
+            _validate_only_tree(selector, where, label)
             continue
-        raise ConfigError(f"json criterion: {where} must be a bool or an object, got {format_value(selector)}")
+        raise ConfigError(f"{label}: {where} must be a bool or an object, got {format_value(selector)}")
 
 
-def _check_trees(criterion: JSONCriterion) -> None:
-    if criterion.only_tree and criterion.ignore_tree:
-        raise ConfigError("json criterion: onlyTree and ignoreTree cannot be set at the same time")
+def check_json_criterion(criterion: JSONCriterion, where: str = "") -> None:
+    """Reject a JSON criterion that cannot be applied, before any value is compared.
 
+    Only what is used is checked, as :func:`match_json` uses it: nothing when ``ignore`` is set;
+    only the two trees with a ``compareName`` (which replaces the rest); the match strategy,
+    ``numberTolerance`` and the ``onlyTree`` leaves only when values are compared (not with ``skip``).
 
-def _comparison_needed(criterion: JSONCriterion) -> bool:
-    """Check the match strategy and return whether values must be compared.
+    Args:
+        criterion: The criterion.
+        where: Its location in the metric for messages, e.g. ``criterion.finalResponse.json``;
+            ``""`` names it ``json criterion``.
 
     Raises:
-        ConfigError: An unknown strategy or a bad ``onlyTree`` leaf.
+        ConfigError: Both ``onlyTree`` and ``ignoreTree``; an invalid schema; an unknown match
+            strategy; a negative ``numberTolerance``; an ``onlyTree`` leaf that is not a bool or an object.
     """
+    if criterion.ignore:
+        return
+    label = where or "json criterion"
+    if criterion.only_tree and criterion.ignore_tree:
+        raise ConfigError(f"{label}: onlyTree and ignoreTree cannot be set at the same time")
+    if criterion.compare_name:
+        return
+    if criterion.json_schema is not None:
+        check_json_schema(criterion.json_schema, f"{where}.schema" if where else "json criterion: schema")
     strategy = criterion.match_strategy
     if strategy == JSONMatchStrategy.SKIP:
-        return False
+        return
     if strategy not in (JSONMatchStrategy.DEFAULT, JSONMatchStrategy.EXACT):
-        raise ConfigError(f"json criterion: invalid matchStrategy {str(strategy)!r}")
-    _validate_only_tree(criterion.only_tree, "onlyTree")
-    return True
+        raise ConfigError(f"{label}: invalid matchStrategy {str(strategy)!r}")
+    tolerance = criterion.number_tolerance
+    if tolerance is not None and tolerance < 0:
+        raise ConfigError(f"{label}: numberTolerance must be a non-negative number, got {tolerance:g}")
+    _validate_only_tree(criterion.only_tree, "onlyTree", label)
 
 
 def named_compare_mismatch(
@@ -286,10 +303,10 @@ def _not_json_reason(value: Any, err: Exception) -> str:
 def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | None:
     """Compare two decoded JSON values (tool arguments, tool results).
 
-    Order, as in the reference: ``ignore`` passes; ``onlyTree`` with ``ignoreTree`` is an error;
-    a named compare replaces the rest; ``valid`` requires a JSON value (a string is parsed as JSON
-    text); ``schema`` validates that parsed value (without ``valid``, the value itself); ``skip``
-    passes; otherwise the values are compared exactly.
+    Order, as in the reference: ``ignore`` passes; a criterion that cannot be applied is an error
+    (:func:`check_json_criterion`); a named compare replaces the rest; ``valid`` requires a JSON value
+    (a string is parsed as JSON text); ``schema`` validates that parsed value (without ``valid``, the
+    value itself); ``skip`` passes; otherwise the values are compared exactly.
 
     Args:
         actual: The agent's value (e.g. tool arguments).
@@ -301,11 +318,11 @@ def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | No
 
     Raises:
         ConfigError: The criterion is misconfigured (both trees set, a bad ``onlyTree`` leaf, an
-            invalid schema, an unknown compare) or a named compare raised.
+            invalid schema, a negative ``numberTolerance``, an unknown compare) or a named compare raised.
     """
     if criterion.ignore:
         return None
-    _check_trees(criterion)
+    check_json_criterion(criterion)
     if criterion.compare_name:
         return _run_compare(criterion.compare_name, actual, expected)
     for_schema = actual
@@ -318,7 +335,7 @@ def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | No
         reason = _match_schema(for_schema, criterion.json_schema)
         if reason is not None:
             return reason
-    if not _comparison_needed(criterion):
+    if criterion.match_strategy == JSONMatchStrategy.SKIP:
         return None
     return _compare_decoded(actual, expected, criterion)
 
@@ -342,7 +359,7 @@ def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str
     """
     if criterion.ignore:
         return None
-    _check_trees(criterion)
+    check_json_criterion(criterion)
     if criterion.compare_name:
         return _run_compare(criterion.compare_name, actual, expected)
     parsed: list[Any] = []
@@ -355,7 +372,7 @@ def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str
             reason = _match_schema(parsed[0], criterion.json_schema)
             if reason is not None:
                 return reason
-    if not _comparison_needed(criterion):
+    if criterion.match_strategy == JSONMatchStrategy.SKIP:
         return None
     for side, text in (("actual", actual), ("expected", expected))[len(parsed) :]:
         try:

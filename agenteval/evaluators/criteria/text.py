@@ -22,24 +22,48 @@ from agenteval.evaluators.criteria.jsonmatch import format_value, named_compare_
 from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
 from agenteval.metric.registry import active_metric_registry
 
-__all__ = ["check_length_criterion", "match_length", "match_text"]
+__all__ = ["check_length_criterion", "check_text_criterion", "match_length", "match_text"]
 
 
-def check_length_criterion(criterion: LengthCriterion) -> None:
+def check_length_criterion(criterion: LengthCriterion, where: str = "length criterion") -> None:
     """Reject a length criterion that cannot be applied.
+
+    Args:
+        criterion: The bounds.
+        where: Names the criterion in messages, e.g. ``criterion.finalResponse.text.length``.
 
     Raises:
         ConfigError: Neither bound is set, a bound is negative, or ``min > max``.
     """
     low, high = criterion.min, criterion.max
     if low is None and high is None:
-        raise ConfigError("length criterion must configure min or max")
+        raise ConfigError(f"{where} must configure min or max")
     if low is not None and low < 0:
-        raise ConfigError(f"length criterion: min must be non-negative, got {low}")
+        raise ConfigError(f"{where}: min must be non-negative, got {low}")
     if high is not None and high < 0:
-        raise ConfigError(f"length criterion: max must be non-negative, got {high}")
+        raise ConfigError(f"{where}: max must be non-negative, got {high}")
     if low is not None and high is not None and low > high:
-        raise ConfigError(f"length criterion: min ({low}) must be less than or equal to max ({high})")
+        raise ConfigError(f"{where}: min ({low}) must be less than or equal to max ({high})")
+
+
+def check_text_criterion(criterion: TextCriterion, where: str = "text criterion") -> None:
+    """Reject a text criterion that cannot be applied, before any text is compared.
+
+    Only its length bounds can be checked ahead: a ``regex`` pattern is the expected text, known
+    only when the texts are compared. Nothing is checked when ``ignore`` is set or a
+    ``compareName`` replaces the rest, as :func:`match_text` uses nothing else then.
+
+    Args:
+        criterion: The criterion.
+        where: Its location in the metric for messages, e.g. ``criterion.finalResponse.text``.
+
+    Raises:
+        ConfigError: Invalid length bounds.
+    """
+    length = criterion.length
+    if criterion.ignore or criterion.compare_name or length is None or length.ignore:
+        return
+    check_length_criterion(length, f"{where}.length")
 
 
 def _range_text(criterion: LengthCriterion) -> str:

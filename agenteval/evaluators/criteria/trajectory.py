@@ -15,8 +15,13 @@ from collections.abc import Sequence
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.criteria.jsonmatch import check_json_schema, format_value, match_json, named_compare_mismatch
-from agenteval.evaluators.criteria.text import match_text
+from agenteval.evaluators.criteria.jsonmatch import (
+    check_json_criterion,
+    format_value,
+    match_json,
+    named_compare_mismatch,
+)
+from agenteval.evaluators.criteria.text import check_text_criterion, match_text
 from agenteval.metric.criterion import (
     JSONCriterion,
     TextCriterion,
@@ -60,10 +65,13 @@ def check_tool_trajectory_criterion(criterion: ToolTrajectoryCriterion) -> None:
 
     Every ``compareName`` must be registered in the active
     :class:`~agenteval.metric.registry.MetricRegistry` (names under a registered
-    ``toolTrajectory.compareName`` are not used, so not checked), and every JSON Schema must compile.
+    ``toolTrajectory.compareName`` are not used, so not checked), and every strategy's name and
+    JSON criteria must be usable.
 
     Raises:
-        ConfigError: Naming each unknown compare, or the first invalid schema, with its location.
+        ConfigError: Naming each unknown compare, or the first unusable criterion (invalid length
+            bounds, a JSON criterion :func:`~agenteval.evaluators.criteria.jsonmatch.check_json_criterion`
+            rejects), with its location.
     """
     problems = active_metric_registry().unregistered_names(criterion)
     if problems:
@@ -71,11 +79,11 @@ def check_tool_trajectory_criterion(criterion: ToolTrajectoryCriterion) -> None:
     if criterion.compare_name:
         return
     for where, strategy in _strategy_locations(criterion):
+        if strategy.name is not None:
+            check_text_criterion(strategy.name, f"{where}.name")
         for part, json_criterion in (("arguments", strategy.arguments), ("result", strategy.result)):
-            if json_criterion is None or json_criterion.ignore or json_criterion.compare_name:
-                continue
-            if json_criterion.json_schema is not None:
-                check_json_schema(json_criterion.json_schema, f"{where}.{part}.schema")
+            if json_criterion is not None:
+                check_json_criterion(json_criterion, f"{where}.{part}")
 
 
 def strategy_for(actual: Tool, expected: Tool, criterion: ToolTrajectoryCriterion) -> ToolTrajectoryStrategy:

@@ -129,19 +129,35 @@ class LLMJudgeEvaluator(ABC):
         except Exception as exc:
             raise AgentEvalError(f"judge response: {describe_exception(exc)}") from exc
 
-    async def evaluate(
-        self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
-    ) -> EvaluateResult:
-        """Judge every turn and combine the results."""
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Reject a metric this judge cannot run, by the checks :meth:`evaluate` starts with.
+
+        Subclasses with more case-independent checks extend it (and call it).
+
+        Raises:
+            ConfigError: No ``criterion.llmJudge``; neither a judge override nor a ``judgeModel``; an
+                invalid ``numSamples``; a ``judgeModel`` that names an unknown provider or is
+                incomplete (e.g. no ``modelName``); a negative ``sampleParallelism``.
+        """
+        self._sampling(metric)
+
+    def _sampling(self, metric: EvalMetric) -> tuple[int, int]:
+        """Samples per turn and how many run at once."""
         criterion = _judge_criterion(metric)
         _, num_samples, _ = self.judge_for(metric)
         if criterion.sample_parallelism < 0:
             raise ConfigError("sample parallelism must be non-negative")
+        return num_samples, _sample_parallelism(criterion, num_samples)
+
+    async def evaluate(
+        self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
+    ) -> EvaluateResult:
+        """Judge every turn and combine the results."""
+        num_samples, parallelism = self._sampling(metric)
         if len(actuals) != len(expecteds):
             raise ConfigError(
                 f"actual invocations ({len(actuals)}) and expected invocations ({len(expecteds)}) count mismatch"
             )
-        parallelism = _sample_parallelism(criterion, num_samples)
         results: list[PerInvocationResult] = []
         for turn in range(len(actuals)):
             try:

@@ -26,7 +26,13 @@ from agenteval.evaluators.llm.operators import (
     StructuredOutputProvider,
     default_operators,
 )
-from agenteval.evaluators.llm.template_render import build_template_messages, materialized_prompt, template_options
+from agenteval.evaluators.llm.scorers import categorical_schema, category_scores, score_categorical
+from agenteval.evaluators.llm.template_render import (
+    build_template_messages,
+    check_template,
+    materialized_prompt,
+    template_options,
+)
 from agenteval.llm.base import ChatResponse, StructuredOutput
 from agenteval.metric.criterion import Criterion
 from agenteval.metric.models import EvalMetric
@@ -112,13 +118,33 @@ class TemplateJudgeEvaluator(LLMJudgeEvaluator):
             invocations_aggregator=invocations,
         )
 
+    def _check_operators(self, metric: EvalMetric) -> ResolvedOperators:
+        if not template_options(metric).prompt:
+            raise ConfigError("template prompt is empty")
+        return self.resolve(metric)
+
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Reject a metric that fails whatever the case, before any case runs.
+
+        Runs the checks :meth:`evaluate` starts with (the prompt, the operator names, the judge
+        settings) and those each turn's rendering and scoring would fail on for every turn: the
+        bindings and placeholders (:func:`~agenteval.evaluators.llm.template_render.check_template`)
+        and the categories of the built-in ``categorical`` scorer and schema.
+
+        Raises:
+            ConfigError: Naming what to fix.
+        """
+        operators = self._check_operators(metric)
+        check_template(template_options(metric))
+        if operators.response_scorer is score_categorical or operators.structured_output is categorical_schema:
+            category_scores(metric)
+        super().check_metric(metric)
+
     async def evaluate(
         self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
     ) -> EvaluateResult:
         """Judge every turn; the template and its operator names are checked before any judge call."""
-        if not template_options(metric).prompt:
-            raise ConfigError("template prompt is empty")
-        self.resolve(metric)
+        self._check_operators(metric)
         return await super().evaluate(actuals, expecteds, metric)
 
     def render_messages(

@@ -9,7 +9,7 @@ last of the actual and expected turns given.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from agenteval.metric.models import EvalMetric
 __all__ = [
     "TemplateRenderError",
     "build_template_messages",
+    "check_template",
     "materialized_prompt",
     "render_template",
     "resolve_variables",
@@ -98,6 +99,13 @@ def _tokens(template: str) -> list[str | _Placeholder]:
     return parts
 
 
+def _unbound(parts: Sequence[str | _Placeholder], names: Collection[str]) -> list[str]:
+    """The non-optional placeholders of ``parts`` not in ``names``, as written, sorted."""
+    return sorted(
+        {part.raw for part in parts if isinstance(part, _Placeholder) and not part.optional and part.name not in names}
+    )
+
+
 def render_template(template: str, variables: Mapping[str, str]) -> str:
     """Replace ``{{name}}`` placeholders with their values.
 
@@ -115,18 +123,11 @@ def render_template(template: str, variables: Mapping[str, str]) -> str:
     Raises:
         TemplateRenderError: A non-optional placeholder has no value (all of them are named).
     """
-    rendered: list[str] = []
-    unresolved: set[str] = set()
-    for part in _tokens(template):
-        if isinstance(part, str):
-            rendered.append(part)
-        elif part.name in variables:
-            rendered.append(variables[part.name])
-        elif not part.optional:
-            unresolved.add(part.raw)
+    parts = _tokens(template)
+    unresolved = _unbound(parts, variables)
     if unresolved:
-        raise TemplateRenderError(f"prompt: unresolved placeholders: {', '.join(sorted(unresolved))}")
-    return "".join(rendered)
+        raise TemplateRenderError(f"prompt: unresolved placeholders: {', '.join(unresolved)}")
+    return "".join(part if isinstance(part, str) else variables.get(part.name, "") for part in parts)
 
 
 def template_options(metric: EvalMetric) -> JudgeTemplateOptions:
@@ -149,16 +150,17 @@ def _source_name(source: TemplateVariableSource) -> str:
     return f"{scope}.{field}"
 
 
-def _unsupported(source: TemplateVariableSource) -> ConfigError:
-    return ConfigError(f"unsupported source {_source_name(source)}")
+def _current(turns: Sequence[Invocation], side: str) -> Invocation:
+    if not turns:
+        raise TemplateRenderError(f"{side} is empty")
+    return turns[-1]
 
 
 def _trace_step(actuals: Sequence[Invocation], source: TemplateVariableSource) -> TraceStep:
+    # The selector's nodeID was checked with the source (_value_of).
     node_id = source.selector.node_id if source.selector is not None else ""
-    if not node_id:
-        raise ConfigError("trace selector nodeID is required")
+    trace = _current(actuals, "actuals").execution_trace
     index = len(actuals) - 1
-    trace = actuals[index].execution_trace
     where = _source_name(source)
     if trace is None:
         raise TemplateRenderError(f"executionTrace is empty for {where} at invocation index {index}")
@@ -233,67 +235,111 @@ def _rubric_json(rubric: Rubric) -> str:
     return _encode_ordered(item, "metric rubrics")
 
 
-def _metric_rubrics(metric: EvalMetric, source: TemplateVariableSource) -> str:
+def _metric_rubrics(metric: EvalMetric) -> str:
     if metric.criterion is None or metric.criterion.llm_judge is None:
         raise ConfigError("llm judge criterion is required")
-    if source.field != _Field.RUBRICS:
-        raise _unsupported(source)
     rubrics = visible_rubrics(metric)
     if not rubrics:
         raise ConfigError("metric rubrics are empty")
     return "[" + ",".join(_rubric_json(rubric) for rubric in rubrics) + "]"
 
 
-def _actual_value(actuals: Sequence[Invocation], source: TemplateVariableSource) -> str:
-    if not actuals:
-        raise TemplateRenderError("actuals is empty")
-    actual = actuals[-1]
-    match source.field:
-        case _Field.USER_CONTENT:
-            return actual.user_content.content if actual.user_content is not None else ""
-        case _Field.FINAL_RESPONSE:
-            return actual.final_response.content if actual.final_response is not None else ""
-        case _Field.TRACE_STEP_INPUT:
-            return _trace_snapshot(actuals, source, input_side=True)
-        case _Field.TRACE_STEP_OUTPUT:
-            return _trace_snapshot(actuals, source, input_side=False)
-        case _Field.TRACE_STEP_TOOLS:
-            return _trace_tools(actuals, source)
-        case _Field.TRACE_STEP_SKILLS:
-            return _trace_skills(actuals, source)
-        case _:
-            raise _unsupported(source)
-
-
-def _expected_value(expecteds: Sequence[Invocation], source: TemplateVariableSource) -> str:
-    if not expecteds:
-        raise TemplateRenderError("expecteds is empty")
-    if source.field != _Field.FINAL_RESPONSE:
-        raise _unsupported(source)
-    expected = expecteds[-1]
+def _expected_final_response(expecteds: Sequence[Invocation]) -> str:
+    expected = _current(expecteds, "expecteds")
     if expected.final_response is None:
         raise TemplateRenderError("expected finalResponse is empty")
     return expected.final_response.content
 
 
-def _binding_value(
-    actuals: Sequence[Invocation],
-    expecteds: Sequence[Invocation],
-    metric: EvalMetric,
-    source: TemplateVariableSource | None,
-) -> str:
+def _message_content(message: Message | None) -> str:
+    return message.content if message is not None else ""
+
+
+_Getter = Callable[[Sequence[Invocation], Sequence[Invocation], EvalMetric, TemplateVariableSource], str]
+"""Reads a source's raw value: ``(actuals, expecteds, metric, source) -> text``."""
+
+_GETTERS: dict[tuple[_Scope | None, _Field | None], _Getter] = {
+    (_Scope.ACTUAL, _Field.USER_CONTENT): lambda a, e, m, s: _message_content(_current(a, "actuals").user_content),
+    (_Scope.ACTUAL, _Field.FINAL_RESPONSE): lambda a, e, m, s: _message_content(_current(a, "actuals").final_response),
+    (_Scope.ACTUAL, _Field.TRACE_STEP_INPUT): lambda a, e, m, s: _trace_snapshot(a, s, input_side=True),
+    (_Scope.ACTUAL, _Field.TRACE_STEP_OUTPUT): lambda a, e, m, s: _trace_snapshot(a, s, input_side=False),
+    (_Scope.ACTUAL, _Field.TRACE_STEP_TOOLS): lambda a, e, m, s: _trace_tools(a, s),
+    (_Scope.ACTUAL, _Field.TRACE_STEP_SKILLS): lambda a, e, m, s: _trace_skills(a, s),
+    (_Scope.EXPECTED, _Field.FINAL_RESPONSE): lambda a, e, m, s: _expected_final_response(e),
+    (_Scope.METRIC, _Field.RUBRICS): lambda a, e, m, s: _metric_rubrics(m),
+}
+"""Every supported source, by scope and field."""
+
+_TRACE_FIELDS = frozenset(
+    {_Field.TRACE_STEP_INPUT, _Field.TRACE_STEP_OUTPUT, _Field.TRACE_STEP_TOOLS, _Field.TRACE_STEP_SKILLS}
+)
+
+_Value = Callable[[Sequence[Invocation], Sequence[Invocation], EvalMetric], str]
+"""A bound variable's value for the current turn: ``(actuals, expecteds, metric) -> text``."""
+
+
+def _value_of(source: TemplateVariableSource | None) -> _Value:
+    """How to read ``source`` for a turn, once it is known to be a supported source.
+
+    Raises:
+        ConfigError: No source, an unsupported scope and field, or a trace field without ``nodeID``.
+    """
     if source is None:
         raise ConfigError("source is missing")
-    match source.scope:
-        case _Scope.ACTUAL:
-            value = _actual_value(actuals, source)
-        case _Scope.EXPECTED:
-            value = _expected_value(expecteds, source)
-        case _Scope.METRIC:
-            value = _metric_rubrics(metric, source)
-        case _:
-            raise _unsupported(source)
-    return extract(value, source.path) if source.path else value
+    getter = _GETTERS.get((source.scope, source.field))
+    if getter is None:
+        raise ConfigError(f"unsupported source {_source_name(source)}")
+    if source.field in _TRACE_FIELDS and (source.selector is None or not source.selector.node_id):
+        raise ConfigError("trace selector nodeID is required")
+
+    def value(actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric) -> str:
+        raw = getter(actuals, expecteds, metric, source)
+        return extract(raw, source.path) if source.path else raw
+
+    return value
+
+
+def _bound_values(bindings: Sequence[TemplateVariableBinding]) -> dict[str, _Value]:
+    """Each bound variable's value reader, by name, in binding order.
+
+    Raises:
+        ConfigError: A blank or duplicated variable name, or an invalid source.
+    """
+    values: dict[str, _Value] = {}
+    for binding in bindings:
+        name = binding.template_variable
+        if not name:
+            raise ConfigError("templateVariable is empty")
+        if name in values:
+            raise ConfigError(f"templateVariable {_quote(name)} is duplicated")
+        try:
+            values[name] = _value_of(binding.source)
+        except ConfigError as exc:
+            raise ConfigError(f"resolve template variable {_quote(name)}: {exc}") from exc
+    return values
+
+
+def check_template(template: JudgeTemplateOptions) -> None:
+    """Reject a template that no turn can render, before any turn is judged.
+
+    Checks what does not depend on the turns: the prompt is not empty, every binding names a
+    variable once and a supported source, and every non-optional placeholder is bound. Missing values
+    (a turn without an expected answer, a metric without rubrics) are only found when rendering.
+
+    Args:
+        template: A metric's ``criterion.llmJudge.template``.
+
+    Raises:
+        ConfigError: An empty prompt, a bad binding, or an unbound placeholder.
+    """
+    if not template.prompt:
+        raise ConfigError("template prompt is empty")
+    unbound = _unbound(_tokens(template.prompt), _bound_values(template.variable_bindings))
+    if unbound:
+        raise ConfigError(
+            f"template prompt: placeholders {', '.join(unbound)} have no variableBindings entry: bind each one, "
+            "or write it as {{name?}} to render nothing when unbound"
+        )
 
 
 def resolve_variables(
@@ -318,14 +364,9 @@ def resolve_variables(
         TemplateRenderError: A value is missing for this turn (the message names the variable).
     """
     values: dict[str, str] = {}
-    for binding in bindings:
-        name = binding.template_variable
-        if not name:
-            raise ConfigError("templateVariable is empty")
-        if name in values:
-            raise ConfigError(f"templateVariable {_quote(name)} is duplicated")
+    for name, value in _bound_values(bindings).items():
         try:
-            values[name] = _binding_value(actuals, expecteds, metric, binding.source)
+            values[name] = value(actuals, expecteds, metric)
         except AgentEvalError as exc:
             kind = ConfigError if isinstance(exc, ConfigError) else TemplateRenderError
             raise kind(f"resolve template variable {_quote(name)}: {exc}") from exc

@@ -314,3 +314,26 @@ async def test_local_service_fails_the_case_on_a_malformed_judge_answer() -> Non
     assert f"metric {NAME}" in case.error_message
     assert "is_the_agent_response_valid" in case.error_message
     assert case.overall_eval_metric_results == []
+
+
+@pytest.mark.parametrize(
+    ("judge_metric", "message"),
+    [
+        (metric(NAME), "needs criterion.llmJudge.judgeModel, or pass judge=<ChatModel>"),
+        (metric(NAME, judge_model=JudgeModelOptions(provider_name="nope", model_name="m")), "'nope' is not supported"),
+        (metric(NAME, judge_model=JudgeModelOptions(provider_name="openai")), "judgeModel.modelName is empty"),
+        (metric(NAME, judge_model=JudgeModelOptions(num_samples=0)), "num samples must be greater than 0, got 0"),
+        (EvalMetric(metric_name=NAME), "has no criterion.llmJudge"),
+    ],
+)
+def test_check_metric_rejects_judge_settings_that_fail_every_case(judge_metric: EvalMetric, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        evaluator().check_metric(judge_metric)
+
+
+def test_check_metric_with_a_judge_override_needs_no_judge_model() -> None:
+    judge_metric = metric(NAME, parallel=True, parallelism=-1)
+    with judge_module.use_judge(judge_module.JudgeOverride(ScriptedJudge())):
+        with pytest.raises(ConfigError, match="^sample parallelism must be non-negative$"):
+            evaluator().check_metric(judge_metric)
+        evaluator().check_metric(metric(NAME))

@@ -13,8 +13,10 @@ from agenteval.evalset.models import Invocation, RubricContent
 from agenteval.evaluators.llm.template_render import (
     TemplateRenderError,
     build_template_messages,
+    check_template,
     materialized_prompt,
     render_template,
+    template_options,
 )
 from agenteval.metric.criterion import Criterion, JudgeTemplateOptions, LLMCriterion, Rubric
 from agenteval.metric.models import EvalMetric
@@ -341,3 +343,39 @@ def test_unencodable_tool_arguments_fail() -> None:
     assert (
         str(caught.value) == 'resolve template variable "tools": marshal trace step tools: json: unsupported type: set'
     )
+
+
+CHECKED_TEMPLATES = [
+    # (template metric, message; None when the template is fine whatever the turns)
+    (template_metric(), None),
+    (template_metric("{{answer}} {{later?}}", "single_score", ANSWER), None),
+    (template_metric("{{rubrics}}", "single_score", binding("rubrics", "metric", "rubrics")), None),
+    (
+        template_metric("{{answer}} {{b}} {{ a }}", "single_score", ANSWER),
+        "template prompt: placeholders {{ a }}, {{b}} have no variableBindings entry",
+    ),
+    (_with(prompt="", response_scorer_name="single_score"), "template prompt is empty"),
+    (
+        template_metric("{{answer}}", "single_score", ANSWER, binding("answer", "expected", "finalResponse")),
+        'templateVariable "answer" is duplicated',
+    ),
+    (
+        template_metric("{{x}}", "single_score", binding("x", "expected", "userContent")),
+        'resolve template variable "x": unsupported source expected.userContent',
+    ),
+    (
+        template_metric("{{x}}", "single_score", binding("x", "actual", "traceStepTools")),
+        'resolve template variable "x": trace selector nodeID is required',
+    ),
+]
+
+
+@pytest.mark.parametrize(("metric", "message"), CHECKED_TEMPLATES)
+def test_check_template_rejects_what_no_turn_can_render(metric: EvalMetric, message: str | None) -> None:
+    template = template_options(metric)
+    if message is None:
+        check_template(template)
+        return
+    with pytest.raises(ConfigError) as caught:
+        check_template(template)
+    assert str(caught.value).startswith(message)

@@ -342,3 +342,30 @@ async def test_several_messages_are_materialized_as_role_blocks() -> None:
     judge = ScriptedJudge([score(1)])
     await run(metric, judge, evaluator=evaluator)
     assert judge.requests[0].messages == [Message.system("Be strict."), Message.user("A: Paris")]
+
+
+def test_check_metric_leaves_user_schemas_to_the_cases() -> None:
+    # A user schema may need rubrics that only the cases add, so it is not built ahead.
+    def needs_rubrics(metric: EvalMetric) -> StructuredOutput:
+        raise ConfigError("no rubrics yet")
+
+    operators = default_operators()
+    operators.register_structured_output("by_rubric", needs_rubrics)
+    evaluator = TemplateJudgeEvaluator(operators)
+    metric = template_metric("{{answer}}", "rubric_scores", ANSWER, structured_output_name="by_rubric")
+
+    with use_judge(JudgeOverride(ScriptedJudge([]))):
+        evaluator.check_metric(metric)
+
+
+@pytest.mark.parametrize("scorer", ["categorical", "my_categorical"])
+def test_check_metric_checks_the_categories_of_the_builtin_categorical_scorer(scorer: str) -> None:
+    operators = default_operators()
+    operators.register_response_scorer("my_categorical", operators.response_scorer("categorical"))
+    evaluator = TemplateJudgeEvaluator(operators)
+    empty = template_metric(
+        "{{answer}}", scorer, ANSWER, structured_output_name="single_score", response_scorer_options={"categories": []}
+    )
+
+    with use_judge(JudgeOverride(ScriptedJudge([]))), pytest.raises(ConfigError, match="categories are required"):
+        evaluator.check_metric(empty)
