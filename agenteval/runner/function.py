@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import inspect
 import math
@@ -12,13 +13,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
+from pydantic import BaseModel
+
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
-from agenteval.runner.toolmock import ToolMockError, ToolMocks
+from agenteval.runner.toolmock import ToolMockError, ToolMocks, static_result
 
 __all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner"]
 
@@ -201,7 +204,7 @@ class Turn:
     def _mocked_result(self, mocks: ToolMocks, name: str, arguments: Any) -> Any:
         rule = mocks.rule_for(name, arguments)
         if rule.llm_generator is None:
-            return rule.result
+            return static_result(rule)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -214,7 +217,7 @@ class Turn:
         )
 
 
-_JSON_VALUES = "return JSON values (dict, list, str, number, bool, None)"
+_JSON_VALUES = "return JSON values (dict, list, str, number, bool, None), pydantic models or dataclasses"
 
 
 def _json_value(value: Any, path: str, containers: set[int] | None = None) -> Any:
@@ -243,6 +246,11 @@ def _json_value(value: Any, path: str, containers: set[int] | None = None) -> An
     # into Python ones and its arrays into (nested) lists.
     if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
         return _json_value(value.tolist(), path, containers)
+    # Tools often return pydantic models or dataclasses: record them as the JSON they stand for.
+    if isinstance(value, BaseModel):
+        return _json_value(value.model_dump(mode="json"), path, containers)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _json_value(dataclasses.asdict(value), path, containers)
     if not isinstance(value, Mapping | list | tuple):
         raise TypeError(f"{path}: cannot record a value of type {type(value).__name__} as JSON; {_JSON_VALUES}")
     containers = containers if containers is not None else set()

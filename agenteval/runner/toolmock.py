@@ -9,6 +9,7 @@ without rules run normally.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from agenteval.evaluators.criteria.jsonmatch import match_json
 from agenteval.llm.base import ChatModel, ChatRequest
 from agenteval.metric.criterion import JSONCriterion
 
-__all__ = ["ToolMockError", "ToolMocks"]
+__all__ = ["ToolMockError", "ToolMocks", "static_result"]
 
 
 class ToolMockError(AgentEvalError):
@@ -136,7 +137,12 @@ class ToolMocks:
             ToolMockError: No rule matches, or generation failed.
         """
         rule = self.rule_for(name, arguments)
-        return rule.result if rule.llm_generator is None else await self.generate(rule, name, arguments)
+        return static_result(rule) if rule.llm_generator is None else await self.generate(rule, name, arguments)
+
+
+def static_result(rule: MockTool) -> Any:
+    """A copy of a rule's static result: what the agent does with it never reaches the eval set."""
+    return copy.deepcopy(rule.result)
 
 
 def _generated_value(name: str, content: str) -> Any:

@@ -44,7 +44,7 @@ from agenteval.service.callbacks import BeforeInferenceCaseArgs
 
 APP = "app"
 SET = "set"
-JSON_VALUES = "return JSON values (dict, list, str, number, bool, None)"
+JSON_VALUES = "return JSON values (dict, list, str, number, bool, None), pydantic models or dataclasses"
 FINAL_RESPONSE = EvalMetric(
     metric_name="final_response_avg_score",
     threshold=1.0,
@@ -959,3 +959,33 @@ def test_as_runner_rejects_non_callables(agent: Any) -> None:
         as_runner(agent)
     with pytest.raises(ConfigError, match="the agent must be callable"):
         FunctionRunner(agent)
+
+
+def test_pydantic_models_and_dataclasses_are_recorded_as_their_json() -> None:
+    import dataclasses
+
+    import pydantic
+
+    class Weather(pydantic.BaseModel):
+        city: str
+        degrees: float
+
+    @dataclasses.dataclass
+    class Query:
+        city: str
+        days: tuple[int, ...]
+
+    def forecast(query: Query) -> Weather:
+        return Weather(city=query.city, degrees=21.5)
+
+    turn = make_turn()
+    result = turn.tool(forecast)(Query("Oslo", (1, 2)))
+
+    assert isinstance(result, Weather)
+    assert turn.tools == [
+        Tool(
+            name="forecast",
+            arguments={"query": {"city": "Oslo", "days": [1, 2]}},
+            result={"city": "Oslo", "degrees": 21.5},
+        )
+    ]

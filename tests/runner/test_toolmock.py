@@ -215,3 +215,21 @@ async def test_trace_mode_expected_inputs_take_tool_mocks_from_the_conversation_
     (result,) = await service.inference(InferenceRequest(app_name="app", eval_set_id="set"))
     assert result.status == ae.EvalStatus.PASSED, result.error_message
     assert seen == [None]
+
+
+def test_an_agent_changing_a_mocked_result_does_not_change_the_next_run() -> None:
+    mock = ToolMock(actual=[rule(arguments=ArgumentsMatch(ignore=True), result={"sky": "rain"})])
+    seen: list[str] = []
+
+    def meddling(message: str, turn: ae.Turn) -> str:
+        answer = turn.tool(weather)(city="Paris")
+        seen.append(answer["sky"])
+        answer["sky"] = "changed by the agent"
+        return "ok"
+
+    eval_set = ae.EvalSet(eval_set_id="set", eval_cases=[_case(mock)])
+    report = ae.Evaluator("app", meddling, progress=False).evaluate(eval_set, num_runs=2, metrics=[])
+
+    assert seen == ["rain", "rain"]
+    recorded = [inference.inferences[0].tools[0].result for run in report.inference_results for inference in run]
+    assert recorded == [{"sky": "rain"}, {"sky": "rain"}]
