@@ -13,15 +13,17 @@ from typing import Any
 
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, describe_exception, rewrap
-from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation
 from agenteval.evalset.manager import EvalSetManager
-from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry, use_metric_registry
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
 from agenteval.service.options import ServiceOptions
+from agenteval.service.scoring import failed_case_result
 from agenteval.service.types import EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.status import EvalStatus
 
 __all__ = ["RunOutcome", "RunRecorder", "SnapshotEvalSetManager", "check_metrics", "in_runs"]
 
@@ -152,13 +154,56 @@ class RunRecorder:
             .register_after_evaluate_case("agenteval.record", scored)
         )
 
-    def finished(self, order: Sequence[str]) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
-        """The cases scored so far (by run, then eval-set order) and the inferences of each run."""
-        position = {eval_id: index for index, eval_id in reversed(list(enumerate(order)))}
-        cases = [
-            case
-            for run_id in sorted(self.cases)
-            for case in sorted(self.cases[run_id], key=lambda case: position.get(case.eval_id, len(position)))
-        ]
+    def finished(self, eval_set: EvalSet, stopped_by: str) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
+        """What the evaluation did before it stopped: case results and each run's inferences.
+
+        Both are by run, then in eval-set order. A case the agent finished but that was not scored
+        yet keeps its turns as a ``not_evaluated`` result saying why (re-scoring the report scores
+        it); one whose inference failed is failed with that error, as scoring would make it.
+        """
+        position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
+
+        def in_set_order(eval_id: str) -> int:
+            return position.get(eval_id, len(position))
+
         runs = range(1, max([*self.inferences, *self.cases], default=0) + 1)
-        return cases, [self.inferences.get(run_id, []) for run_id in runs]
+        cases: list[EvalCaseResult] = []
+        inferences: list[list[InferenceResult]] = []
+        for run_id in runs:
+            scored = list(self.cases.get(run_id, []))
+            done = {case.eval_id for case in scored}
+            run_inferences = sorted(self.inferences.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
+            scored += [
+                _unscored(eval_set, inference, run_id, stopped_by)
+                for inference in run_inferences
+                if inference.eval_case_id not in done
+            ]
+            cases += sorted(scored, key=lambda case: in_set_order(case.eval_id))
+            inferences.append(run_inferences)
+        return cases, inferences
+
+
+def _unscored(eval_set: EvalSet, inference: InferenceResult, run_id: int, stopped_by: str) -> EvalCaseResult:
+    if inference.status != EvalStatus.PASSED:
+        result = failed_case_result(inference.eval_set_id, inference, inference.error_message)
+        return result.model_copy(update={"run_id": run_id})
+    case = eval_set.case(inference.eval_case_id)
+    expected: list[Invocation | None] = list(inference.expected_inferences or (case.conversation if case else []))
+    if len(expected) != len(inference.inferences):
+        expected = [None] * len(inference.inferences)
+    return EvalCaseResult(
+        eval_set_id=inference.eval_set_id,
+        eval_id=inference.eval_case_id,
+        run_id=run_id,
+        final_eval_status=EvalStatus.NOT_EVALUATED,
+        error_message=(
+            f"not scored: the evaluation stopped ({stopped_by}) before this case was scored;"
+            " rescore the report to score it"
+        ),
+        eval_metric_result_per_invocation=[
+            EvalMetricResultPerInvocation(actual_invocation=actual, expected_invocation=wanted)
+            for actual, wanted in zip(inference.inferences, expected, strict=True)
+        ],
+        session_id=inference.session_id,
+        user_id=inference.user_id,
+    )

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import logging
+import numbers
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from typing import Any, TypedDict, Unpack
+
+from pydantic import BaseModel
 
 from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
 from agenteval._gc import fewer_collections
 from agenteval.errors import AgentEvalError, ConfigError, StorageError, rewrap
+from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
@@ -28,7 +33,7 @@ from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry
 from agenteval.notebook.progress import create_progress
 from agenteval.provenance import Provenance, attach_provenance
-from agenteval.reanalysis import assemble_report
+from agenteval.reanalysis import assemble_report, original_aggregator
 from agenteval.report import EvaluationReport
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, as_runner
@@ -96,6 +101,14 @@ class EvaluationOptions:
     progress: bool | None = None
 
     def __post_init__(self) -> None:
+        for name in ("num_runs", "parallelism", "judge_num_samples", "max_simulated_turns"):
+            object.__setattr__(self, name, _whole_number(name, getattr(self, name)))
+        for name in ("parallel_inference", "parallel_evaluation", "parallel_runs", "progress"):
+            value = getattr(self, name)
+            if not isinstance(value, bool) and not (name == "progress" and value is None):
+                raise ConfigError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        if self.turn_timeout is not None:
+            object.__setattr__(self, "turn_timeout", _seconds("turn_timeout", self.turn_timeout))
         if self.num_runs <= 0:
             raise ConfigError(f"num_runs must be greater than 0, got {self.num_runs}")
         if self.judge_num_samples <= 0:
@@ -124,6 +137,18 @@ class EvaluationOptions:
             max_simulated_turns=self.max_simulated_turns,
             turn_timeout=self.turn_timeout,
         )
+
+
+def _whole_number(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _seconds(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"{name} must be a number of seconds or None, got {type(value).__name__} {value!r}")
+    return float(value)
 
 
 _NONE_MEANS_NONE = frozenset(
@@ -290,7 +315,7 @@ class Evaluator:
             except Exception as exc:
                 raise rewrap("get eval set", exc) from exc
         selected = self._selected_cases(options, ordering)
-        eval_metrics = list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
+        eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options.service_options())
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
@@ -325,7 +350,15 @@ class Evaluator:
         return report
 
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
-        """The cases to run; an unknown case id, or a case that needs the missing agent, is an error."""
+        """The cases to run; a repeated or unknown case id, or a case that needs the missing agent, is an error."""
+        counts = Counter(case.eval_id for case in eval_set.eval_cases)
+        repeated = sorted(eval_id for eval_id, count in counts.items() if count > 1)
+        if repeated:
+            # Results are matched to cases by id: a repeated id would be scored against the wrong case.
+            raise ConfigError(
+                f"eval set {eval_set.eval_set_id} has several cases with the evalId {', '.join(map(repr, repeated))}: "
+                "give each case its own evalId"
+            )
         wanted = set(options.eval_case_ids)
         unknown = sorted(wanted - {case.eval_id for case in eval_set.eval_cases})
         if unknown:
@@ -388,22 +421,30 @@ class Evaluator:
 
         Best effort: a failure here is logged and never hides ``error``.
         """
-        cases, inferences = recorder.finished([case.eval_id for case in ordering.eval_cases])
+        stopped_by = type(error).__name__
+        cases, inferences = recorder.finished(ordering, stopped_by)
         if not cases:
             return
         try:
+            # Only the runs that were reached: runs never started are not failures.
+            num_runs = len(inferences)
             result = EvalSetResult(eval_set_id=ordering.eval_set_id, eval_case_results=cases)
-            result.summary = summarize_multi_run(cases, options.num_runs)
-            report = assemble_report(self.app_name, ordering, result, eval_metrics, inferences, options.num_runs)
+            result.summary = summarize_multi_run(cases, num_runs)
+            report = assemble_report(self.app_name, ordering, result, eval_metrics, inferences, num_runs)
             report.aggregator = options.aggregator
             report.provenance = provenance.model_copy(
-                update={"finished_at": time.time(), "derived_from": f"partial: stopped by {type(error).__name__}"}
+                update={
+                    "finished_at": time.time(),
+                    "num_runs": num_runs,
+                    "derived_from": f"partial: stopped by {stopped_by}",
+                }
             )
             attach_provenance(result, report.provenance)
             report.execution_time = time.perf_counter() - started
+            result.eval_set_result_id = new_result_id(self.app_name, ordering.eval_set_id)
+            result.eval_set_result_name = f"{result.eval_set_result_id} (partial)"
             result_id = await options.result_manager.save(self.app_name, result)
             result.eval_set_result_id = result_id
-            result.eval_set_result_name = f"{result_id} (partial)"
             error.report = report  # type: ignore[attr-defined]
             _log.warning(
                 "evaluation of %s stopped by %s; the %d finished case results were saved as %s "
@@ -514,10 +555,12 @@ class Evaluator:
                 given its eval set).
             metrics: The metrics to score with (default: the report's own).
             **overrides: Per-call values for constructor options (``aggregator``, ``registry``,
-                ``judge``, ``parallel_evaluation``, …).
+                ``judge``, ``parallel_evaluation``, …). Cases are aggregated with the aggregator
+                that produced ``report`` unless ``aggregator`` is given here.
 
         Raises:
-            ConfigError: The report has no eval set, or a metric names an unregistered compare.
+            ConfigError: The report has no eval set, a metric is misconfigured, or ``report`` was
+                loaded from a file made with a custom aggregator and none is given.
         """
         return run_sync(self.arescore(report, metrics=metrics, **overrides))
 
@@ -543,8 +586,12 @@ class Evaluator:
                 "this report has no eval set, which re-scoring needs: load it with "
                 "EvaluationReport.load(..., eval_set=...)"
             )
-        eval_metrics = list(metrics) if metrics is not None else list(report.eval_metrics)
+        eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
         check_metrics(eval_metrics, options.service_options())
+        if "aggregator" not in overrides:
+            # Cases are aggregated as the report's were, whatever this Evaluator's own default.
+            aggregator = report.aggregator or await original_aggregator(report, "rescore(report, aggregator=...)")
+            options = replace(options, aggregator=aggregator)
         _check_evaluators(eval_metrics, options.registry)
         snapshot = SnapshotEvalSetManager(None, report.app_name, report.eval_set_id, report.eval_set)
         service = LocalService(
@@ -592,6 +639,21 @@ class Evaluator:
 
     def __repr__(self) -> str:
         return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+def _metric_list(metrics: object) -> list[EvalMetric]:
+    """``metrics`` as a list, refusing what is not a collection of metrics (a lone metric, names)."""
+    # A pydantic model iterates over its fields, so a lone metric must be refused by type.
+    if isinstance(metrics, BaseModel | str | bytes | Mapping) or not isinstance(metrics, Iterable):
+        raise ConfigError(
+            f"metrics must be a list of ae.EvalMetric, got {type(metrics).__name__}: wrap it, metrics=[...]"
+        )
+    listed = list(metrics)
+    for index, metric in enumerate(listed):
+        # None is left to check_metrics, which words it as the reference does.
+        if metric is not None and not isinstance(metric, EvalMetric):
+            raise ConfigError(f"metrics[{index}] must be an ae.EvalMetric, got {type(metric).__name__} {metric!r:.60}")
+    return listed
 
 
 def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:

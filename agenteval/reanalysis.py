@@ -7,7 +7,6 @@ a report, which is what makes trying a new case aggregator or threshold take mil
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Mapping, Sequence
 
@@ -25,6 +24,7 @@ from agenteval.service.aggregation import (
     AllPassAggregator,
     EvalCaseResultAggregator,
     as_aggregator,
+    finite_score,
     run_aggregator,
 )
 from agenteval.service.multirun import aggregate_case_runs, summarize_multi_run
@@ -206,11 +206,14 @@ async def with_thresholds(
     unknown = sorted(set(thresholds) - known)
     if unknown:
         raise ConfigError(f"no metric named {unknown} in this report; its metrics are {sorted(known)}")
+    checked: dict[str, float] = {}
     for name, value in thresholds.items():
-        # numbers.Real takes NumPy scalars too (np.int64, np.float32), which a DataFrame hands out.
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        # NumPy numbers are taken too (np.int64, np.float32), which a DataFrame hands out.
+        number = finite_score(value)
+        if number is None:
             raise ConfigError(f"the threshold of {name} must be a finite number, got {value!r}")
-    thresholds = {name: float(value) for name, value in thresholds.items()}
+        checked[name] = number
+    thresholds = checked
     cases = []
     for case in report.result.eval_case_results:
         updated = case.model_copy(deep=True)
@@ -226,13 +229,19 @@ async def with_thresholds(
         else metric
         for metric in report.eval_metrics
     ]
-    chosen = as_aggregator(aggregator) if aggregator is not None else await _original_aggregator(report)
+    chosen = (
+        as_aggregator(aggregator)
+        if aggregator is not None
+        else await original_aggregator(report, "with_thresholds(thresholds, aggregator=...)")
+    )
     aggregated = [await _aggregate_again(report, case, chosen, metrics) for case in cases]
     return _derived(report, aggregated, metrics, chosen, "with_thresholds", started)
 
 
-async def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggregator:
+async def original_aggregator(report: EvaluationReport, call: str) -> EvalCaseResultAggregator:
     """The aggregator that produced the report; a loaded report knows it only by name, if at all.
+
+    ``call`` shows, in the error, how to pass the aggregator instead (``with_thresholds(..., aggregator=...)``).
 
     A result written by another tool (the reference framework) records no aggregator: the all-pass
     aggregator is assumed only when it gives back every stored case status and score (results from
@@ -248,8 +257,7 @@ async def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggreg
     recorded = report.provenance.aggregator if report.provenance is not None else ""
     if recorded and recorded != repr(default):
         raise ConfigError(
-            f"this report was aggregated by {recorded}, which a loaded report cannot rebuild;"
-            " pass it again: with_thresholds(thresholds, aggregator=...)"
+            f"this report was aggregated by {recorded}, which a loaded report cannot rebuild; pass it again: {call}"
         )
     if not recorded:
         for case in report.result.eval_case_results:
@@ -264,7 +272,7 @@ async def _original_aggregator(report: EvaluationReport) -> EvalCaseResultAggreg
                     f"this report records no case aggregator, and the stored case scores (e.g. case"
                     f" {case.eval_id}: {case.score:g}, {case.final_eval_status}) were not produced by the"
                     f" all-pass aggregator (which gives {again.score:g}, {again.final_eval_status});"
-                    " pass the aggregator that produced them: with_thresholds(thresholds, aggregator=...)"
+                    f" pass the aggregator that produced them: {call}"
                 )
     return default
 

@@ -107,15 +107,28 @@ def test_a_failure_in_run_two_saves_run_one_as_a_partial_result(caplog: pytest.L
         ev.evaluate(SET, metrics=[final_response()], callbacks=failing_in_run(2))
 
     partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
-    assert [(case.run_id, case.eval_id) for case in partial.result.eval_case_results] == [(1, "a"), (1, "b")]
+    cases = partial.result.eval_case_results
+    assert [(case.run_id, case.eval_id, case.final_eval_status) for case in cases] == [
+        (1, "a", ae.EvalStatus.PASSED),
+        (1, "b", ae.EvalStatus.PASSED),
+        (2, "a", ae.EvalStatus.NOT_EVALUATED),
+        (2, "b", ae.EvalStatus.NOT_EVALUATED),
+    ]
+    assert cases[2].error_message == (
+        "not scored: the evaluation stopped (CallbackError) before this case was scored; rescore the report to score it"
+    )
     assert len(results.saved) == 1
     result_id = partial.result.eval_set_result_id
     assert result_id and partial.result.eval_set_result_name == f"{result_id} (partial)"
+    assert results.saved[0].eval_set_result_name == f"{result_id} (partial)"
+    assert partial.num_runs == 2
     assert partial.provenance is not None
     assert partial.provenance.derived_from == "partial: stopped by CallbackError"
-    assert f"the 2 finished case results were saved as {result_id}" in caplog.text
-    reloaded = ae.EvaluationReport.load(results, APP, result_id)
-    assert reloaded.cases["eval_id"].tolist() == ["a", "b"]
+    assert f"the 4 finished case results were saved as {result_id}" in caplog.text
+    reloaded = ae.EvaluationReport.load(results, APP, result_id, eval_set=partial.eval_set)
+    assert reloaded.cases["eval_id"].tolist() == ["a", "b", "a", "b"]
+    rescored = ae.Evaluator(APP).rescore(reloaded, metrics=[final_response()])
+    assert set(rescored.cases["status"]) == {"passed"}
 
 
 def test_a_keyboard_interrupt_in_run_two_keeps_run_one() -> None:
@@ -143,8 +156,11 @@ def test_nothing_is_saved_when_no_case_finished() -> None:
     results = RecordingResultManager()
     ev = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]), result_manager=results)
 
+    def refuse(context: ae.EvalContext, args: object) -> None:
+        raise RuntimeError("not today")
+
     with pytest.raises(ae.AgentEvalError) as raised:
-        ev.evaluate(SET, callbacks=failing_in_run(1))
+        ev.evaluate(SET, callbacks=ae.Callbacks().register_before_inference_set("refuse", refuse))
 
     assert results.saved == []
     assert not hasattr(raised.value, "report")

@@ -156,7 +156,7 @@ class ProgressBase:
             RunProgress(run=index, inference_total=self.cases_per_run, evaluation_total=self.cases_per_run)
             for index in range(1, max(0, num_runs) + 1)
         ]
-        # "" while running, then "passed", "failed" or "interrupted"; summary is the final line.
+        # "" while running, then "passed", "failed", "not evaluated" or "interrupted"; summary is the final line.
         self.outcome = ""
         self.summary = ""
         self._started: float | None = None
@@ -214,7 +214,14 @@ class ProgressBase:
         failed = error is not None or any(run.failing for run in self.runs)
         if report is not None and report.overall_status == EvalStatus.FAILED:
             failed = True
-        self.outcome = "interrupted" if _is_interrupt(error) else "failed" if failed else "passed"
+        if _is_interrupt(error):
+            self.outcome = "interrupted"
+        elif failed:
+            self.outcome = "failed"
+        elif report is not None and report.overall_status == EvalStatus.NOT_EVALUATED:
+            self.outcome = "not evaluated"
+        else:
+            self.outcome = "passed"
         self._safely(self._finish, report, error)
         # The run maps hold every request and inference result; the report keeps what is needed.
         self._inference_requests.clear()
@@ -500,7 +507,7 @@ class ProgressBase:
         return " · ".join(parts)
 
     def _summary(self, report: EvaluationReport | None, error: BaseException | None) -> str:
-        marker = {"passed": "PASSED", "failed": "FAILED", "interrupted": "INTERRUPTED"}[self.outcome]
+        marker = self.outcome.upper()
         head = f"{marker} {self.title}:" if self.title else f"{marker}:"
         passed, failed, errors, not_evaluated = self._totals()
         elapsed = _duration(self._elapsed())

@@ -30,7 +30,8 @@ class TextProgress(ProgressBase):
     On a terminal, one line is redrawn in place (a carriage return) and each finished run is printed above
     it; elsewhere (logs, CI) only the header, one line per finished run and the final line are
     written, so the output stays readable. On a terminal, a failed run and a failed evaluation are
-    printed in red and a passed evaluation in green (unless the ``NO_COLOR`` variable is set).
+    printed in red and a passed evaluation in green (unless the ``NO_COLOR`` variable is set); one
+    that scored nothing is left uncoloured.
 
     Args:
         stream: Where to write; ``sys.stderr`` when ``None``.
@@ -121,4 +122,5 @@ class TextProgress(ProgressBase):
         )
 
     def _draw_finish(self, error: BaseException | None) -> None:
-        self._print_line(self.summary, _GREEN if self.outcome == "passed" else _RED)
+        colour = {"passed": _GREEN, "not evaluated": ""}.get(self.outcome, _RED)
+        self._print_line(self.summary, colour)

@@ -154,6 +154,6 @@ class WidgetProgress(ProgressBase):
 
     def _draw_finish(self, error: BaseException | None) -> None:
         self._draw()
-        self.bar.bar_style = "success" if self.outcome == "passed" else "danger"
-        self.bar.description = {"passed": "passed", "failed": "FAILED", "interrupted": "interrupted"}[self.outcome]
+        self.bar.bar_style = {"passed": "success", "not evaluated": "warning"}.get(self.outcome, "danger")
+        self.bar.description = "FAILED" if self.outcome == "failed" else self.outcome
         self.footer.value = self.summary

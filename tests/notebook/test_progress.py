@@ -431,6 +431,20 @@ def test_three_runs_of_five_cases_with_one_failing_case_end_red(parallel: bool) 
     assert bar.footer.value.endswith(" s")
 
 
+def test_an_evaluation_that_scored_nothing_ends_not_evaluated_not_passed() -> None:
+    bar = WidgetProgress(display=False, refresh=None)
+    ev = evaluator(bar.callbacks(), ["c1", "c2"])
+    bar.start(title=SET, num_runs=1, cases_per_run=2, metric_names=[])
+
+    report = ev.evaluate(SET, metrics=[])
+    bar.finish(report=report)
+
+    assert report.overall_status == EvalStatus.NOT_EVALUATED
+    assert bar.outcome == "not evaluated"
+    assert (bar.bar.bar_style, bar.bar.description) == ("warning", "not evaluated")
+    assert bar.footer.value.startswith("NOT EVALUATED set: 2 cases × 1 run, 0 passed, 0 failed, ")
+
+
 def test_an_evaluation_where_everything_passes_ends_green() -> None:
     bar = WidgetProgress(display=False, refresh=None)
 

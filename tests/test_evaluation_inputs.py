@@ -1,0 +1,164 @@
+"""Bad input to the facade is a clear ConfigError before the agent runs; an interrupted evaluation keeps its work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import agenteval as ae
+from tests.test_evaluation import APP, SET, RecordingResultManager, echo, fill, final_response, make_case, turn
+
+
+class CountingAgent:
+    def __init__(self, interrupt_on_call: int = 0) -> None:
+        self.calls = 0
+        self.interrupt_on_call = interrupt_on_call
+
+    def __call__(self, text: str) -> str:
+        self.calls += 1
+        if self.calls == self.interrupt_on_call:
+            raise KeyboardInterrupt
+        return echo(text)
+
+
+def test_repeated_case_ids_are_refused_before_the_agent_runs() -> None:
+    agent = CountingAgent()
+    eval_set = ae.EvalSet(
+        eval_set_id=SET,
+        eval_cases=[make_case("a", turn("say x", "x")), make_case("a", turn("say y", "y")), make_case("b")],
+    )
+
+    with pytest.raises(ae.ConfigError, match=r"^eval set set has several cases with the evalId 'a': give each"):
+        ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()])
+    assert agent.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        (final_response(), r"^metrics must be a list of ae.EvalMetric, got EvalMetric: wrap it, metrics=\[\.\.\.\]$"),
+        ("final_response_avg_score", r"^metrics must be a list of ae.EvalMetric, got str"),
+        (["final_response_avg_score"], r"^metrics\[0\] must be an ae.EvalMetric, got str 'final_response_avg_score'$"),
+        ({"m": final_response()}, r"^metrics must be a list of ae.EvalMetric, got dict"),
+    ],
+)
+def test_metrics_that_are_not_a_list_of_metrics_are_refused(metrics: Any, message: str) -> None:
+    agent = CountingAgent()
+    ev = ae.Evaluator(APP, agent, eval_set_manager=fill([make_case("a")]))
+
+    with pytest.raises(ae.ConfigError, match=message):
+        ev.evaluate(SET, metrics=metrics)
+    report = ev.evaluate(SET, metrics=(final_response(),))
+    with pytest.raises(ae.ConfigError, match=message):
+        ev.rescore(report, metrics=metrics)
+    assert agent.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("num_runs", 2.5, r"^num_runs must be a whole number, got float 2.5$"),
+        ("num_runs", "3", r"^num_runs must be a whole number, got str '3'$"),
+        ("num_runs", True, r"^num_runs must be a whole number, got bool True$"),
+        ("parallelism", 2.5, r"^parallelism must be a whole number, got float 2.5$"),
+        ("judge_num_samples", "2", r"^judge_num_samples must be a whole number, got str '2'$"),
+        ("parallel_inference", "no", r"^parallel_inference must be True or False, got str 'no'$"),
+        ("parallel_runs", 1, r"^parallel_runs must be True or False, got int 1$"),
+        ("progress", "auto", r"^progress must be True or False, got str 'auto'$"),
+        ("turn_timeout", "1", r"^turn_timeout must be a number of seconds or None, got str '1'$"),
+    ],
+)
+def test_options_of_the_wrong_type_are_config_errors(option: str, value: Any, message: str) -> None:
+    with pytest.raises(ae.ConfigError, match=message):
+        ae.Evaluator(APP, echo, **{option: value})
+    ev = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]))
+    with pytest.raises(ae.ConfigError, match=message):
+        ev.evaluate(SET, metrics=[final_response()], **{option: value})
+
+
+def test_numpy_integers_are_whole_numbers() -> None:
+    np = pytest.importorskip("numpy")
+
+    report = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]), num_runs=np.int64(2)).evaluate(
+        SET, metrics=[final_response()], turn_timeout=np.float32(5)
+    )
+
+    assert report.num_runs == 2 and isinstance(report.num_runs, int)
+
+
+def test_ctrl_c_during_a_serial_run_keeps_the_turns_already_done_so_they_can_be_scored() -> None:
+    results = RecordingResultManager()
+    agent = CountingAgent(interrupt_on_call=3)
+    ev = ae.Evaluator(
+        APP, agent, eval_set_manager=fill([make_case("a"), make_case("b"), make_case("c")]), result_manager=results
+    )
+
+    with pytest.raises(KeyboardInterrupt) as raised:
+        ev.evaluate(SET, metrics=[final_response()])
+
+    partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
+    assert [(case.eval_id, case.final_eval_status) for case in partial.result.eval_case_results] == [
+        ("a", ae.EvalStatus.NOT_EVALUATED),
+        ("b", ae.EvalStatus.NOT_EVALUATED),
+    ]
+    turns = [inference.inferences[0].final_response for inference in partial.inference_results[0]]
+    assert [message.content for message in turns if message is not None] == ["a", "b"]
+    assert len(results.saved) == 1
+
+    rescored = ev.rescore(partial)
+    assert agent.calls == 3
+    assert rescored.cases[["eval_id", "status"]].values.tolist() == [["a", "passed"], ["b", "passed"]]
+
+
+def test_a_partial_result_summarises_only_the_runs_it_reached() -> None:
+    agent = CountingAgent(interrupt_on_call=4)  # the first case of run 2
+    ev = ae.Evaluator(APP, agent, eval_set_manager=fill([make_case("a"), make_case("b"), make_case("c")]))
+
+    with pytest.raises(KeyboardInterrupt) as raised:
+        ev.evaluate(SET, metrics=[final_response()], num_runs=3)
+
+    partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
+    assert partial.num_runs == 1
+    assert partial.result.summary is not None and partial.result.summary.num_runs == 1
+    assert partial.pass_at_k(1) == 1.0
+    assert partial.overall_status == ae.EvalStatus.PASSED
+
+
+def test_a_partial_report_keeps_eval_set_order_under_parallel_inference() -> None:
+    import asyncio
+
+    async def slow_first(text: str) -> str:
+        await asyncio.sleep(0.02 if text.endswith("c0") else 0.0)
+        return echo(text)
+
+    def stop_after_inference(context: ae.EvalContext, args: object) -> None:
+        raise RuntimeError("stop")
+
+    ids = [f"c{index}" for index in range(6)]
+    ev = ae.Evaluator(APP, slow_first, eval_set_manager=fill([make_case(eval_id) for eval_id in ids]))
+    with pytest.raises(ae.AgentEvalError) as raised:
+        ev.evaluate(
+            SET,
+            metrics=[final_response()],
+            parallel_inference=True,
+            callbacks=ae.Callbacks().register_after_inference_set("stop", stop_after_inference),
+        )
+
+    partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
+    assert [inference.eval_case_id for inference in partial.inference_results[0]] == ids
+    assert partial.cases["eval_id"].tolist() == ids
+    assert ae.Evaluator(APP).rescore(partial).cases["eval_id"].tolist() == ids
+
+
+def test_rescore_aggregates_as_the_report_did_unless_told_otherwise() -> None:
+    def lenient(data: ae.AggregationInput) -> ae.AggregationResult:
+        return ae.AggregationResult(score=1.0, status=ae.EvalStatus.PASSED)
+
+    ev = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a", turn("say a", "wrong"))]), aggregator=lenient)
+    report = ev.evaluate(SET, metrics=[final_response()])
+    assert report.overall_status == ae.EvalStatus.PASSED
+
+    assert ae.Evaluator(APP).rescore(report).overall_status == ae.EvalStatus.PASSED
+    strict = ae.Evaluator(APP).rescore(report, aggregator=ae.AllPassAggregator())
+    assert strict.overall_status == ae.EvalStatus.FAILED
