@@ -33,7 +33,9 @@ def _allow_nested(loop: asyncio.AbstractEventLoop) -> None:
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` to completion from synchronous code and return its result.
 
-    Ctrl-C cancels the coroutine (its ``finally`` blocks run) and re-raises ``KeyboardInterrupt``.
+    Ctrl-C cancels the coroutine (its ``finally`` blocks run) and re-raises ``KeyboardInterrupt``,
+    carrying the ``report`` that the cancelled coroutine attached to its error, if any (an
+    evaluation keeps its finished cases that way).
 
     Args:
         coroutine: The coroutine to run.
@@ -41,16 +43,32 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     Returns:
         What the coroutine returned.
     """
+    errors: list[BaseException] = []
+
+    async def watched() -> T:
+        try:
+            return await coroutine
+        except BaseException as exc:
+            errors.append(exc)
+            raise
+
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    _allow_nested(loop)
-    task = loop.create_task(coroutine)
-    try:
-        return loop.run_until_complete(task)
-    except KeyboardInterrupt:
-        task.cancel()
-        # Let the task unwind (close sessions, finish callbacks) before surfacing the interrupt.
-        loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(watched())
+        _allow_nested(loop)
+        task = loop.create_task(watched())
+        try:
+            return loop.run_until_complete(task)
+        except KeyboardInterrupt:
+            task.cancel()
+            # Let the task unwind (close sessions, finish callbacks) before surfacing the interrupt.
+            loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
+            raise
+    except KeyboardInterrupt as interrupt:
+        # Ctrl-C reaches the coroutine as a cancellation: move what it kept onto the interrupt.
+        report = next((found for error in errors if (found := getattr(error, "report", None)) is not None), None)
+        if report is not None and not hasattr(interrupt, "report"):
+            interrupt.report = report  # type: ignore[attr-defined]
         raise

@@ -154,12 +154,12 @@ class RunRecorder:
             .register_after_evaluate_case("agenteval.record", scored)
         )
 
-    def finished(self, eval_set: EvalSet, stopped_by: str) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
+    def finished(self, eval_set: EvalSet) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
         """What the evaluation did before it stopped: case results and each run's inferences.
 
         Both are by run, then in eval-set order. A case the agent finished but that was not scored
-        yet keeps its turns as a ``not_evaluated`` result saying why (re-scoring the report scores
-        it); one whose inference failed is failed with that error, as scoring would make it.
+        yet keeps its turns as a ``not_evaluated`` result (re-scoring the report scores it); one
+        whose inference failed is failed with that error, as scoring would make it.
         """
         position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
 
@@ -174,7 +174,7 @@ class RunRecorder:
             done = {case.eval_id for case in scored}
             run_inferences = sorted(self.inferences.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
             scored += [
-                _unscored(eval_set, inference, run_id, stopped_by)
+                _unscored(eval_set, inference, run_id)
                 for inference in run_inferences
                 if inference.eval_case_id not in done
             ]
@@ -183,7 +183,8 @@ class RunRecorder:
         return cases, inferences
 
 
-def _unscored(eval_set: EvalSet, inference: InferenceResult, run_id: int, stopped_by: str) -> EvalCaseResult:
+def _unscored(eval_set: EvalSet, inference: InferenceResult, run_id: int) -> EvalCaseResult:
+    # No error message: the case did nothing wrong, and one would make summaries count it as failed.
     if inference.status != EvalStatus.PASSED:
         result = failed_case_result(inference.eval_set_id, inference, inference.error_message)
         return result.model_copy(update={"run_id": run_id})
@@ -196,10 +197,6 @@ def _unscored(eval_set: EvalSet, inference: InferenceResult, run_id: int, stoppe
         eval_id=inference.eval_case_id,
         run_id=run_id,
         final_eval_status=EvalStatus.NOT_EVALUATED,
-        error_message=(
-            f"not scored: the evaluation stopped ({stopped_by}) before this case was scored;"
-            " rescore the report to score it"
-        ),
         eval_metric_result_per_invocation=[
             EvalMetricResultPerInvocation(actual_invocation=actual, expected_invocation=wanted)
             for actual, wanted in zip(inference.inferences, expected, strict=True)

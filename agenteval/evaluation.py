@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import numbers
 import time
@@ -350,7 +351,11 @@ class Evaluator:
         return report
 
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
-        """The cases to run; a repeated or unknown case id, or a case that needs the missing agent, is an error."""
+        """The cases to run.
+
+        A repeated or unknown case id, a case without a session input, or a case that needs the
+        missing agent, is an error.
+        """
         counts = Counter(case.eval_id for case in eval_set.eval_cases)
         repeated = sorted(eval_id for eval_id, count in counts.items() if count > 1)
         if repeated:
@@ -367,6 +372,13 @@ class Evaluator:
                 f"its cases are {[case.eval_id for case in eval_set.eval_cases]}"
             )
         selected = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+        without_session = [case.eval_id for case in selected if case.session_input is None]
+        if without_session:
+            # The service would fail each of them ("session input is nil") after the others ran.
+            raise ConfigError(
+                f"cases {without_session} have no session input, which every case needs: give each "
+                'session_input=ae.SessionInput(user_id="...") (in a file: "sessionInput": {"userId": "..."})'
+            )
         if self.runner is None:
             need_agent = [case.eval_id for case in selected if case.eval_mode != EvalMode.TRACE]
             if need_agent:
@@ -421,8 +433,9 @@ class Evaluator:
 
         Best effort: a failure here is logged and never hides ``error``.
         """
-        stopped_by = type(error).__name__
-        cases, inferences = recorder.finished(ordering, stopped_by)
+        # Ctrl-C in a kernel reaches the evaluation as the cancellation of its task.
+        stopped_by = "KeyboardInterrupt" if isinstance(error, asyncio.CancelledError) else type(error).__name__
+        cases, inferences = recorder.finished(ordering)
         if not cases:
             return
         try:

@@ -229,3 +229,51 @@ def test_ctrl_c_outside_a_loop_cancels_the_coroutine_and_reraises(tmp_path: Path
     )
 
     assert outcome == ["finally", "interrupted"]
+
+
+@pytest.mark.parametrize("inside_a_loop", [False, True], ids=["script", "kernel-like loop"])
+def test_ctrl_c_during_evaluate_carries_the_partial_report(tmp_path: Path, inside_a_loop: bool) -> None:
+    outcome = last_json(
+        run_python(
+            f"""
+            import asyncio, json, signal, time
+            import agenteval as ae
+            from agenteval.examples.math import DATA_DIR, calculator_agent
+
+            calls = []
+
+            def agent(message, turn):
+                calls.append(message)
+                if len(calls) == 3:
+                    signal.raise_signal(signal.SIGINT)  # as if the user pressed Ctrl-C now
+                    time.sleep(1)
+                return calculator_agent(message, turn)
+
+            ev = ae.Evaluator(
+                "math-eval-app", agent, eval_set_manager=ae.LocalEvalSetManager(DATA_DIR),
+                metric_manager=ae.LocalMetricManager(DATA_DIR), progress=False,
+            )
+
+            def cell():
+                try:
+                    ev.evaluate("math-basic")
+                except KeyboardInterrupt as exc:
+                    report = getattr(exc, "report", None)
+                    return None if report is None else report.cases["eval_id"].tolist()
+
+            async def in_loop():
+                return cell()
+
+            if {inside_a_loop!r}:
+                loop = asyncio.new_event_loop()
+                kept = loop.run_until_complete(in_loop())
+                loop.close()
+            else:
+                kept = cell()
+            print(json.dumps(kept))
+            """,
+            tmp_path,
+        )
+    )
+
+    assert outcome == ["calc_add", "calc_multiply"]

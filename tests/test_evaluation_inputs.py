@@ -162,3 +162,15 @@ def test_rescore_aggregates_as_the_report_did_unless_told_otherwise() -> None:
     assert ae.Evaluator(APP).rescore(report).overall_status == ae.EvalStatus.PASSED
     strict = ae.Evaluator(APP).rescore(report, aggregator=ae.AllPassAggregator())
     assert strict.overall_status == ae.EvalStatus.FAILED
+
+
+def test_cases_without_a_session_input_are_refused_before_the_agent_runs() -> None:
+    agent = CountingAgent()
+    bare = ae.EvalCase(eval_id="bare", conversation=[turn("say bare", "bare")])
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a"), bare])
+
+    with pytest.raises(ae.ConfigError, match=r"^cases \['bare'\] have no session input, which every case needs"):
+        ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()])
+    assert agent.calls == 0
+    report = ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()], eval_case_ids=["a"])
+    assert report.cases["status"].tolist() == ["passed"]
