@@ -180,7 +180,8 @@ def write_atomic(path: Path, text: str) -> None:
         raise StorageError(f"create directory {path.parent}: {exc}") from exc
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        # A short name: a temporary name longer than the final one could pass the file-name limit.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.write("\n")

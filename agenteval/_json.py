@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Self
+from collections.abc import Callable
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -19,10 +20,21 @@ from pydantic import (
     PlainSerializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
+from pydantic_core import to_json as json_bytes
 
 from agenteval.errors import ConfigError
 
-__all__ = ["CamelModel", "EpochTime", "GoFloat", "WireModel", "non_finite_path", "reject_non_finite"]
+__all__ = [
+    "CamelModel",
+    "EpochTime",
+    "GoFloat",
+    "WireModel",
+    "json_copy",
+    "non_finite_path",
+    "reject_non_finite",
+    "written_json",
+]
 
 
 def _go_number(value: float) -> float | int:
@@ -107,10 +119,17 @@ class WireModel(BaseModel):
             The JSON text, without a trailing newline.
 
         Raises:
-            ConfigError: A number anywhere in the model is NaN or infinite (the message names the
-                field).
+            ConfigError: A number anywhere in the model is NaN or infinite, or a free-form value
+                cannot be written as JSON (the message names the field).
         """
-        text = self.model_dump_json(indent=indent, exclude_defaults=True)
+        try:
+            text = self.model_dump_json(indent=indent, exclude_defaults=True)
+        except PydanticSerializationError as exc:
+            found = _find_leaf(self, _unwritable)
+            where = f"field {found[0]} ({type(found[1]).__name__} {found[1]!r:.40})" if found else "a value"
+            raise ConfigError(
+                f"{where} cannot be written as JSON ({exc}); store JSON values (str, number, bool, None, list, dict)"
+            ) from None
         # Cheap pre-check: the exact search only runs when a constant may have been written.
         if "NaN" in text or "Infinity" in text:
             reject_non_finite(self)
@@ -124,6 +143,9 @@ class WireModel(BaseModel):
         """
         data: dict[str, Any] = json.loads(self.to_json(indent=None))
         return data
+
+
+M = TypeVar("M", bound=WireModel)
 
 
 class CamelModel(WireModel):
@@ -153,6 +175,31 @@ def unknown_fields(value: Any, path: str = "") -> list[str]:
     return found
 
 
+def _find_leaf(value: Any, wanted: Callable[[Any], bool]) -> tuple[str, Any] | None:
+    """The JSON path and value of the first leaf of ``value`` for which ``wanted`` holds."""
+
+    def walk(item: Any, path: str) -> tuple[str, Any] | None:
+        if isinstance(item, BaseModel):
+            item = item.model_dump()
+        if isinstance(item, dict):
+            children: Any = ((f"{path}.{key}" if path else str(key), child) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            children = ((f"{path}[{index}]", child) for index, child in enumerate(item))
+        else:
+            return (path, item) if wanted(item) else None
+        return next((found for where, child in children if (found := walk(child, where))), None)
+
+    return walk(value, "")
+
+
+def _unwritable(item: Any) -> bool:
+    try:
+        json_bytes(item)
+    except (PydanticSerializationError, ValueError, TypeError):
+        return True
+    return False
+
+
 def non_finite_path(value: Any) -> tuple[str, float] | None:
     """Find the first NaN or infinite number in a model, or in a list or mapping of models.
 
@@ -163,21 +210,29 @@ def non_finite_path(value: Any) -> tuple[str, float] | None:
         The number's JSON path (``evalCaseResults[0].score``, ``[1].extension.w``) and the number,
         or ``None`` if every number is finite.
     """
+    return _find_leaf(value, lambda item: isinstance(item, float) and not math.isfinite(item))
 
-    def walk(item: Any, path: str) -> tuple[str, float] | None:
-        if isinstance(item, BaseModel):
-            item = item.model_dump()
-        if isinstance(item, float) and not math.isfinite(item):
-            return path, item
-        if isinstance(item, dict):
-            children: Any = ((f"{path}.{key}" if path else str(key), child) for key, child in item.items())
-        elif isinstance(item, list | tuple):
-            children = ((f"{path}[{index}]", child) for index, child in enumerate(item))
-        else:
-            return None
-        return next((found for where, child in children if (found := walk(child, where))), None)
 
-    return walk(value, "")
+def written_json(model: WireModel, context: str) -> str:
+    """``model.to_json(indent=None)``, with ``context`` in front of the error when it cannot be written.
+
+    Raises:
+        ConfigError: ``<context>: ...`` when the model cannot be written as JSON (a NaN, bytes, an
+            arbitrary object in a free-form value); the message names the field.
+    """
+    try:
+        return model.to_json(indent=None)
+    except ConfigError as exc:
+        raise ConfigError(f"{context}: {exc}") from None
+
+
+def json_copy(model: M, context: str) -> M:
+    """A copy of ``model`` made through its JSON, so it holds exactly what a file or database would.
+
+    Raises:
+        ConfigError: As :func:`written_json`.
+    """
+    return type(model).model_validate_json(written_json(model, context))
 
 
 def reject_non_finite(value: Any, context: str = "") -> None:

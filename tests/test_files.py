@@ -299,3 +299,12 @@ def test_dumped_models_round_trip_through_a_file(tmp_path: Path) -> None:
     path = tmp_path / "app" / "r.evalset_result.json"
     write_atomic(path, result.to_json())
     assert load_json_file(path, EvalSetResult, "eval set result") == result
+
+
+def test_write_atomic_handles_a_name_at_the_file_system_limit(tmp_path: Path) -> None:
+    path = tmp_path / ("x" * 250 + ".json")  # 255 bytes: the longest name Linux file systems take
+
+    write_atomic(path, "{}")
+
+    assert path.read_text(encoding="utf-8") == "{}\n"
+    assert [entry.name for entry in tmp_path.iterdir()] == [path.name]

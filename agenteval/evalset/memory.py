@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from agenteval._json import reject_non_finite
+from agenteval._json import json_copy, reject_non_finite
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -29,12 +29,13 @@ def _checked_id(app_name: str, eval_set_id: str, eval_case: EvalCase) -> str:
 
 
 def _checked_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> tuple[str, EvalCase]:
-    """Validate a case to be stored and return its id and a deep copy.
+    """Validate a case to be stored and return its id and a copy made through its JSON.
 
-    A case that JSON cannot hold is refused here, so the in-memory store accepts only what the
-    file and database stores can write.
+    A case that JSON cannot hold is refused here, and the copy holds exactly what the file and
+    database stores would give back, so the three stores behave alike.
     """
-    return _checked_id(app_name, eval_set_id, eval_case), eval_case.model_copy(deep=True)
+    case_id = _case_id(eval_case)
+    return case_id, json_copy(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
 
 
 def _new_set(eval_set_id: str) -> EvalSet:

@@ -6,7 +6,7 @@ import builtins
 import threading
 from collections.abc import Callable
 
-from agenteval._json import reject_non_finite
+from agenteval._json import reject_non_finite, written_json
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
@@ -30,10 +30,12 @@ def _checked_name(app_name: str, eval_set_id: str, metric: EvalMetric) -> str:
 def _checked_copy(app_name: str, eval_set_id: str, metric: EvalMetric) -> tuple[str, EvalMetric]:
     """Validate a metric to be stored and return its name and a deep copy.
 
-    A metric that JSON cannot hold is refused here, so the in-memory store accepts only what the
-    file and database stores can write.
+    A metric that JSON cannot hold is refused here, as the file and database stores refuse it.
+    The copy is not made through JSON: a judge API key set in code must survive in memory.
     """
-    return _checked_name(app_name, eval_set_id, metric), metric.model_copy(deep=True)
+    name = _metric_name(metric)
+    written_json(metric, f"metric {app_name}.{eval_set_id}.{name}")
+    return name, metric.model_copy(deep=True)
 
 
 def _index(metrics: builtins.list[EvalMetric], app_name: str, eval_set_id: str, metric_name: str) -> int:

@@ -361,3 +361,21 @@ def test_used_from_several_event_loops(manager: EvalSetManager) -> None:
     with asyncio.Runner() as runner:
         eval_set = runner.run(manager.get(APP, SET))
     assert len(eval_set.eval_cases) == 45
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("value", [b"\xff", object(), "\ud800"], ids=["bytes", "object", "lone-surrogate"])
+async def test_a_value_json_cannot_hold_is_a_config_error_naming_the_field(
+    manager: EvalSetManager, value: object
+) -> None:
+    await manager.create(APP, SET)
+    case = EvalCase(
+        eval_id="c",
+        conversation=[Invocation(tools=[Tool(name="t", arguments={"x": value})])],
+    )
+
+    with pytest.raises(
+        ConfigError, match=r"field conversation\[0\]\.tools\[0\]\.arguments\.x \(.*cannot be written as JSON"
+    ):
+        await manager.add_case(APP, SET, case)
+    assert (await manager.get(APP, SET)).eval_cases == []
