@@ -14,6 +14,7 @@ from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evaluation import Evaluator
 from agenteval.metric.local import LocalMetricManager
+from agenteval.provenance import package_version
 from agenteval.report import EvaluationReport
 from agenteval.runner.function import AgentFunction
 
@@ -75,6 +76,7 @@ def summary_text(report: EvaluationReport) -> str:
     if report.result.summary and report.num_runs > 1:
         lines.append(
             f"pass@1 = {report.pass_at_k(1):.2f}, pass^{report.num_runs} = {report.pass_hat_k(report.num_runs):.2f}"
+            " (a run counts as passed when every case in it passed)"
         )
     if report.result.eval_set_result_id:
         lines.append(f"result saved as {report.result.eval_set_result_id}")
@@ -110,7 +112,13 @@ def _evaluate(
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agenteval", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="agenteval",
+        description=__doc__,
+        epilog="Exit status: 0 when the evaluation ran (for 'run': and no eval set failed), 1 when an eval set of"
+        " 'run' failed, 2 for bad arguments or configuration.",
+    )
+    parser.add_argument("--version", action="version", version=f"agenteval {package_version()}")
     commands = parser.add_subparsers(dest="command")
 
     def common(sub: argparse.ArgumentParser) -> None:
@@ -133,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if not arguments or (arguments[0].startswith("-") and arguments[0] not in ("-h", "--help")):
+    if not arguments or (arguments[0].startswith("-") and arguments[0] not in ("-h", "--help", "--version")):
         arguments.insert(0, "demo")
     args = _parser().parse_args(arguments)
     if args.command == "demo":

@@ -236,3 +236,16 @@ def test_bad_agent_process_exit_status_is_2(tmp_path: Path) -> None:
 
     assert "--agent must look like 'package.module:function', got 'no_colon_here'" in completed.stderr
     assert completed.returncode == 2
+
+
+def test_version_and_exit_status_are_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    from agenteval.cli import main
+    from agenteval.provenance import package_version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"agenteval {package_version()}"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "Exit status: 0 when the evaluation ran" in capsys.readouterr().out

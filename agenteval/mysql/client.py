@@ -59,7 +59,7 @@ def _pymysql() -> Any:
     try:
         import pymysql
     except ImportError:
-        raise MissingDependencyError("the MySQL stores", "mysql", "PyMySQL") from None
+        raise MissingDependencyError("the MySQL store", "mysql", "PyMySQL") from None
     return pymysql
 
 

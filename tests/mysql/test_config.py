@@ -282,5 +282,5 @@ def test_missing_pymysql(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pymysql", None)
     with pytest.raises(MissingDependencyError) as info:
         MySQLEvalResultManager(DSN)
-    assert str(info.value) == "the MySQL stores needs the optional package 'PyMySQL': pip install 'agenteval[mysql]'"
+    assert str(info.value) == "the MySQL store needs the optional package 'PyMySQL': pip install 'agenteval[mysql]'"
     assert isinstance(info.value, ImportError)
