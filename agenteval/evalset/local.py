@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from agenteval._filelock import directory_lock
 from agenteval._files import (
     check_name,
     check_set_names,
@@ -25,6 +26,17 @@ from agenteval.locator import Locator, SuffixLocator
 
 __all__ = ["LocalEvalSetManager"]
 
+_Stamp = tuple[int, int, int, int]
+
+
+def _stamp(path: Path) -> _Stamp | None:
+    """What tells one version of a file from another: device, inode, size, modification time."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
 
 class LocalEvalSetManager:
     """An :class:`~agenteval.evalset.manager.EvalSetManager` over ``<base>/<app>/<id>.evalset.json`` files.
@@ -34,6 +46,16 @@ class LocalEvalSetManager:
     even when its ``evalSetId`` says otherwise (the reference writes to the file of the stored
     id): the file read is the file replaced, so an edit never creates or overwrites another file.
 
+    Several processes, and several managers in one process, may share a directory: every change
+    (create, delete, and each case edit's read-modify-write) holds an inter-process lock on the
+    set's directory (see :mod:`agenteval._filelock`; the lock files live under
+    ``<base>/.agenteval-locks``), so none is lost. A manager keeps the last version of each set it
+    read or wrote, and reuses it while the file's identity, size and modification time are
+    unchanged, so adding a case costs one write, not a parse of every case already there (a
+    rewrite in place that keeps the size within the file system's timestamp resolution would go
+    unnoticed; the stores replace files, which gives them a new identity). Unknown fields are
+    warned about whenever a file is read from disk. Everything returned is a copy.
+
     Args:
         base_dir: Directory holding one sub-directory per app.
         locator: Maps (app, id) to a file and lists an app's ids; defaults to the reference layout.
@@ -42,38 +64,60 @@ class LocalEvalSetManager:
     def __init__(self, base_dir: str | os.PathLike[str], *, locator: Locator | None = None) -> None:
         self._base_dir = Path(base_dir)
         self._locator: Locator = locator if locator is not None else SuffixLocator(".evalset.json")
+        # Guards _cache, and orders this manager's own threads before they take the file lock.
         self._lock = threading.Lock()
+        self._cache: dict[Path, tuple[_Stamp, EvalSet]] = {}
 
     def _path(self, app_name: str, eval_set_id: str) -> Path:
         return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
 
-    def _load(self, app_name: str, eval_set_id: str) -> tuple[Path, EvalSet]:
-        path = self._path(app_name, eval_set_id)
+    def _current(self, path: Path, app_name: str, eval_set_id: str) -> EvalSet:
+        """The set in ``path``: the cached one if the file is unchanged, else read from disk (hold ``_lock``)."""
+        # Stat before reading: if the file is replaced in between, the stamp is older than the
+        # content, so the next call reads again rather than trusting a stale copy.
+        stamp = _stamp(path)
+        cached = self._cache.get(path)
+        if cached is not None and stamp is not None and cached[0] == stamp:
+            return cached[1]
+        self._cache.pop(path, None)
         try:
             eval_set = load_json_file(path, EvalSet, "eval set")
         except NotFoundError as exc:
             raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found: {exc}") from exc
         warn_unknown_fields(eval_set, f"eval set file {path}")
-        return path, eval_set
+        if stamp is not None:
+            self._cache[path] = (stamp, eval_set)
+        return eval_set
+
+    def _write(self, path: Path, eval_set: EvalSet) -> None:
+        """Write ``eval_set`` to ``path`` and cache it (hold ``_lock`` and the directory lock)."""
+        write_atomic(path, eval_set.to_json())
+        stamp = _stamp(path)
+        if stamp is not None:
+            self._cache[path] = (stamp, eval_set)
 
     def _edit(self, app_name: str, eval_set_id: str, change: Callable[[EvalSet], object]) -> None:
-        with self._lock:
-            path, eval_set = self._load(app_name, eval_set_id)
+        path = self._path(app_name, eval_set_id)
+        with self._lock, directory_lock(self._base_dir, path):
+            eval_set = self._current(path, app_name, eval_set_id)
+            # The change is made in place: until the file holds it, the copy must not be reused.
+            self._cache.pop(path, None)
             change(eval_set)
-            write_atomic(path, eval_set.to_json())
+            self._write(path, eval_set)
 
     def _create(self, app_name: str, eval_set_id: str) -> EvalSet:
-        with self._lock:
-            path = self._path(app_name, eval_set_id)
+        path = self._path(app_name, eval_set_id)
+        with self._lock, directory_lock(self._base_dir, path):
             if path.exists():
                 raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
             eval_set = _new_set(eval_set_id)
-            write_atomic(path, eval_set.to_json())
-            return eval_set
+            self._write(path, eval_set)
+            return eval_set.model_copy(deep=True)
 
     def _delete(self, app_name: str, eval_set_id: str) -> None:
-        with self._lock:
-            path = self._path(app_name, eval_set_id)
+        path = self._path(app_name, eval_set_id)
+        with self._lock, directory_lock(self._base_dir, path):
+            self._cache.pop(path, None)
             try:
                 path.unlink()
             except FileNotFoundError as exc:
@@ -91,15 +135,22 @@ class LocalEvalSetManager:
         except OSError as exc:
             raise StorageError(f"list eval sets of app {app_name}: {exc}") from exc
 
+    def _get(self, app_name: str, eval_set_id: str) -> EvalSet:
+        path = self._path(app_name, eval_set_id)
+        with self._lock:
+            return self._current(path, app_name, eval_set_id).model_copy(deep=True)
+
     def _get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
-        _, eval_set = self._load(app_name, eval_set_id)
-        return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)]
+        path = self._path(app_name, eval_set_id)
+        with self._lock:
+            eval_set = self._current(path, app_name, eval_set_id)
+            index = _case_index(eval_set, app_name, eval_set_id, eval_case_id)
+            return eval_set.eval_cases[index].model_copy(deep=True)
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Read an eval set from its file."""
         check_set_names(app_name, eval_set_id)
-        _, eval_set = await asyncio.to_thread(self._load, app_name, eval_set_id)
-        return eval_set
+        return await asyncio.to_thread(self._get, app_name, eval_set_id)
 
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Write a new, empty eval set; an existing file is a :class:`ConfigError`."""

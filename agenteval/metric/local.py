@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
+from agenteval._filelock import directory_lock
 from agenteval._files import (
     check_set_names,
     dump_models,
@@ -51,6 +52,12 @@ class LocalMetricManager:
     file means no metrics. Nothing is read or written outside ``base_dir``. Judge API keys are
     never written, so they do not survive a round trip through the file.
 
+    Several processes, and several managers in one process, may share a directory: each edit's
+    read-modify-write holds the same inter-process lock as the eval-set store's edits (see
+    :mod:`agenteval._filelock`), so none is lost. Unlike that store, this one reads the file again
+    for every call: metric files are short, and loading expands ``${VAR}`` references in judge
+    options from the environment as it is at the call, which a kept copy would not.
+
     Args:
         base_dir: Directory holding one sub-directory per app.
         locator: Maps (app, eval-set id) to a file (only ``build`` is used); defaults to the
@@ -62,31 +69,36 @@ class LocalMetricManager:
         self._locator: Locator = locator if locator is not None else SuffixLocator(".metrics.json")
         self._lock = threading.Lock()
 
-    def _load(self, app_name: str, eval_set_id: str) -> tuple[Path, builtins.list[EvalMetric]]:
-        path = ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
+    def _path(self, app_name: str, eval_set_id: str) -> Path:
+        return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
+
+    def _load(self, path: Path) -> builtins.list[EvalMetric]:
         try:
             metrics = load_json_file(path, _METRICS, "metrics")
         except NotFoundError:
-            return path, []
+            return []
         _check_names(path, metrics)
         warn_unknown_fields(metrics, f"metrics file {path}")
-        return path, metrics
+        return metrics
 
     def _edit(self, app_name: str, eval_set_id: str, change: _Change) -> None:
-        with self._lock:
-            path, metrics = self._load(app_name, eval_set_id)
+        path = self._path(app_name, eval_set_id)
+        with self._lock, directory_lock(self._base_dir, path):
+            metrics = self._load(path)
             change(metrics)
             write_atomic(path, dump_models(metrics))
 
+    def _names(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
+        return [m.metric_name for m in self._load(self._path(app_name, eval_set_id))]
+
     def _get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
-        _, metrics = self._load(app_name, eval_set_id)
+        metrics = self._load(self._path(app_name, eval_set_id))
         return metrics[_index(metrics, app_name, eval_set_id, metric_name)]
 
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names in file order (``[]`` when the file is missing)."""
         check_set_names(app_name, eval_set_id)
-        _, metrics = await asyncio.to_thread(self._load, app_name, eval_set_id)
-        return [m.metric_name for m in metrics]
+        return await asyncio.to_thread(self._names, app_name, eval_set_id)
 
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Read the metric with this name."""

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
+import threading
+import time
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
+from agenteval._async import run_sync
+from agenteval._filelock import LOCK_DIR, LOCK_FILE, directory_lock
+from agenteval._files import load_json_file, write_atomic
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
+from agenteval.evalset import local as local_module
 from agenteval.evalset.local import LocalEvalSetManager
-from agenteval.evalset.models import EvalCase, Tool
+from agenteval.evalset.models import EvalCase, EvalSet, Tool
 from tests.conftest import REFERENCE_EXAMPLES
 from tests.evalset.test_managers import make_case
+from tests.test_filelock import run_in_processes
 
 APP = "my-app"
 REFERENCE_APP = REFERENCE_EXAMPLES / "local" / "data" / "math-eval-app"
@@ -36,7 +46,8 @@ class EscapingLocator(FlatLocator):
 
 
 def files_under(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    """What is under ``root``, apart from the lock files (tests/test_filelock.py checks those)."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if LOCK_DIR not in p.relative_to(root).parts)
 
 
 @pytest.mark.asyncio
@@ -311,3 +322,241 @@ async def test_unknown_keys_in_an_eval_set_file_warn_once_with_every_path(tmp_pa
     assert len(warned) == 1
     assert str(warned[0].message).startswith(f"eval set file {path}: unknown field(s) evalCase have no effect")
     assert eval_set.eval_cases == []
+
+
+# --- several writers on one directory ---
+
+
+def _create_and_add_cases(index: int, base: Path) -> str:
+    """A writer process: try to create the shared set, then add 25 cases of its own."""
+
+    async def work() -> str:
+        manager = LocalEvalSetManager(base)
+        try:
+            await manager.create(APP, "shared")
+            outcome = "created"
+        except ConfigError as exc:
+            outcome = str(exc)
+        for number in range(25):
+            await manager.add_case(APP, "shared", make_case(f"p{index}-{number}"))
+        return outcome
+
+    return run_sync(work())
+
+
+def test_processes_sharing_a_directory_lose_no_case_and_create_once(tmp_path: Path) -> None:
+    outcomes = run_in_processes(_create_and_add_cases, 4, tmp_path)
+
+    assert sorted(outcomes, key=str) == ["created"] + [f"eval set {APP}.shared already exists"] * 3
+    cases = {case.eval_id for case in run_sync(LocalEvalSetManager(tmp_path).get(APP, "shared")).eval_cases}
+    assert cases == {f"p{index}-{number}" for index in range(4) for number in range(25)}
+
+
+@pytest.mark.asyncio
+async def test_managers_sharing_a_directory_lose_no_case(tmp_path: Path) -> None:
+    managers = [LocalEvalSetManager(tmp_path), LocalEvalSetManager(tmp_path)]
+    await managers[0].create(APP, "s")
+
+    await asyncio.gather(*(managers[n % 2].add_case(APP, "s", make_case(f"c{n}")) for n in range(100)))
+
+    for manager in managers:
+        assert sorted(c.eval_id for c in (await manager.get(APP, "s")).eval_cases) == sorted(
+            f"c{n}" for n in range(100)
+        )
+
+
+@pytest.mark.asyncio
+async def test_concurrent_creates_of_one_set_succeed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def slow_write(path: Path, text: str) -> None:
+        time.sleep(0.1)  # widen the gap between the existence check and the write
+        write_atomic(path, text)
+
+    monkeypatch.setattr(local_module, "write_atomic", slow_write)
+    managers = [LocalEvalSetManager(tmp_path) for _ in range(3)]
+
+    outcomes = await asyncio.gather(*(m.create(APP, "s") for m in managers), return_exceptions=True)
+
+    created = [o for o in outcomes if isinstance(o, EvalSet)]
+    refused = [o for o in outcomes if isinstance(o, ConfigError)]
+    assert len(created) == 1
+    assert [str(error) for error in refused] == [f"eval set {APP}.s already exists"] * 2
+
+
+@pytest.mark.asyncio
+async def test_a_concurrent_delete_is_not_undone_by_an_edit(tmp_path: Path) -> None:
+    editor, deleter = LocalEvalSetManager(tmp_path), LocalEvalSetManager(tmp_path)
+    await editor.create(APP, "s")
+    path = tmp_path / APP / "s.evalset.json"
+    with directory_lock(tmp_path, path):
+        edit = asyncio.create_task(editor.add_case(APP, "s", make_case("c")))
+        delete = asyncio.create_task(deleter.delete(APP, "s"))
+        await asyncio.sleep(0.1)
+        assert not edit.done() and not delete.done()
+    edited, deleted = await asyncio.gather(edit, delete, return_exceptions=True)
+    # Edit then delete, or delete then a failed edit: either way the set is gone, not rewritten.
+    assert deleted is None
+    assert edited is None or isinstance(edited, NotFoundError)
+    assert not path.exists()
+
+
+@pytest.mark.asyncio
+async def test_an_edit_waits_for_the_lock_without_blocking_the_event_loop(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    await manager.create(APP, "s")
+    path = tmp_path / APP / "s.evalset.json"
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with directory_lock(tmp_path, path):
+            held.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    add = asyncio.create_task(manager.add_case(APP, "s", make_case("c")))
+    ticks = 0
+    for _ in range(10):
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert ticks == 10
+    assert not add.done()  # it waits for the lock, and the loop keeps running meanwhile
+    release.set()
+    await add
+    holder.join(5)
+    assert [c.eval_id for c in (await manager.get(APP, "s")).eval_cases] == ["c"]
+
+
+@pytest.mark.asyncio
+async def test_lock_files_stay_in_the_base_directory_and_are_not_listed(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    for eval_set_id in ["s1", "s2"]:
+        await manager.create(APP, eval_set_id)
+        await manager.add_case(APP, eval_set_id, make_case("c"))
+    await manager.delete(APP, "s2")
+
+    assert await manager.list(APP) == ["s1"]
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.evalset.json")) == [f"{APP}/s1.evalset.json"]
+    assert [p.relative_to(tmp_path) for p in (tmp_path / LOCK_DIR).rglob("*") if p.is_file()] == [
+        Path(LOCK_DIR, APP, LOCK_FILE)
+    ]
+
+
+# --- the copy of each set a manager keeps ---
+
+
+def first_text(case: EvalCase) -> str:
+    message = case.conversation[0].user_content
+    assert message is not None
+    return message.content
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record every eval-set file the local store parses."""
+    reads: list[Path] = []
+
+    def counting_load(path: Path, adapter: type[EvalSet], what: str) -> EvalSet:
+        reads.append(path)
+        return load_json_file(path, adapter, what)
+
+    monkeypatch.setattr(local_module, "load_json_file", counting_load)
+    return reads
+
+
+@pytest.mark.asyncio
+async def test_adding_cases_does_not_parse_the_file_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = count_reads(monkeypatch)
+    manager = LocalEvalSetManager(tmp_path)
+    await manager.create(APP, "s")
+    for n in range(20):
+        await manager.add_case(APP, "s", make_case(f"c{n}"))
+    await manager.update_case(APP, "s", make_case("c0", text="changed"))
+    await manager.delete_case(APP, "s", "c1")
+    assert first_text(await manager.get_case(APP, "s", "c0")) == "changed"
+    assert len((await manager.get(APP, "s")).eval_cases) == 19
+    assert reads == []
+    on_disk = json.loads((tmp_path / APP / "s.evalset.json").read_text())
+    assert [case["evalId"] for case in on_disk["evalCases"]] == ["c0", *(f"c{n}" for n in range(2, 20))]
+
+
+@pytest.mark.asyncio
+async def test_a_file_changed_by_another_writer_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = count_reads(monkeypatch)
+    mine, theirs = LocalEvalSetManager(tmp_path), LocalEvalSetManager(tmp_path)
+    await mine.create(APP, "s")
+    await mine.add_case(APP, "s", make_case("a"))
+    await theirs.add_case(APP, "s", make_case("b"))
+    await mine.add_case(APP, "s", make_case("c"))
+    assert len(reads) == 2  # theirs, which had no copy; then mine, whose copy was out of date
+    assert [c.eval_id for c in (await theirs.get(APP, "s")).eval_cases] == ["a", "b", "c"]
+
+
+@pytest.mark.asyncio
+async def test_a_rewrite_in_place_of_the_same_size_is_read_again(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    await manager.create(APP, "s")
+    await manager.add_case(APP, "s", make_case("c", text="before"))
+    path = tmp_path / APP / "s.evalset.json"
+    before = path.stat()
+    with path.open("r+", encoding="utf-8") as handle:  # same inode, same size
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace('"before"', '"after!"'))
+    # A coarse clock could give the rewrite the old time; only the time tells the versions apart here.
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert (path.stat().st_ino, path.stat().st_size) == (before.st_ino, before.st_size)
+    assert first_text(await manager.get_case(APP, "s", "c")) == "after!"
+
+
+@pytest.mark.asyncio
+async def test_returned_sets_and_cases_are_copies(tmp_path: Path) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    created = await manager.create(APP, "s")
+    created.eval_cases.append(make_case("from-create"))
+    await manager.add_case(APP, "s", make_case("c", text="stored"))
+    got = await manager.get(APP, "s")
+    got.eval_cases[0].conversation[0].user_content = None
+    got.eval_cases.append(make_case("from-get"))
+    case = await manager.get_case(APP, "s", "c")
+    case.conversation.clear()
+
+    await manager.add_case(APP, "s", make_case("d"))
+
+    for eval_set in [await manager.get(APP, "s"), await LocalEvalSetManager(tmp_path).get(APP, "s")]:
+        assert [c.eval_id for c in eval_set.eval_cases] == ["c", "d"]
+        assert first_text(eval_set.eval_cases[0]) == "stored"
+
+
+@pytest.mark.asyncio
+async def test_a_failed_write_does_not_leave_the_change_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = LocalEvalSetManager(tmp_path)
+    await manager.create(APP, "s")
+    await manager.add_case(APP, "s", make_case("a"))
+
+    def failing_write(path: Path, text: str) -> None:
+        raise StorageError(f"write {path}: disk full")
+
+    monkeypatch.setattr(local_module, "write_atomic", failing_write)
+    with pytest.raises(StorageError, match="disk full"):
+        await manager.add_case(APP, "s", make_case("b"))
+    with pytest.raises(StorageError, match="disk full"):
+        await manager.delete_case(APP, "s", "a")
+    assert [c.eval_id for c in (await manager.get(APP, "s")).eval_cases] == ["a"]
+
+
+@pytest.mark.asyncio
+async def test_unknown_keys_warn_each_time_the_file_is_read_from_disk(tmp_path: Path) -> None:
+    path = tmp_path / "app" / "s.evalset.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"evalSetId": "s", "owner": "me"}))
+    manager = LocalEvalSetManager(tmp_path)
+    with pytest.warns(UnknownFieldWarning, match="unknown field.s. owner"):
+        await manager.get("app", "s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        await manager.add_case("app", "s", make_case("c"))  # unchanged since read: the kept copy is used
+        await manager.get("app", "s")
+    path.write_text(path.read_text().replace('"owner": "me"', '"owner": "someone else"'))
+    with pytest.warns(UnknownFieldWarning, match="unknown field.s. owner"):
+        await manager.get("app", "s")
+    assert json.loads(path.read_text())["owner"] == "someone else"

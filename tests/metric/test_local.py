@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
+from agenteval._async import run_sync
+from agenteval._filelock import LOCK_DIR, directory_lock
 from agenteval.errors import ConfigError, UnknownFieldWarning
 from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.models import EvalMetric
 from tests.conftest import REFERENCE_EXAMPLES
 from tests.metric.test_managers import make_metric
+from tests.test_filelock import run_in_processes
 
 REFERENCE_APP = REFERENCE_EXAMPLES / "local" / "data" / "math-eval-app"
 
@@ -34,7 +39,8 @@ class EscapingLocator(FlatLocator):
 
 
 def files_under(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    """What is under ``root``, apart from the lock files (tests/test_filelock.py checks those)."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if LOCK_DIR not in p.relative_to(root).parts)
 
 
 @pytest.mark.asyncio
@@ -277,3 +283,82 @@ async def test_a_misspelt_criterion_option_warns_naming_its_path(tmp_path: Path)
     ]
     assert metric.criterion is not None
     assert metric.to_dict()["criterion"]["finalResponse"]["text"] == {"caseInsensitve": True}
+
+
+# --- several writers on one directory ---
+
+
+def _add_metrics(index: int, base: Path) -> None:
+    """A writer process: add 25 metrics of its own to the shared set, then update and delete one."""
+
+    async def work() -> None:
+        manager = LocalMetricManager(base)
+        for number in range(25):
+            await manager.add("a", "s", make_metric(f"p{index}-{number}"))
+        await manager.update("a", "s", make_metric(f"p{index}-0", threshold=0.9))
+        await manager.delete("a", "s", f"p{index}-1")
+
+    run_sync(work())
+
+
+def test_processes_sharing_a_directory_lose_no_metric(tmp_path: Path) -> None:
+    assert run_in_processes(_add_metrics, 4, tmp_path) == [None] * 4
+
+    manager = LocalMetricManager(tmp_path)
+    names = run_sync(manager.list("a", "s"))
+    assert sorted(names) == sorted(f"p{index}-{n}" for index in range(4) for n in range(25) if n != 1)
+    for index in range(4):
+        assert run_sync(manager.get("a", "s", f"p{index}-0")).threshold == 0.9
+
+
+@pytest.mark.asyncio
+async def test_managers_sharing_a_directory_lose_no_metric(tmp_path: Path) -> None:
+    managers = [LocalMetricManager(tmp_path), LocalMetricManager(tmp_path)]
+
+    await asyncio.gather(*(managers[n % 2].add("a", "s", make_metric(f"m{n}")) for n in range(100)))
+
+    for manager in managers:
+        assert sorted(await manager.list("a", "s")) == sorted(f"m{n}" for n in range(100))
+
+
+@pytest.mark.asyncio
+async def test_an_edit_waits_for_the_lock_without_blocking_the_event_loop(tmp_path: Path) -> None:
+    manager = LocalMetricManager(tmp_path)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with directory_lock(tmp_path, tmp_path / "a" / "s.metrics.json"):
+            held.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    add = asyncio.create_task(manager.add("a", "s", make_metric("m")))
+    ticks = 0
+    for _ in range(10):
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert ticks == 10
+    assert not add.done()  # it waits for the lock, and the loop keeps running meanwhile
+    release.set()
+    await add
+    holder.join(5)
+    assert await manager.list("a", "s") == ["m"]
+
+
+@pytest.mark.asyncio
+async def test_reads_expand_environment_references_as_they_are_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a" / "s.metrics.json"
+    path.parent.mkdir()
+    path.write_text('[{"metricName": "m", "criterion": {"llmJudge": {"judgeModel": {"apiKey": "${JUDGE_KEY}"}}}}]')
+    manager = LocalMetricManager(tmp_path)
+    monkeypatch.setenv("JUDGE_KEY", "first")
+    await manager.get("a", "s", "m")
+    monkeypatch.setenv("JUDGE_KEY", "second")
+    metric = await manager.get("a", "s", "m")
+    assert metric.criterion is not None and metric.criterion.llm_judge is not None
+    assert metric.criterion.llm_judge.judge_model is not None
+    assert metric.criterion.llm_judge.judge_model.api_key == "second"
