@@ -14,6 +14,7 @@ from agenteval.errors import (
     ConfigError,
     MissingDependencyError,
     NotFoundError,
+    SkippedMetricWarning,
     StorageError,
     UnknownFieldWarning,
 )
@@ -158,6 +159,7 @@ __all__ = [
     "ScoreValue",
     "SessionInput",
     "SimulatorDecision",
+    "SkippedMetricWarning",
     "StorageError",
     "SuffixLocator",
     "Tool",

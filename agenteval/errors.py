@@ -24,6 +24,7 @@ __all__ = [
     "ConfigError",
     "MissingDependencyError",
     "NotFoundError",
+    "SkippedMetricWarning",
     "StorageError",
     "UnknownFieldWarning",
     "describe_exception",
@@ -48,6 +49,10 @@ class MissingDependencyError(ConfigError, ImportError):
 
 class UnknownFieldWarning(UserWarning):
     """An eval-set or metrics file has keys that no field takes; they are kept but have no effect."""
+
+
+class SkippedMetricWarning(UserWarning):
+    """A metric names an evaluator that is not registered, so it is skipped (as the reference skips it)."""
 
 
 class NotFoundError(AgentEvalError, LookupError):

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import numbers
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,7 +18,7 @@ from pydantic import BaseModel
 from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
 from agenteval._gc import fewer_collections
-from agenteval.errors import AgentEvalError, ConfigError, StorageError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, SkippedMetricWarning, StorageError, rewrap
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
@@ -318,6 +319,7 @@ class Evaluator:
         selected = self._selected_cases(options, ordering)
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options.service_options())
+        _warn_unregistered(eval_metrics, options.registry)
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
         recorder = RunRecorder()
@@ -667,6 +669,19 @@ def _metric_list(metrics: object) -> list[EvalMetric]:
         if metric is not None and not isinstance(metric, EvalMetric):
             raise ConfigError(f"metrics[{index}] must be an ae.EvalMetric, got {type(metric).__name__} {metric!r:.60}")
     return listed
+
+
+def _warn_unregistered(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:
+    """The reference skips a metric whose evaluator is unknown: do it too, but say so."""
+    for metric in metrics:
+        if metric is not None and metric.evaluator not in registry:
+            warnings.warn(
+                f"metric {metric.metric_name!r} names evaluator {metric.evaluator!r}, which is not registered, so it"
+                f" is skipped; register one with registry.register({metric.evaluator!r}, ...)"
+                f" (registered: {', '.join(registry.names())})",
+                SkippedMetricWarning,
+                stacklevel=2,
+            )
 
 
 def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:

@@ -440,13 +440,14 @@ def test_user_evaluators_without_a_check_and_unregistered_evaluators_still_work(
     agent = CountingAgent()
     ev = ae.Evaluator(APP, agent, progress=False, registry=registry)
 
-    report = ev.evaluate(
-        _eval_set(),
-        metrics=[
-            ae.EvalMetric(metric_name="p", evaluator_name="plain", threshold=1.0),
-            ae.EvalMetric(metric_name="skipped", evaluator_name="nobody", threshold=1.0),
-        ],
-    )
+    with pytest.warns(ae.SkippedMetricWarning, match=r"^metric 'skipped' names evaluator 'nobody', which is not regis"):
+        report = ev.evaluate(
+            _eval_set(),
+            metrics=[
+                ae.EvalMetric(metric_name="p", evaluator_name="plain", threshold=1.0),
+                ae.EvalMetric(metric_name="skipped", evaluator_name="nobody", threshold=1.0),
+            ],
+        )
 
     assert agent.calls == 4
     assert report.overall_status == ae.EvalStatus.PASSED

@@ -97,6 +97,10 @@ TEXT_CASES = [
     ({"matchStrategy": "regex"}, "abc", r"^\D+$", None),
     ({"matchStrategy": "regex"}, "line one\nline two", "one$", "does not match regex"),
     ({"matchStrategy": "regex"}, "line one\nline two", "(?m)one$", None),
+    # Lower-casing is Go's, one character at a time: İ is i, and a final Σ is σ, not ς.
+    ({"caseInsensitive": True}, "İSTANBUL", "istanbul", None),
+    ({"caseInsensitive": True}, "ΟΔΟΣ", "οδοσ", None),
+    ({"caseInsensitive": True}, "ΟΔΟΣ", "οδος", "do not match"),
 ]
 
 

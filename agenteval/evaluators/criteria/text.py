@@ -98,6 +98,24 @@ def match_length(text: str, criterion: LengthCriterion | None) -> str | None:
     return None
 
 
+def go_lower(text: str) -> str:
+    """Lower-case ``text`` as Go's ``strings.ToLower`` does: each character on its own.
+
+    Python's :meth:`str.lower` applies the full Unicode mapping (``İ`` becomes ``i`` plus a
+    combining dot) and writes a word-final ``Σ`` as ``ς``; Go maps every character to its simple
+    lower case, so ``İSTANBUL`` and ``istanbul`` match there, and here too.
+    """
+    if text.isascii():
+        return text.lower()
+    return "".join(_simple_lower(character) for character in text)
+
+
+def _simple_lower(character: str) -> str:
+    lowered = character.lower()
+    # Only U+0130 lower-cases to two characters in full mapping; its simple mapping is "i".
+    return lowered if len(lowered) == 1 else lowered[0]
+
+
 def _utf8_safe(text: str) -> str:
     """Replace lone surrogates with U+FFFD, as Go's JSON decoding does; RE2 only takes valid UTF-8."""
     try:
@@ -161,7 +179,7 @@ def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | No
     if strategy == TextMatchStrategy.SKIP:
         return None
     suffix = " (case-insensitive)" if criterion.case_insensitive else ""
-    source, target = (actual.lower(), expected.lower()) if criterion.case_insensitive else (actual, expected)
+    source, target = (go_lower(actual), go_lower(expected)) if criterion.case_insensitive else (actual, expected)
     shown_actual, shown_expected = format_value(actual), format_value(expected)
     if strategy in (TextMatchStrategy.DEFAULT, TextMatchStrategy.EXACT):
         if source == target:

@@ -5,7 +5,10 @@ one well-formed XML element, optionally surrounded by an XML declaration, a doct
 processing instructions and whitespace. Whitespace may come before the XML declaration too, as Go's
 ``encoding/xml`` allows (model replies often start with a newline); positions in messages count it.
 Entities other than the predefined ones (``&amp;`` …) are rejected, as the reference does, so nothing
-is ever expanded or fetched.
+is ever expanded or fetched. The parser is expat rather than Go's tokenizer, so a few rare documents
+are judged differently: duplicate attributes and a declaration after a comment are invalid here
+(the XML standard's rules), while ``version="1.1"``, a non-UTF-8 ``encoding`` declaration and a
+leading byte-order mark are accepted.
 """
 
 from __future__ import annotations

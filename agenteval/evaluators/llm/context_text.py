@@ -147,16 +147,21 @@ def _document(value: Any, index: int) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         raise ValueError(f"documents[{index}] must be an object, got {json_type_name(value)}")
+    document_id = _field(value, "id")
     text = _field(value, "text")
     metadata = _field(value, "metadata")
     score = _field(value, "score")
+    if document_id is not None and not isinstance(document_id, str):
+        raise ValueError(f"documents[{index}].id must be a string, got {json_type_name(document_id)}")
     if text is not None and not isinstance(text, str):
         raise ValueError(f"documents[{index}].text must be a string, got {json_type_name(text)}")
     if metadata is not None and not isinstance(metadata, dict):
         raise ValueError(f"documents[{index}].metadata must be an object, got {json_type_name(metadata)}")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
         raise ValueError(f"documents[{index}].score must be a number, got {json_type_name(score)}")
-    document: dict[str, Any] = {"text": text or ""}
+    # The judge is asked to cite documents, so their ids stay in the prompt (as the reference keeps them).
+    document: dict[str, Any] = {"id": document_id} if document_id else {}
+    document["text"] = text or ""
     if metadata:
         document["metadata"] = _go_value(metadata)
     document["score"] = _go_value(float(score or 0))
@@ -164,7 +169,7 @@ def _document(value: Any, index: int) -> dict[str, Any] | None:
 
 
 def _knowledge_response(result: Any) -> dict[str, Any]:
-    """Re-read a knowledge-search result as ``{documents: [{text, metadata, score}], message}``."""
+    """Re-read a knowledge-search result as ``{documents: [{id, text, metadata, score}], message}``."""
     if isinstance(result, str):
         # A Python tool may hand back the JSON text of its response rather than the decoded object.
         try:

@@ -2,6 +2,12 @@
 
 Per turn, one judge call splits the final answer into ``<sentence>`` claims, then every judge sample
 labels each claim against the grounding context of all turns so far.
+
+Two deliberate differences from the reference's parsing of the labelled claims: a line starting with
+``ID:`` begins a new claim even without a blank line before it (the reference folds such claims into
+the first one's verdict and so scores only the first), and a claim block cut off before its verdict
+(an answer truncated by ``max_tokens``) fails the case with a message saying so, where the reference
+silently scores the complete claims only.
 """
 
 from __future__ import annotations

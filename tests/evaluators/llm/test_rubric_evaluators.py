@@ -166,7 +166,7 @@ async def test_structured_output_schema(cls: type[RubricJudgeEvaluator], schema_
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_prompt_holds_the_current_turn_only(cls: type[RubricJudgeEvaluator]) -> None:
     judge = ScriptedJudge(*[rubric_reply(("1", 1, "x"), ("2", 1, "y"))] * 2)
-    search = {"documents": [{"text": "Paris has 2.1 million people.", "score": 0.8}]}
+    search = {"documents": [{"id": "doc-7", "text": "Paris has 2.1 million people.", "score": 0.8}]}
     actuals = [
         turn("EARLIER question", "EARLIER answer", tools=[Tool(name="knowledge_search", result={"documents": []})]),
         turn("new question", "new answer", tools=[Tool(name="knowledge_search", result=search)]),
@@ -178,7 +178,7 @@ async def test_prompt_holds_the_current_turn_only(cls: type[RubricJudgeEvaluator
     assert "EARLIER" not in prompt
     if cls is RubricKnowledgeRecallEvaluator:
         assert "new answer" not in prompt and "new reference" not in prompt
-        expected_line = '{"documents":[{"text":"Paris has 2.1 million people.","score":0.8}]}'
+        expected_line = '{"documents":[{"id":"doc-7","text":"Paris has 2.1 million people.","score":0.8}]}'
         assert f"<retrieved_knowledge>\n{expected_line}\n\n</retrieved_knowledge>" in prompt
     else:
         assert "new answer" in prompt
