@@ -6,10 +6,12 @@ import os
 import re
 import warnings
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     Field,
+    PrivateAttr,
+    SerializationInfo,
     SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
@@ -305,7 +307,9 @@ class JudgeModelOptions(CamelModel):
     """Which model judges, and how it is reached.
 
     ``providerName``, ``modelName``, ``variant``, ``baseURL`` and ``apiKey`` expand ``${VAR}`` and
-    ``$VAR`` from the environment when loaded. ``apiKey`` is never written out. An unknown key
+    ``$VAR`` from the environment when loaded; a field still holding its expanded value is written
+    back as the reference, so editing a metrics file keeps its ``${VAR}``. ``apiKey`` is never
+    written out. An unknown key
     that looks like a misspelt ``apiKey`` (``api_key``, ``API-KEY``, ``apikey_``…) is dropped with
     an :class:`~agenteval.errors.UnknownFieldWarning`: unknown keys are otherwise kept and written
     back, which would copy the secret into metrics and result files.
@@ -347,10 +351,45 @@ class JudgeModelOptions(CamelModel):
             matched[target] = value
         return matched
 
-    @field_validator("provider_name", "model_name", "variant", "base_url", "api_key")
-    @classmethod
-    def _expand_env(cls, value: str) -> str:
-        return expand_env(value)
+    _env_references: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+    """Fields loaded from environment references: field name -> (the reference, what it expanded to)."""
+
+    @model_validator(mode="after")
+    def _expand_env(self) -> Self:
+        for name in _ENV_FIELDS:
+            reference = getattr(self, name)
+            value = expand_env(reference)
+            if value != reference:
+                self.__dict__[name] = value
+                self._env_references[name] = (reference, value)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        # Where a value came from (a reference or a literal) does not make two options differ.
+        if not isinstance(other, JudgeModelOptions):
+            return NotImplemented
+        return (
+            type(self) is type(other)
+            and self.__dict__ == other.__dict__
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @model_serializer(mode="wrap")
+    def _write_env_references(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        # A field still holding what its ${VAR} expanded to is written as the reference, so saving
+        # never replaces a reference by the environment's value (the api key is never written).
+        data = handler(self)
+        if isinstance(data, dict):
+            for name, (reference, value) in self._env_references.items():
+                if name != "api_key" and getattr(self, name) == value:
+                    field = type(self).model_fields[name]
+                    data[field.alias or name if info.by_alias is not False else name] = reference
+        return data
+
+
+_ENV_FIELDS = ("provider_name", "model_name", "variant", "base_url", "api_key")
 
 
 def _warn_dropped_secret(key: str, info: ValidationInfo) -> None:

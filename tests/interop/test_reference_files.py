@@ -177,7 +177,9 @@ def test_our_dump_of_a_reference_file_reloads_and_redumps_identically(
     assert _dump_text(second) == written
 
 
-def test_api_keys_in_reference_files_are_expanded_and_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_keys_in_reference_files_are_expanded_and_dropped_and_references_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     path = EXAMPLES / "llm/template/data/template-eval-app/template-basic.metrics.json"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://judge.invalid/v1")
@@ -188,7 +190,8 @@ def test_api_keys_in_reference_files_are_expanded_and_dropped(monkeypatch: pytes
     assert criterion.llm_judge.judge_model.base_url == "https://judge.invalid/v1"
     text = dump_models(metrics)
     assert "sk-from-env" not in text
-    assert '"baseURL": "https://judge.invalid/v1"' in text
+    assert "https://judge.invalid/v1" not in text
+    assert '"baseURL": "${OPENAI_BASE_URL}"' in text
 
 
 RESULT_FILES = [path for path in FILES if path.name.endswith(".evalset_result.json")]

@@ -362,3 +362,39 @@ async def test_reads_expand_environment_references_as_they_are_now(
     assert metric.criterion is not None and metric.criterion.llm_judge is not None
     assert metric.criterion.llm_judge.judge_model is not None
     assert metric.criterion.llm_judge.judge_model.api_key == "second"
+
+
+@pytest.mark.asyncio
+async def test_editing_one_metric_keeps_the_environment_references_of_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGE_BASE", "https://internal.example/v1")
+    monkeypatch.setenv("JUDGE_KEY", "sk-secret")
+    judged = {
+        "metricName": "judged",
+        "evaluatorName": "llm_final_response",
+        "threshold": 0.5,
+        "criterion": {
+            "llmJudge": {
+                "judgeModel": {
+                    "providerName": "openai",
+                    "modelName": "${JUDGE_MODEL_UNSET}",
+                    "baseURL": "${JUDGE_BASE}",
+                    "apiKey": "${JUDGE_KEY}",
+                }
+            }
+        },
+    }
+    (tmp_path / "app").mkdir()
+    path = tmp_path / "app" / "set.metrics.json"
+    path.write_text(json.dumps([judged, make_metric("other").to_dict()]), encoding="utf-8")
+    manager = LocalMetricManager(tmp_path)
+
+    loaded = await manager.get("app", "set", "judged")
+    await manager.update("app", "set", make_metric("other").model_copy(update={"threshold": 0.9}))
+
+    judge_model = loaded.criterion.llm_judge.judge_model  # type: ignore[union-attr]
+    assert judge_model is not None and judge_model.base_url == "https://internal.example/v1"
+    written = json.loads(path.read_text(encoding="utf-8"))[0]["criterion"]["llmJudge"]["judgeModel"]
+    assert written == {"providerName": "openai", "modelName": "${JUDGE_MODEL_UNSET}", "baseURL": "${JUDGE_BASE}"}
+    assert "internal.example" not in path.read_text(encoding="utf-8")
