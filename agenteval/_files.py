@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -144,12 +145,59 @@ def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str
         else:
             raise TypeError(f"cannot validate with {adapter!r}")
     except ValidationError as exc:
+        # Only looked for once parsing failed: text in another encoding never parses as JSON.
+        problem = _encoding_problem(data)
+        if problem is not None:
+            raise ConfigError(f"{source} {problem}") from None
         raise ConfigError(f"{source} is malformed: {describe_validation_error(exc)}") from None
     # Cheap pre-check: the exact search only runs when a constant may be in the text.
     raw = data.encode() if isinstance(data, str) else data
     if b"NaN" in raw or b"Infinity" in raw:
         reject_non_finite(result, f"{source} is malformed")
     return result
+
+
+# UTF-32 first: its little-endian mark begins with UTF-16's.
+_BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF8, "UTF-8"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+_SAVE_AS_UTF8 = "save it as UTF-8 without a byte-order mark"
+
+
+def _encoding_problem(data: str | bytes) -> str | None:
+    """Why ``data`` is not UTF-8 JSON text, or ``None`` if its encoding is not the problem.
+
+    A UTF-8 byte-order mark is refused too, with this hint: JSON must not begin with one, and the
+    reference framework (Go's ``encoding/json``) refuses it.
+    """
+    if isinstance(data, str):
+        if data.startswith("\ufeff"):
+            # What is left of a byte-order mark once the file was decoded.
+            return f"starts with a byte-order mark (U+FEFF), which JSON does not allow: {_SAVE_AS_UTF8}"
+        return None
+    for mark, encoding in _BYTE_ORDER_MARKS:
+        if data.startswith(mark):
+            if encoding == "UTF-8":
+                return f"starts with a UTF-8 byte-order mark, which JSON does not allow: {_SAVE_AS_UTF8}"
+            return f"is not UTF-8 (it starts with a {encoding} byte-order mark): {_SAVE_AS_UTF8}"
+    if b"\0" in data[:4]:
+        # JSON begins with an ASCII character (a bracket, a quote or a space), which takes NUL bytes
+        # in UTF-16 and UTF-32.
+        return f"is not UTF-8 (it holds NUL bytes, as UTF-16 and UTF-32 text does): {_SAVE_AS_UTF8}"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (
+            f"is not UTF-8 (byte 0x{data[exc.start]:02x} at line {line}, byte offset {exc.start}, is not valid"
+            f" UTF-8, as in Latin-1 or Windows-1252 text): {_SAVE_AS_UTF8}"
+        )
+    return None
 
 
 def warn_unknown_fields(value: object, source: str) -> None:

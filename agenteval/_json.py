@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     PlainSerializer,
 )
 from pydantic.alias_generators import to_camel
@@ -29,6 +30,7 @@ __all__ = [
     "CamelModel",
     "EpochTime",
     "GoFloat",
+    "GoInt",
     "WireModel",
     "json_copy",
     "non_finite_path",
@@ -62,6 +64,9 @@ def _reject_non_number(value: object) -> object:
 
 GoFloat = Annotated[float, AfterValidator(_finite), PlainSerializer(_go_number, when_used="json")]
 """A float written the way Go writes a ``float64``."""
+
+GoInt = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+"""An integer that fits Go's ``int`` (64-bit): a larger one would wrap around or fail in the reference."""
 
 EpochTime = Annotated[
     float,

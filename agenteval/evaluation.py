@@ -316,6 +316,9 @@ class Evaluator:
                 ordering = await options.eval_set_manager.get(self.app_name, eval_set_id)
             except Exception as exc:
                 raise rewrap("get eval set", exc) from exc
+            if not ordering.eval_set_id:
+                # A file without evalSetId is found by its name; the result needs the id to be saved.
+                ordering = ordering.model_copy(update={"eval_set_id": eval_set_id})
         selected = self._selected_cases(options, ordering)
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options.service_options())
@@ -355,9 +358,16 @@ class Evaluator:
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
         """The cases to run.
 
-        A repeated or unknown case id, a case without a session input, or a case that needs the
-        missing agent, is an error.
+        A case without an id, a repeated or unknown case id, a case without a session input, or a
+        case that needs the missing agent, is an error.
         """
+        without_id = [index for index, case in enumerate(eval_set.eval_cases) if not case.eval_id]
+        if without_id:
+            # Results are matched to cases by id: the run could not be summarized or saved.
+            raise ConfigError(
+                f"eval set {eval_set.eval_set_id} has cases without an evalId at positions {without_id}: "
+                "give each case an evalId"
+            )
         counts = Counter(case.eval_id for case in eval_set.eval_cases)
         repeated = sorted(eval_id for eval_id, count in counts.items() if count > 1)
         if repeated:

@@ -18,7 +18,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """Estimate pass@k: the chance that k of the n runs, drawn without replacement, include a success.
 
     This is the unbiased estimator ``1 - C(n-c, k) / C(n, k)`` of the Codex/HumanEval papers,
-    computed in log space so that large ``n`` does not overflow.
+    computed in log space, accurate to about 1e-12 relative for every int64 ``n`` (no overflow).
 
     Args:
         n: Runs observed (``>= 0``).
@@ -45,13 +45,40 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return 0.0
     if n - c < k:
         return 1.0
-    nf, cf, kf = float(n), float(c), float(k)
-    # ln C(n-c, k) - ln C(n, k) = ln (n-c)! + ln (n-k)! - ln (n-c-k)! - ln n!
-    log_all_failed = (
-        math.lgamma(nf - cf + 1) + math.lgamma(nf - kf + 1) - math.lgamma(nf - cf - kf + 1) - math.lgamma(nf + 1)
-    )
     # 1 - exp(x) loses precision when x is near 0; -expm1(x) does not.
-    return -math.expm1(log_all_failed)
+    return -math.expm1(_log_all_failed(n, c, k))
+
+
+# Up to this many factors the product is summed term by term; beyond, the sum is integrated.
+_EXACT_TERMS = 10_000
+
+
+def _log_all_failed(n: int, c: int, k: int) -> float:
+    """``ln(C(n-c, k) / C(n, k))``, the log chance that k runs drawn from n are all failures.
+
+    Needs ``1 <= c``, ``1 <= k`` and ``c + k <= n``. Log-gamma differences would cancel
+    catastrophically (``lgamma(n)`` is about ``n ln n``, so for ``n = 10**7`` the error is already
+    larger than ``c / n``); instead the ratio is written as ``m = min(c, k)`` factors,
+    ``prod_{i<m} (1 - M / (n - i))`` with ``M = max(c, k)``, each taken by ``log1p``. Ratios are
+    divisions of Python ints, which are correctly rounded and never overflow, whatever ``n``.
+    """
+    m, big = sorted((c, k))
+    if m <= _EXACT_TERMS:
+        return math.fsum(math.log1p(-big / (n - i)) for i in range(m))
+    # Many factors: the sum over y = n-m+1 .. n of ln(1 - M/y) by the midpoint rule, the integral
+    # from u = n-m+1/2 to w = n+1/2, in closed form: m ln(1 - M/w) + phi(u - M) - phi(u), where
+    # phi(v) = v ln(1 + m/v) - m = m g(m/v). The rule's relative error is about 1/(12 y^2); it only
+    # matters when the result is not 1.0 to double precision, and then y > m^2/40 > 2.5e6.
+    first = math.log1p(-2 * big / (2 * n + 1))
+    return m * (first + _g(2 * m / (2 * (n - m - big) + 1)) - _g(2 * m / (2 * (n - m) + 1)))
+
+
+def _g(t: float) -> float:
+    """``(ln(1 + t) - t) / t`` for ``t > 0``, accurate for small ``t`` too (where direct subtraction cancels)."""
+    if t >= 0.01:
+        return (math.log1p(t) - t) / t
+    # The series -t/2 + t^2/3 - t^3/4 + ...; the first term left out is below 1e-17 relative.
+    return math.fsum((-t) ** j / (j + 1) for j in range(1, 10))
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
@@ -80,8 +107,11 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
         return 0.0
     if c == n:
         return 1.0
-    # In log space, as the reference computes it.
-    return math.exp(float(k) * math.log(float(c) / float(n)))
+    # In log space, as the reference computes it. Near c == n, log1p of the failure share keeps the
+    # digits that c / n would round away (to 1.0 for c = n - 1 and n > 2**53). Int divisions of
+    # any size are correctly rounded and never overflow.
+    log_share = math.log(c / n) if 2 * c <= n else math.log1p(-(n - c) / n)
+    return math.exp(k * log_share)
 
 
 def parse_pass_nc(result: EvalSetResult) -> tuple[int, int]:

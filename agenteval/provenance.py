@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pydantic import Field, ValidationError
 
 from agenteval._files import describe_validation_error
-from agenteval._json import CamelModel, EpochTime, WireModel
+from agenteval._json import CamelModel, EpochTime, GoInt, WireModel
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.models import EvalSet
@@ -72,11 +72,11 @@ class Provenance(CamelModel):
     """The case aggregator (its ``repr``)."""
     judge: str = ""
     """The judge override, if one was used (its ``repr``)."""
-    num_runs: int = 0
+    num_runs: GoInt = 0
     parallel_inference: bool = False
     parallel_evaluation: bool = False
     parallel_runs: bool = False
-    parallelism: int = 0
+    parallelism: GoInt = 0
     eval_case_ids: list[str] = Field(default_factory=list)
     """The case filter, if any."""
     started_at: EpochTime | None = None

@@ -122,7 +122,7 @@ def _without_trace(invocation: Invocation) -> Invocation:
 
 
 def report_from_result(
-    result: EvalSetResult, *, app_name: str = "", eval_set: EvalSet | None = None
+    result: EvalSetResult, *, app_name: str = "", eval_set: EvalSet | None = None, source: str = ""
 ) -> EvaluationReport:
     """A report for a saved result (read from any store or file).
 
@@ -130,7 +130,19 @@ def report_from_result(
     themselves; the agent's turns are rebuilt from the per-turn records, so the report can be
     re-scored and re-aggregated like a fresh one. Its execution time is the span between the start
     and finish times the provenance records (``0.0``, unknown, without them).
+
+    Args:
+        result: The result.
+        app_name: The app (taken from the provenance when it records one).
+        eval_set: The eval set, when available; re-scoring needs it.
+        source: How errors name the result (``"result file <path>"``); ``"result <id>"`` by default.
+
+    Raises:
+        ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
+            ``failed`` or ``not_evaluated`` (the stores load such results, but a report cannot
+            place or summarize them).
     """
+    _check_case_results(result, source or f"result {result.eval_set_result_id or '(without an evalSetResultId)'}")
     provenance = read_provenance(result)
     if provenance is not None:
         metrics = list(provenance.metrics)
@@ -144,6 +156,25 @@ def report_from_result(
     if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
         report.execution_time = max(0.0, provenance.finished_at - provenance.started_at)
     return report
+
+
+_SUMMARIZABLE = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+
+
+def _check_case_results(result: EvalSetResult, source: str) -> None:
+    for index, case in enumerate(result.eval_case_results):
+        where = f"{source}: evalCaseResults[{index}]"
+        if not case.eval_id:
+            raise ConfigError(f"{where} has no evalId: give it the evalId of the eval case it is a result of")
+        if case.final_eval_status is None:
+            raise ConfigError(
+                f"{where} (case {case.eval_id}) has no finalEvalStatus: set it to passed, failed or not_evaluated"
+            )
+        if case.final_eval_status not in _SUMMARIZABLE:
+            raise ConfigError(
+                f"{where} (case {case.eval_id}) has finalEvalStatus {case.final_eval_status}, which a report"
+                " cannot summarize: set it to passed, failed or not_evaluated"
+            )
 
 
 def _metrics_seen_in(cases: Sequence[EvalCaseResult]) -> list[EvalMetric]:

@@ -418,6 +418,10 @@ class EvaluationReport:
             result: The result (e.g. from a result manager's ``get``).
             app_name: The app (taken from the result's provenance when it records one).
             eval_set: The eval set, when available; re-scoring needs it.
+
+        Raises:
+            ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
+                ``failed`` or ``not_evaluated``.
         """
         from agenteval.reanalysis import report_from_result
 
@@ -451,16 +455,20 @@ class EvaluationReport:
 
         Raises:
             NotFoundError: The file or result does not exist.
-            ConfigError: The file is malformed, or a manager was given without an app and id.
+            ConfigError: The file is malformed, a case result has no ``evalId`` or final status, or a
+                manager was given without an app and id.
         """
         if isinstance(source, str | os.PathLike):
             from agenteval.evalresult.local import load_result_file
+            from agenteval.reanalysis import report_from_result
 
             path = Path(source)
             result = load_result_file(path)
             recorded = read_provenance(result)
             guessed = recorded.app_name if recorded is not None and recorded.app_name else path.parent.name
-            return cls.from_result(result, app_name=app_name or guessed, eval_set=eval_set)
+            return report_from_result(
+                result, app_name=app_name or guessed, eval_set=eval_set, source=f"result file {path}"
+            )
         if not app_name or not result_id:
             raise ConfigError("loading from a result manager needs app_name and result_id")
         return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import agenteval as ae
+from agenteval._async import run_sync
 from tests.test_evaluation import APP, SET, RecordingResultManager, echo, fill, final_response, make_case, turn
 
 
@@ -174,3 +177,46 @@ def test_cases_without_a_session_input_are_refused_before_the_agent_runs() -> No
     assert agent.calls == 0
     report = ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()], eval_case_ids=["a"])
     assert report.cases["status"].tolist() == ["passed"]
+
+
+def test_cases_without_an_eval_id_are_refused_before_the_agent_runs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = CountingAgent()
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case(""), make_case("a"), make_case("")])
+    (tmp_path / APP).mkdir()
+    (tmp_path / APP / f"{SET}.evalset.json").write_text(eval_set.to_json())
+    ev = ae.Evaluator(APP, agent, eval_set_manager=ae.LocalEvalSetManager(tmp_path))
+
+    for target in (SET, eval_set):
+        with pytest.raises(ae.ConfigError) as info:
+            ev.evaluate(target, metrics=[final_response()])
+        assert str(info.value) == (
+            "eval set set has cases without an evalId at positions [0, 2]: give each case an evalId"
+        )
+    assert agent.calls == 0
+    assert caplog.records == []  # no "could not keep the finished cases" warning
+
+
+def test_an_eval_set_file_without_an_eval_set_id_is_evaluated_under_the_requested_id(tmp_path: Path) -> None:
+    path = tmp_path / APP / "s.evalset.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"evalCases": [make_case("a").to_dict(), make_case("b").to_dict()]}))
+    before = path.read_bytes()
+    eval_sets = ae.LocalEvalSetManager(tmp_path)
+    results = ae.LocalEvalResultManager(tmp_path)
+    ev = ae.Evaluator(APP, CountingAgent(), eval_set_manager=eval_sets, result_manager=results, num_runs=2)
+
+    report = ev.evaluate("s", metrics=[final_response()])
+
+    assert report.eval_set_id == report.result.eval_set_id == "s"
+    assert {case.eval_set_id for case in report.result.eval_case_results} == {"s"}
+    assert report.cases["status"].tolist() == ["passed"] * 4
+    assert report.provenance is not None and report.provenance.eval_set_id == "s"
+    assert report.result.eval_set_result_id.startswith(f"{APP}_s_")
+    loaded = ae.EvaluationReport.load(results, APP, report.result.eval_set_result_id)
+    assert loaded.eval_set_id == "s"
+    assert ev.rescore(report).cases["status"].tolist() == ["passed"] * 4
+    # The store is left as it is.
+    assert path.read_bytes() == before
+    assert run_sync(eval_sets.get(APP, "s")).eval_set_id == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import stat
@@ -13,6 +14,7 @@ from pydantic import TypeAdapter
 
 from agenteval._files import check_name, dump_models, ensure_inside, load_json_file, parse_json, write_atomic
 from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterion
@@ -200,6 +202,70 @@ def test_nan_and_infinity_constants_are_refused_in_a_list_document(tmp_path: Pat
 def test_the_words_nan_and_infinity_in_strings_load() -> None:
     loaded = parse_json(b'{"name": "NaN", "description": "Infinity"}', EvalSet, "x")
     assert (loaded.name, loaded.description) == ("NaN", "Infinity")
+
+
+# --- encodings ---
+
+_DOC = '{"evalSetId": "café", "evalCases": []}'
+_SAVE_AS_UTF8 = "save it as UTF-8 without a byte-order mark"
+_LATIN = "as in Latin-1 or Windows-1252 text"
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (codecs.BOM_UTF8 + _DOC.encode(), "starts with a UTF-8 byte-order mark, which JSON does not allow"),
+        (_DOC.encode("utf-16"), "is not UTF-8 (it starts with a UTF-16 byte-order mark)"),
+        (codecs.BOM_UTF16_BE + _DOC.encode("utf-16-be"), "is not UTF-8 (it starts with a UTF-16 byte-order mark)"),
+        (_DOC.encode("utf-32"), "is not UTF-8 (it starts with a UTF-32 byte-order mark)"),
+        (codecs.BOM_UTF32_BE + _DOC.encode("utf-32-be"), "is not UTF-8 (it starts with a UTF-32 byte-order mark)"),
+        (_DOC.encode("utf-16-le"), "is not UTF-8 (it holds NUL bytes, as UTF-16 and UTF-32 text does)"),
+        (
+            _DOC.encode("latin-1"),
+            f"is not UTF-8 (byte 0xe9 at line 1, byte offset 18, is not valid UTF-8, {_LATIN})",
+        ),
+        (
+            b'{\n"description": "\x93quoted\x94"}',
+            f"is not UTF-8 (byte 0x93 at line 2, byte offset 18, is not valid UTF-8, {_LATIN})",
+        ),
+    ],
+    ids=[
+        "utf-8-bom",
+        "utf-16-le-bom",
+        "utf-16-be-bom",
+        "utf-32-le-bom",
+        "utf-32-be-bom",
+        "utf-16-no-bom",
+        "latin-1",
+        "cp1252",
+    ],
+)
+def test_files_in_another_encoding_are_refused_with_a_hint(tmp_path: Path, data: bytes, problem: str) -> None:
+    # Go's encoding/json refuses a UTF-8 byte-order mark too, so it is not skipped silently.
+    path = tmp_path / "s.evalset.json"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        load_json_file(path, EvalSet, "eval set")
+    assert str(info.value) == f"eval set file {path} {problem}: {_SAVE_AS_UTF8}"
+
+
+def test_text_that_kept_its_byte_order_mark_is_refused_with_a_hint() -> None:
+    with pytest.raises(ConfigError, match=r"^request body starts with a byte-order mark \(U\+FEFF\)"):
+        parse_json("\ufeff" + _DOC, EvalSet, "request body")
+
+
+def test_a_result_file_with_a_byte_order_mark_names_the_encoding_not_the_legacy_form(tmp_path: Path) -> None:
+    path = tmp_path / "app" / "r.evalset_result.json"
+    path.parent.mkdir()
+    path.write_bytes(codecs.BOM_UTF8 + b'{"evalSetResultId": "r", "evalCaseResults": []}')
+    with pytest.raises(ConfigError, match=f"^eval set result file {path} starts with a UTF-8 byte-order mark"):
+        load_result_file(path)
+
+
+def test_utf8_text_and_broken_json_still_get_the_json_error() -> None:
+    assert parse_json(_DOC.encode(), EvalSet, "x").eval_set_id == "café"
+    with pytest.raises(ConfigError, match="^x is malformed: not valid JSON: "):
+        parse_json(b'{"evalSetId": "caf\xc3\xa9"', EvalSet, "x")
 
 
 # --- write_atomic ---

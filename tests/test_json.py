@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 import agenteval
-from agenteval._json import CamelModel, EpochTime, GoFloat, WireModel
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.message import Message, Role
@@ -235,6 +235,25 @@ def test_loading_is_strict_about_types(model: type[WireModel], document: dict[st
     with pytest.raises(ValidationError) as info:
         model.from_json(json.dumps(document))
     assert [error["loc"] for error in info.value.errors()] == [loc]
+
+
+class _Counter(CamelModel):
+    count: GoInt = 0
+
+
+@pytest.mark.parametrize("value", [-(2**63), -1, 0, 2**53 + 1, 2**63 - 1])
+def test_go_int_takes_every_int64_exactly(value: int) -> None:
+    text = json.dumps({"count": value})
+    assert _Counter.from_json(text).count == value
+    assert _Counter.from_json(text).to_json(indent=None) == ("{}" if value == 0 else text.replace(" ", ""))
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64, 10**310, -(2**63) - 1])
+def test_go_int_refuses_what_would_wrap_around_in_go(value: int) -> None:
+    with pytest.raises(ValidationError, match=r"count\n  Input should be (less|greater) than or equal to"):
+        _Counter.from_json(json.dumps({"count": value}))
+    with pytest.raises(ValidationError):
+        _Counter(count=value)
 
 
 def test_integral_numbers_written_by_go_load_into_float_fields() -> None:

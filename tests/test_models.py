@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from agenteval._files import dump_models
+from agenteval._files import dump_models, parse_json
 from agenteval._json import WireModel
-from agenteval.errors import UnknownFieldWarning
+from agenteval.errors import ConfigError, UnknownFieldWarning
 from agenteval.evalresult.models import (
     EvalCaseResult,
     EvalMetricResult,
@@ -1053,3 +1053,83 @@ def test_every_status_value_loads(status: EvalStatus) -> None:
     loaded = EvalMetricResult.from_json(json.dumps({"evalStatus": status.value}))
     assert loaded.eval_status is status
     assert loaded.to_dict() == {"evalStatus": status.value}
+
+
+# Every integer of a result, as a JSON path and a document holding 2**63 - 1 there.
+_INT_FIELDS: dict[str, dict[str, Any]] = {
+    "evalCaseResults[0].runId": {"evalCaseResults": [{"runId": None}]},
+    "summary.numRuns": {"summary": {"numRuns": None}},
+    "summary.runStatusCounts.passed": {"summary": {"runStatusCounts": {"passed": None}}},
+    "summary.runSummaries[0].runId": {"summary": {"runSummaries": [{"runId": None}]}},
+    "summary.runSummaries[0].caseStatusCounts.failed": {
+        "summary": {"runSummaries": [{"caseStatusCounts": {"failed": None}}]}
+    },
+    "summary.evalCaseSummaries[0].runStatusCounts.notEvaluated": {
+        "summary": {"evalCaseSummaries": [{"runStatusCounts": {"notEvaluated": None}}]}
+    },
+    "summary.evalCaseSummaries[0].runSummaries[0].runId": {
+        "summary": {"evalCaseSummaries": [{"runSummaries": [{"runId": None}]}]}
+    },
+    "summary.evalCaseSummaries[0].metricSummaries[0].statusCounts.passed": {
+        "summary": {"evalCaseSummaries": [{"metricSummaries": [{"statusCounts": {"passed": None}}]}]}
+    },
+}
+
+
+def test_every_result_integer_is_a_go_int() -> None:
+    # A new int field must be bounded too: the reference reads it into Go's int64.
+    models: list[type[WireModel]] = [
+        EvalCaseResult,
+        EvalMetricResult,
+        EvalMetricResultDetails,
+        EvalMetricResultPerInvocation,
+        EvalSetResult,
+        EvalCaseResultSummary,
+        EvalCaseRunSummary,
+        EvalMetricRunSummary,
+        EvalMetricSummary,
+        EvalSetResultSummary,
+        EvalSetRunSummary,
+        EvalStatusCounts,
+        RubricScore,
+        ScoreValue,
+    ]
+    integers = {
+        f"{model.__name__}.{name}": {
+            bound: getattr(item, bound) for item in info.metadata for bound in ("ge", "le") if hasattr(item, bound)
+        }
+        for model in models
+        for name, info in model.model_fields.items()
+        if info.annotation in (int, int | None)
+    }
+    assert len(integers) == 7
+    assert {name: bounds for name, bounds in integers.items() if bounds != {"ge": -(2**63), "le": 2**63 - 1}} == {}
+
+
+def _with_int(document: dict[str, Any], value: int) -> str:
+    return json.dumps(document).replace("null", str(value))
+
+
+@pytest.mark.parametrize("field", list(_INT_FIELDS))
+@pytest.mark.parametrize("value", [2**63 - 1, -(2**63)])
+def test_result_integers_take_all_of_go_int64(field: str, value: int) -> None:
+    text = _with_int(_INT_FIELDS[field], value)
+    loaded = parse_json(text, EvalSetResult, "result file r.json")
+    assert json.loads(loaded.to_json()) == json.loads(text)
+
+
+@pytest.mark.parametrize("field", list(_INT_FIELDS))
+@pytest.mark.parametrize(
+    ("value", "bound"),
+    [
+        (2**63, "less than or equal to 9223372036854775807"),
+        (2**64, "less than or equal to 9223372036854775807"),
+        (10**310, "less than or equal to 9223372036854775807"),
+        (-(2**63) - 1, "greater than or equal to -9223372036854775808"),
+    ],
+)
+def test_result_integers_beyond_go_int64_are_refused_naming_the_field(field: str, value: int, bound: str) -> None:
+    # They used to load, then wrap around in the report's int64 columns or overflow in pass@k.
+    with pytest.raises(ConfigError) as info:
+        parse_json(_with_int(_INT_FIELDS[field], value), EvalSetResult, "result file r.json")
+    assert str(info.value).startswith(f"result file r.json is malformed: field {field}: Input should be {bound} (got ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import pytest
@@ -18,6 +19,16 @@ from agenteval.status import EvalStatus
 
 def exact_pass_at_k(n: int, c: int, k: int) -> Fraction:
     return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def decimal_pass_at_k(n: int, c: int, k: int) -> float:
+    """``1 - C(n-c, k) / C(n, k)`` as the product of min(c, k) factors, to 60 digits."""
+    few, many = sorted((c, k))
+    with localcontext(prec=60):
+        all_failed = Decimal(1)
+        for i in range(few):
+            all_failed *= Decimal(n - many - i) / Decimal(n - i)
+        return float(1 - all_failed)
 
 
 def enumerated_pass_at_k(n: int, c: int, k: int) -> Fraction:
@@ -75,6 +86,41 @@ def test_pass_at_k_is_stable_for_large_n() -> None:
         assert got == pytest.approx(float(exact_pass_at_k(n, c, k)), rel=1e-6)
 
 
+INT64_MAX = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k"),
+    [
+        (10**7, 1, 1),  # log-gamma differences were 49% off here
+        (10**12, 1, 1),
+        (INT64_MAX, 1, 1),
+        (10**9, 3, 10**8),
+        (INT64_MAX, 3, 10**12),
+        # More than 10**4 factors: integrated rather than summed term by term.
+        (10**9, 10_001, 10_001),
+        (10**12, 20_000, 20_000),
+        (10**12, 10_001, 10**6),
+        (10**8, 10_001, 30_000),
+        (10**7, 12_000, 12_000),
+        (INT64_MAX, 30_000, 10**12),
+    ],
+)
+def test_pass_at_k_is_accurate_for_huge_n(n: int, c: int, k: int) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(decimal_pass_at_k(n, c, k), rel=1e-12)
+
+
+def test_pass_at_k_takes_any_int64_n_without_overflow() -> None:
+    # Too many factors to multiply out; ln(1 - x) ~ -x - x^2/2 gives -(mM/n)(1 + (m + M - 1) / 2n) to ~1e-19.
+    m = big = 10**9
+    expected = -math.expm1(-(m * big / INT64_MAX) * (1 + (m + big - 1) / (2 * INT64_MAX)))
+    assert pass_at_k(INT64_MAX, m, big) == pytest.approx(expected, rel=1e-12)
+    assert pass_at_k(INT64_MAX, 2**62, 2**62 - 1) == 1.0
+    assert pass_at_k(INT64_MAX, INT64_MAX, INT64_MAX) == 1.0
+    assert pass_at_k(10**6, 5 * 10**5, 5 * 10**5) == 1.0  # c + k == n: every draw of k holds a success
+    assert pass_at_k(10**310, 1, 1) == pytest.approx(1e-310)  # beyond floats, still no OverflowError
+
+
 # pass^k
 
 
@@ -98,6 +144,15 @@ def test_pass_hat_k_edge_and_known_values() -> None:
     assert pass_hat_k(10, 10, 3) == 1.0
     assert pass_hat_k(10, 5, 2) == pytest.approx(0.25, abs=1e-12)
     assert pass_hat_k(2, 1, 10) == pytest.approx(2.0**-10, rel=1e-12)  # k may exceed n
+
+
+def test_pass_hat_k_is_accurate_for_any_int64_n() -> None:
+    # c / n rounds to 1.0 here, and ln(1.0) would lose the whole answer, (1 - 2**-62) ** (2**62) ~ 1/e.
+    assert pass_hat_k(2**62, 2**62 - 1, 2**62) == pytest.approx(math.exp(-1), rel=1e-12)
+    assert pass_hat_k(INT64_MAX, 1, 1) == pytest.approx(1 / INT64_MAX, rel=1e-15)
+    assert pass_hat_k(INT64_MAX, INT64_MAX - 1, INT64_MAX) == pytest.approx(math.exp(-1), rel=1e-12)
+    assert pass_hat_k(INT64_MAX, 1, INT64_MAX) == 0.0
+    assert pass_hat_k(10**310, 10**309, 2) == pytest.approx(0.01)
 
 
 def test_pass_hat_k_matches_enumeration_for_small_n() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import agenteval as ae
+from agenteval._async import run_sync
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.service import EvaluateConfig, EvaluateRequest, LocalService
@@ -527,3 +529,46 @@ def test_a_case_whose_aggregator_failed_is_a_regression_not_a_removal() -> None:
     assert set(diff.table["candidate_status"]) == {"failed"}
     assert diff.table["candidate_pass_rate"].tolist() == [0.0, 0.0]
     assert diff.cases["change"].tolist() == ["regressed"]
+
+
+def _write_result(tmp_path: Path, cases: list[dict[str, Any]]) -> Path:
+    path = tmp_path / APP_NAME / "r.evalset_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"evalSetResultId": "r", "evalCaseResults": cases}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("cases", "problem"),
+    [
+        ([{}], "evalCaseResults[0] has no evalId: give it the evalId of the eval case it is a result of"),
+        (
+            [{"evalId": "a", "finalEvalStatus": "passed"}, {"evalId": "b", "runId": 1}],
+            "evalCaseResults[1] (case b) has no finalEvalStatus: set it to passed, failed or not_evaluated",
+        ),
+        (
+            [{"evalId": "a", "finalEvalStatus": "unknown"}],
+            "evalCaseResults[0] (case a) has finalEvalStatus unknown, which a report cannot summarize: "
+            "set it to passed, failed or not_evaluated",
+        ),
+    ],
+    ids=["no-eval-id", "no-final-status", "unknown-status"],
+)
+def test_a_result_with_an_unplaceable_case_is_refused_naming_the_result_and_field(
+    tmp_path: Path, cases: list[dict[str, Any]], problem: str
+) -> None:
+    path = _write_result(tmp_path, cases)
+    manager = ae.LocalEvalResultManager(tmp_path)
+    # The store stays lenient, as the reference's is; only a report needs every case placed.
+    assert len(run_sync(manager.get(APP_NAME, "r")).eval_case_results) == len(cases)
+
+    with pytest.raises(ae.ConfigError) as from_file:
+        ae.EvaluationReport.load(path)
+    with pytest.raises(ae.ConfigError) as from_store:
+        ae.EvaluationReport.load(manager, APP_NAME, "r")
+    with pytest.raises(ae.ConfigError) as unsaved:
+        ae.EvaluationReport.from_result(ae.EvalSetResult.model_validate({"evalCaseResults": cases}))
+
+    assert str(from_file.value) == f"result file {path}: {problem}"
+    assert str(from_store.value) == f"result r: {problem}"
+    assert str(unsaved.value) == f"result (without an evalSetResultId): {problem}"

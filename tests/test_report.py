@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -307,6 +309,40 @@ def test_inference_results_are_kept_per_run(report: EvaluationReport) -> None:
 def test_pass_k_on_a_report(report: EvaluationReport) -> None:
     assert report.pass_at_k(1) == 0.0
     assert report.pass_hat_k(2) == 0.0
+
+
+def test_a_loaded_result_at_the_int64_limits_reports_them_exactly(tmp_path: Path) -> None:
+    # 2**63 used to load and show as -2**63 in the frames; a larger numRuns overflowed pass@k.
+    path = tmp_path / APP / "r.evalset_result.json"
+    path.parent.mkdir()
+    case = {"evalId": "a", "runId": 2**63 - 1, "finalEvalStatus": "passed"}
+    summary = {"numRuns": 2**63 - 1, "runStatusCounts": {"passed": 2**62}}
+    path.write_text(
+        f'{{"evalSetResultId": "r", "evalCaseResults": [{json.dumps(case)}], "summary": {json.dumps(summary)}}}'
+    )
+
+    report = EvaluationReport.load(path)
+
+    assert report.cases["run_id"].tolist() == [2**63 - 1]
+    assert report.pass_at_k(1) == pytest.approx(2**62 / (2**63 - 1), rel=1e-15)
+    assert report.pass_at_k(10**6) == 1.0
+    assert report.pass_hat_k(2) == pytest.approx(0.25, rel=1e-15)
+    assert "pass@1 <b>0.50</b>" in report._repr_html_()
+
+
+@pytest.mark.parametrize(("field", "key"), [("runId", "evalCaseResults[0].runId"), ("numRuns", "summary.numRuns")])
+def test_a_loaded_result_beyond_int64_is_refused_naming_the_file_and_field(
+    tmp_path: Path, field: str, key: str
+) -> None:
+    path = tmp_path / APP / "r.evalset_result.json"
+    path.parent.mkdir()
+    container = (
+        '"evalCaseResults": [{"evalId": "a", "runId": %s}]' if field == "runId" else '"summary": {"numRuns": %s}'
+    )
+    path.write_text('{"evalSetResultId": "r", ' + container % 2**64 + "}")
+
+    with pytest.raises(ConfigError, match=rf"^eval set result file {path} is malformed: field {re.escape(key)}: "):
+        EvaluationReport.load(path)
 
 
 def test_repr_summarises_the_report(report: EvaluationReport) -> None:

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from agenteval._json import CamelModel, EpochTime, GoFloat
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.evalset.models import Invocation
 from agenteval.metric.criterion import Criterion
@@ -105,7 +105,7 @@ class EvalCaseResult(CamelModel):
     """Eval set id."""
     eval_id: str = ""
     """Case id."""
-    run_id: int = 0
+    run_id: GoInt = 0
     """1-based run number."""
     score: GoFloat = 0.0
     """Case score from the case aggregator."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agenteval._json import CamelModel, GoFloat
+from agenteval._json import CamelModel, GoFloat, GoInt
 from agenteval.status import EvalStatus
 
 __all__ = [
@@ -21,9 +21,9 @@ __all__ = [
 class EvalStatusCounts(CamelModel):
     """How many of something passed, failed or were not evaluated."""
 
-    passed: int = 0
-    failed: int = 0
-    not_evaluated: int = 0
+    passed: GoInt = 0
+    failed: GoInt = 0
+    not_evaluated: GoInt = 0
 
 
 class EvalMetricSummary(CamelModel):
@@ -50,7 +50,7 @@ class EvalMetricRunSummary(CamelModel):
 class EvalCaseRunSummary(CamelModel):
     """One case in one run."""
 
-    run_id: int = 0
+    run_id: GoInt = 0
     final_eval_status: EvalStatus | None = None
     error_message: str = ""
     metric_results: list[EvalMetricRunSummary] = Field(default_factory=list)
@@ -71,7 +71,7 @@ class EvalCaseResultSummary(CamelModel):
 class EvalSetRunSummary(CamelModel):
     """One run across cases."""
 
-    run_id: int = 0
+    run_id: GoInt = 0
     overall_status: EvalStatus | None = None
     case_status_counts: EvalStatusCounts | None = None
     metric_summaries: list[EvalMetricSummary] = Field(default_factory=list)
@@ -82,7 +82,7 @@ class EvalSetResultSummary(CamelModel):
     """The whole evaluation across runs."""
 
     overall_status: EvalStatus | None = None
-    num_runs: int = 0
+    num_runs: GoInt = 0
     run_status_counts: EvalStatusCounts | None = None
     """How many runs passed, failed or were not evaluated (as whole sets)."""
     run_summaries: list[EvalSetRunSummary] = Field(default_factory=list)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from agenteval._json import CamelModel, EpochTime, GoFloat
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt
 from agenteval.evalset.message import Message
 from agenteval.evalset.trace import ExecutionTrace
 
@@ -139,7 +139,7 @@ class ConversationScenario(CamelModel):
     """The simulated user's goal, constraints and stopping condition."""
     stop_signal: str = ""
     """A simulator message equal to this (trimmed, case-insensitive) ends the conversation."""
-    max_allowed_invocations: int | None = None
+    max_allowed_invocations: GoInt | None = None
     """Most user turns to generate; ``0`` or unset means unlimited."""
 
 

@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from agenteval._json import CamelModel, GoFloat, WireModel
+from agenteval._json import CamelModel, GoFloat, GoInt, WireModel
 from agenteval.errors import UnknownFieldWarning
 from agenteval.evalset.models import RubricContent
 
@@ -59,9 +59,9 @@ class LengthCriterion(CamelModel):
 
     ignore: bool = False
     """Skip the length check."""
-    min: int | None = None
+    min: GoInt | None = None
     """Shortest allowed length."""
-    max: int | None = None
+    max: GoInt | None = None
     """Longest allowed length."""
 
 
@@ -253,7 +253,7 @@ def expand_env(text: str) -> str:
 class GenerationConfig(WireModel):
     """Sampling options for a judge model (snake_case keys, as the reference writes them)."""
 
-    max_tokens: int | None = None
+    max_tokens: GoInt | None = None
     temperature: GoFloat | None = None
     top_p: GoFloat | None = None
     stream: bool = False
@@ -262,10 +262,10 @@ class GenerationConfig(WireModel):
     presence_penalty: GoFloat | None = None
     frequency_penalty: GoFloat | None = None
     logprobs: bool | None = None
-    top_logprobs: int | None = None
+    top_logprobs: GoInt | None = None
     reasoning_effort: str | None = None
     thinking_enabled: bool | None = None
-    thinking_tokens: int | None = None
+    thinking_tokens: GoInt | None = None
     thinking_level: str | None = None
 
     @model_serializer(mode="wrap")
@@ -327,7 +327,7 @@ class JudgeModelOptions(CamelModel):
     """API key; kept in memory, never serialized."""
     extra_fields: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields sent to the provider."""
-    num_samples: int | None = None
+    num_samples: GoInt | None = None
     """Judge samples per turn (default 1)."""
     generation_config: GenerationConfig | None = None
     """Sampling options."""
@@ -508,7 +508,7 @@ class LLMCriterion(CamelModel):
     """The judge model."""
     sample_parallelism_enabled: bool = False
     """Request samples concurrently."""
-    sample_parallelism: int = 0
+    sample_parallelism: GoInt = 0
     """Most concurrent sample requests (default: CPU count)."""
     template: JudgeTemplateOptions | None = None
     """Template judge configuration (``llm_judge_template``)."""
