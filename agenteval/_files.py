@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from agenteval._gc import fewer_collections
 from agenteval._json import WireModel, reject_non_finite, unknown_fields
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 
@@ -138,12 +139,14 @@ def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str
     # Validators that warn (e.g. about a dropped secret) name the source from the context.
     context = {"source": source}
     try:
-        if isinstance(adapter, TypeAdapter):
-            result: T = adapter.validate_json(data, strict=True, context=context)
-        elif isinstance(adapter, type) and issubclass(adapter, BaseModel):
-            result = adapter.model_validate_json(data, strict=True, context=context)
-        else:
-            raise TypeError(f"cannot validate with {adapter!r}")
+        # Parsing a large file allocates millions of objects: let the collector wait until it is done.
+        with fewer_collections():
+            if isinstance(adapter, TypeAdapter):
+                result: T = adapter.validate_json(data, strict=True, context=context)
+            elif isinstance(adapter, type) and issubclass(adapter, BaseModel):
+                result = adapter.model_validate_json(data, strict=True, context=context)
+            else:
+                raise TypeError(f"cannot validate with {adapter!r}")
     except ValidationError as exc:
         # Only looked for once parsing failed: text in another encoding never parses as JSON.
         problem = _encoding_problem(data)

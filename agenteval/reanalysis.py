@@ -206,8 +206,9 @@ async def reaggregate(
     """
     started = time.perf_counter()
     chosen = as_aggregator(aggregator)
+    sources = _Sources(report)
     cases = [
-        await _aggregate_again(report, case.model_copy(deep=True), chosen, report.eval_metrics)
+        await _aggregate_again(sources, case.model_copy(deep=True), chosen, report.eval_metrics)
         for case in report.result.eval_case_results
     ]
     return _derived(report, cases, report.eval_metrics, chosen, "reaggregate", started)
@@ -265,7 +266,8 @@ async def with_thresholds(
         if aggregator is not None
         else await original_aggregator(report, "with_thresholds(thresholds, aggregator=...)")
     )
-    aggregated = [await _aggregate_again(report, case, chosen, metrics) for case in cases]
+    sources = _Sources(report)
+    aggregated = [await _aggregate_again(sources, case, chosen, metrics) for case in cases]
     return _derived(report, aggregated, metrics, chosen, "with_thresholds", started)
 
 
@@ -291,9 +293,10 @@ async def original_aggregator(report: EvaluationReport, call: str) -> EvalCaseRe
             f"this report was aggregated by {recorded}, which a loaded report cannot rebuild; pass it again: {call}"
         )
     if not recorded:
+        sources = _Sources(report)
         for case in report.result.eval_case_results:
             # A shallow copy is enough: aggregating again only sets the case's own score, status and error.
-            again = await _aggregate_again(report, case.model_copy(), default, report.eval_metrics)
+            again = await _aggregate_again(sources, case.model_copy(), default, report.eval_metrics)
             # Reference versions older than case aggregators write no case score: only the status tells.
             scored = "score" in case.model_fields_set
             if again.final_eval_status != case.final_eval_status or (
@@ -317,16 +320,40 @@ def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> N
         result.eval_status = status_for(result.score, threshold)
 
 
+class _Sources:
+    """A report's eval cases and inferences by id, looked up once per case (not by a scan each time)."""
+
+    def __init__(self, report: EvaluationReport) -> None:
+        self.report = report
+        self.cases: dict[str, EvalCase] = {}
+        for eval_case in report.eval_set.eval_cases if report.eval_set is not None else []:
+            self.cases.setdefault(eval_case.eval_id, eval_case)
+        self.inferences: dict[tuple[int, str], InferenceResult] = {}
+        for run_id, run in enumerate(report.inference_results, start=1):
+            for inference in run:
+                self.inferences.setdefault((run_id, inference.eval_case_id), inference)
+
+    def inference_for(self, case: EvalCaseResult) -> InferenceResult:
+        found = self.inferences.get((case.run_id or 1, case.eval_id))
+        return found or InferenceResult(
+            app_name=self.report.app_name,
+            eval_set_id=case.eval_set_id,
+            eval_case_id=case.eval_id,
+            session_id=case.session_id,
+            user_id=case.user_id,
+            status=EvalStatus.PASSED,
+        )
+
+
 async def _aggregate_again(
-    report: EvaluationReport, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: list[EvalMetric]
+    sources: _Sources, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: list[EvalMetric]
 ) -> EvalCaseResult:
     """Aggregate ``case`` (a copy the caller owns, updated in place) again from its metric results."""
     if _failed_before_aggregation(case):
         return case
-    eval_case = (report.eval_set.case(case.eval_id) if report.eval_set is not None else None) or EvalCase(
-        eval_id=case.eval_id
-    )
-    inference = _inference_for(report, case)
+    report = sources.report
+    eval_case = sources.cases.get(case.eval_id) or EvalCase(eval_id=case.eval_id)
+    inference = sources.inference_for(case)
     names = [result.metric_name for result in case.overall_eval_metric_results]
     metrics = effective_metrics(eval_case, configured, names)
     by_name = {metric.metric_name: metric for metric in metrics}
@@ -366,22 +393,6 @@ _AGGREGATION_ERRORS = (
 def _failed_before_aggregation(case: EvalCaseResult) -> bool:
     """A failure that happened before the aggregator ran (not one the aggregator itself caused)."""
     return bool(case.error_message) and not case.error_message.startswith(_AGGREGATION_ERRORS)
-
-
-def _inference_for(report: EvaluationReport, case: EvalCaseResult) -> InferenceResult:
-    run_index = (case.run_id or 1) - 1
-    if 0 <= run_index < len(report.inference_results):
-        for inference in report.inference_results[run_index]:
-            if inference.eval_case_id == case.eval_id:
-                return inference
-    return InferenceResult(
-        app_name=report.app_name,
-        eval_set_id=case.eval_set_id,
-        eval_case_id=case.eval_id,
-        session_id=case.session_id,
-        user_id=case.user_id,
-        status=EvalStatus.PASSED,
-    )
 
 
 def _derived(

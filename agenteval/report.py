@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval._async import run_sync
+from agenteval._gc import fewer_collections
 from agenteval.errors import ConfigError
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
@@ -362,7 +363,8 @@ class EvaluationReport:
         """Async twin of :meth:`reaggregate`."""
         from agenteval.reanalysis import reaggregate
 
-        return await reaggregate(self, aggregator)
+        with fewer_collections():
+            return await reaggregate(self, aggregator)
 
     def reaggregate(self, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvaluationReport:
         """A new report whose case scores and statuses come from another case aggregator.
@@ -390,7 +392,8 @@ class EvaluationReport:
         """Async twin of :meth:`with_thresholds`."""
         from agenteval.reanalysis import with_thresholds
 
-        return await with_thresholds(self, thresholds, aggregator)
+        with fewer_collections():
+            return await with_thresholds(self, thresholds, aggregator)
 
     def with_thresholds(
         self,
@@ -432,7 +435,8 @@ class EvaluationReport:
         cls, manager: EvalResultManager, app_name: str, result_id: str, *, eval_set: EvalSet | None = None
     ) -> EvaluationReport:
         """Async twin of :meth:`load` for a result manager."""
-        return cls.from_result(await manager.get(app_name, result_id), app_name=app_name, eval_set=eval_set)
+        with fewer_collections():
+            return cls.from_result(await manager.get(app_name, result_id), app_name=app_name, eval_set=eval_set)
 
     @classmethod
     def load(
@@ -458,20 +462,21 @@ class EvaluationReport:
             ConfigError: The file is malformed, a case result has no ``evalId`` or final status, or a
                 manager was given without an app and id.
         """
-        if isinstance(source, str | os.PathLike):
-            from agenteval.evalresult.local import load_result_file
-            from agenteval.reanalysis import report_from_result
+        if not isinstance(source, str | os.PathLike):
+            if not app_name or not result_id:
+                raise ConfigError("loading from a result manager needs app_name and result_id")
+            return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))
+        from agenteval.evalresult.local import load_result_file
+        from agenteval.reanalysis import report_from_result
 
-            path = Path(source)
+        path = Path(source)
+        with fewer_collections():
             result = load_result_file(path)
             recorded = read_provenance(result)
             guessed = recorded.app_name if recorded is not None and recorded.app_name else path.parent.name
             return report_from_result(
                 result, app_name=app_name or guessed, eval_set=eval_set, source=f"result file {path}"
             )
-        if not app_name or not result_id:
-            raise ConfigError("loading from a result manager needs app_name and result_id")
-        return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))
 
     def _repr_html_(self) -> str:
         from agenteval.notebook.display import report_html

@@ -8,6 +8,7 @@ import uuid
 from pydantic import ValidationError
 
 from agenteval._files import describe_validation_error
+from agenteval._gc import fewer_collections
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 
@@ -82,7 +83,8 @@ def clone_result(result: EvalSetResult, context: str = "clone result") -> EvalSe
             (``<context>: field <path> is not a finite number ...``) or a function.
     """
     try:
-        return EvalSetResult.from_json(result.to_json(indent=None))
+        with fewer_collections():
+            return EvalSetResult.from_json(result.to_json(indent=None))
     except ConfigError as exc:
         raise ConfigError(f"{context}: {exc}") from None
     except ValidationError as exc:

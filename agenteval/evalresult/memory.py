@@ -5,8 +5,9 @@ from __future__ import annotations
 import builtins
 import threading
 
+from agenteval._gc import fewer_collections
 from agenteval.errors import NotFoundError
-from agenteval.evalresult._prepare import clone_result, prepare_result, validate_get, validate_list
+from agenteval.evalresult._prepare import prepare_result, validate_get, validate_list
 from agenteval.evalresult.models import EvalSetResult
 
 __all__ = ["InMemoryEvalResultManager"]
@@ -15,14 +16,15 @@ __all__ = ["InMemoryEvalResultManager"]
 class InMemoryEvalResultManager:
     """Keeps eval-set results in memory, per app.
 
-    Results are deep-copied on the way in and out, so neither the caller's object nor a returned
+    Results are kept as their compact JSON (an order of magnitude smaller than the objects, which
+    matters when a notebook evaluates many times), so neither the caller's object nor a returned
     one is shared with the store. ``list`` returns ids in the order they were first saved. Safe to
     use from several threads and tasks.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._results: dict[str, dict[str, EvalSetResult]] = {}
+        self._results: dict[str, dict[str, str]] = {}
 
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Store a copy of a result and return its id.
@@ -40,8 +42,9 @@ class InMemoryEvalResultManager:
         """
         prepared = prepare_result(app_name, result)
         result_id = prepared.eval_set_result_id
+        text = prepared.to_json(indent=None)
         with self._lock:
-            self._results.setdefault(app_name, {})[result_id] = prepared
+            self._results.setdefault(app_name, {})[result_id] = text
         return result_id
 
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
@@ -59,8 +62,8 @@ class InMemoryEvalResultManager:
             stored = results.get(eval_set_result_id)
         if stored is None:
             raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found")
-        # Stored objects are never mutated, only replaced, so copying outside the lock is safe.
-        return clone_result(stored, f"clone eval set result {app_name}.{eval_set_result_id}")
+        with fewer_collections():
+            return EvalSetResult.from_json(stored)
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's result ids in first-save order (``[]`` for an unknown app).
