@@ -16,6 +16,7 @@ __all__ = [
     "clone_result",
     "new_result_id",
     "prepare_result",
+    "prepared_json",
     "validate_get",
     "validate_list",
     "validate_save",
@@ -113,11 +114,30 @@ def prepare_result(app_name: str, result: EvalSetResult | None, *, set_timestamp
         ConfigError: A validation failure (see :func:`validate_save`), or ``clone result: ...``
             when the result cannot be serialised.
     """
-    prepared = clone_result(validate_save(app_name, result))
-    if not prepared.eval_set_result_id:
-        prepared.eval_set_result_id = new_result_id(app_name, prepared.eval_set_id)
-    if not prepared.eval_set_result_name:
-        prepared.eval_set_result_name = prepared.eval_set_result_id
-    if set_timestamp and prepared.creation_timestamp is None:
-        prepared.creation_timestamp = time.time()
-    return prepared
+    return clone_result(_filled(app_name, result, set_timestamp=set_timestamp))
+
+
+def prepared_json(app_name: str, result: EvalSetResult | None) -> tuple[str, str]:
+    """What :func:`prepare_result` would give, as its id and compact JSON, without building the copy.
+
+    Raises:
+        ConfigError: As :func:`prepare_result`.
+    """
+    filled = _filled(app_name, result, set_timestamp=True)
+    try:
+        return filled.eval_set_result_id, filled.to_json(indent=None)
+    except ConfigError as exc:
+        raise ConfigError(f"clone result: {exc}") from None
+
+
+def _filled(app_name: str, result: EvalSetResult | None, *, set_timestamp: bool) -> EvalSetResult:
+    """A shallow copy of a valid result with its missing id, name and (optionally) creation time filled."""
+    checked = validate_save(app_name, result)
+    result_id = checked.eval_set_result_id or new_result_id(app_name, checked.eval_set_id)
+    filled: dict[str, object] = {
+        "eval_set_result_id": result_id,
+        "eval_set_result_name": checked.eval_set_result_name or result_id,
+    }
+    if set_timestamp and checked.creation_timestamp is None:
+        filled["creation_timestamp"] = time.time()
+    return checked.model_copy(update=filled)

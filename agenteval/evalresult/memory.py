@@ -7,7 +7,7 @@ import threading
 
 from agenteval._gc import fewer_collections
 from agenteval.errors import NotFoundError
-from agenteval.evalresult._prepare import prepare_result, validate_get, validate_list
+from agenteval.evalresult._prepare import prepared_json, validate_get, validate_list
 from agenteval.evalresult.models import EvalSetResult
 
 __all__ = ["InMemoryEvalResultManager"]
@@ -40,9 +40,7 @@ class InMemoryEvalResultManager:
             ConfigError: A bad argument, or a result that cannot be serialised
                 (``clone result: ...``).
         """
-        prepared = prepare_result(app_name, result)
-        result_id = prepared.eval_set_result_id
-        text = prepared.to_json(indent=None)
+        result_id, text = prepared_json(app_name, result)
         with self._lock:
             self._results.setdefault(app_name, {})[result_id] = text
         return result_id
