@@ -222,7 +222,7 @@ def written_json(model: WireModel, context: str) -> str:
     """``model.to_json(indent=None)``, with ``context`` in front of the error when it cannot be written.
 
     Raises:
-        ConfigError: ``<context>: ...`` when the model cannot be written as JSON (a NaN, bytes, an
+        ConfigError: ``<context>: ...`` when the model cannot be written as JSON (a NaN, non-UTF-8 bytes, an
             arbitrary object in a free-form value); the message names the field.
     """
     try:

@@ -45,6 +45,7 @@ from agenteval.service.aggregation import (
     AllPassAggregator,
     EvalCaseResultAggregator,
     as_aggregator,
+    finite_score,
 )
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
@@ -148,9 +149,10 @@ def _whole_number(name: str, value: object) -> int:
 
 
 def _seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ConfigError(f"{name} must be a number of seconds or None, got {type(value).__name__} {value!r}")
-    return float(value)
+    seconds = finite_score(value)
+    if seconds is None:
+        raise ConfigError(f"{name} must be a finite number of seconds or None, got {type(value).__name__} {value!r}")
+    return seconds
 
 
 _NONE_MEANS_NONE = frozenset(
@@ -446,7 +448,11 @@ class Evaluator:
         Best effort: a failure here is logged and never hides ``error``.
         """
         # Ctrl-C in a kernel reaches the evaluation as the cancellation of its task.
-        stopped_by = "KeyboardInterrupt" if isinstance(error, asyncio.CancelledError) else type(error).__name__
+        stopped_by = (
+            "cancellation (Ctrl-C or a cancelled task)"
+            if isinstance(error, asyncio.CancelledError)
+            else type(error).__name__
+        )
         cases, inferences = recorder.finished(ordering)
         if not cases:
             return
@@ -475,7 +481,7 @@ class Evaluator:
                 "evaluation of %s stopped by %s; the %d finished case results were saved as %s "
                 "(ae.EvaluationReport.load(result_manager, %r, %r))",
                 ordering.eval_set_id,
-                type(error).__name__,
+                stopped_by,
                 len(cases),
                 result_id,
                 self.app_name,
@@ -614,9 +620,12 @@ class Evaluator:
         eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
         check_metrics(eval_metrics, options.service_options())
         if "aggregator" not in overrides:
-            # Cases are aggregated as the report's were, whatever this Evaluator's own default.
-            aggregator = report.aggregator or await original_aggregator(report, "rescore(report, aggregator=...)")
-            options = replace(options, aggregator=aggregator)
+            # Cases are aggregated as the report's were; a loaded report does not know its
+            # aggregator, so this Evaluator's own (if not the default) is taken to be it.
+            aggregator = report.aggregator
+            if aggregator is None and isinstance(options.aggregator, AllPassAggregator):
+                aggregator = await original_aggregator(report, "rescore(report, aggregator=...)")
+            options = replace(options, aggregator=aggregator or options.aggregator)
         _check_evaluators(eval_metrics, options.registry)
         snapshot = SnapshotEvalSetManager(None, report.app_name, report.eval_set_id, report.eval_set)
         service = LocalService(

@@ -69,7 +69,9 @@ def test_metrics_that_are_not_a_list_of_metrics_are_refused(metrics: Any, messag
         ("parallel_inference", "no", r"^parallel_inference must be True or False, got str 'no'$"),
         ("parallel_runs", 1, r"^parallel_runs must be True or False, got int 1$"),
         ("progress", "auto", r"^progress must be True or False, got str 'auto'$"),
-        ("turn_timeout", "1", r"^turn_timeout must be a number of seconds or None, got str '1'$"),
+        ("turn_timeout", "1", r"^turn_timeout must be a finite number of seconds or None, got str '1'$"),
+        ("turn_timeout", float("inf"), r"^turn_timeout must be a finite number of seconds or None, got float inf$"),
+        ("turn_timeout", 10**400, r"^turn_timeout must be a finite number of seconds or None, got int 1000"),
     ],
 )
 def test_options_of_the_wrong_type_are_config_errors(option: str, value: Any, message: str) -> None:
@@ -220,3 +222,19 @@ def test_an_eval_set_file_without_an_eval_set_id_is_evaluated_under_the_requeste
     # The store is left as it is.
     assert path.read_bytes() == before
     assert run_sync(eval_sets.get(APP, "s")).eval_set_id == ""
+
+
+def test_rescoring_a_loaded_report_uses_the_evaluators_own_custom_aggregator(tmp_path: Path) -> None:
+    def lenient(data: ae.AggregationInput) -> ae.AggregationResult:
+        return ae.AggregationResult(score=1.0, status=ae.EvalStatus.PASSED)
+
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a", turn("say a", "wrong"))])
+    ev = ae.Evaluator(APP, echo, aggregator=lenient, result_manager=ae.LocalEvalResultManager(tmp_path))
+    report = ev.evaluate(eval_set, metrics=[final_response()])
+    loaded = ae.EvaluationReport.load(
+        tmp_path / APP / f"{report.result.eval_set_result_id}.evalset_result.json", eval_set=eval_set
+    )
+
+    assert ev.rescore(loaded).overall_status == ae.EvalStatus.PASSED
+    with pytest.raises(ae.ConfigError, match=r"rescore\(report, aggregator=\.\.\.\)"):
+        ae.Evaluator(APP).rescore(loaded)

@@ -125,9 +125,15 @@ def prepared_json(app_name: str, result: EvalSetResult | None) -> tuple[str, str
     """
     filled = _filled(app_name, result, set_timestamp=True)
     try:
-        return filled.eval_set_result_id, filled.to_json(indent=None)
+        text = filled.to_json(indent=None)
+        # Proves the text reads back, as the copy of prepare_result does, without keeping the objects.
+        with fewer_collections():
+            EvalSetResult.from_json(text)
     except ConfigError as exc:
         raise ConfigError(f"clone result: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(f"clone result: {describe_validation_error(exc)}") from None
+    return filled.eval_set_result_id, text
 
 
 def _filled(app_name: str, result: EvalSetResult | None, *, set_timestamp: bool) -> EvalSetResult:

@@ -308,9 +308,9 @@ class JudgeModelOptions(CamelModel):
 
     ``providerName``, ``modelName``, ``variant``, ``baseURL`` and ``apiKey`` expand ``${VAR}`` and
     ``$VAR`` from the environment when loaded; a field still holding its expanded value is written
-    back as the reference, so editing a metrics file keeps its ``${VAR}``. ``apiKey`` is never
-    written out. An unknown key
-    that looks like a misspelt ``apiKey`` (``api_key``, ``API-KEY``, ``apikey_``…) is dropped with
+    back as the reference, so editing a metrics file keeps its ``${VAR}``. ``apiKey`` (or the
+    Python name ``api_key``) is never written out. An unknown key
+    that looks like a misspelt ``apiKey`` (``API-KEY``, ``apikey_``…) is dropped with
     an :class:`~agenteval.errors.UnknownFieldWarning`: unknown keys are otherwise kept and written
     back, which would copy the secret into metrics and result files.
     """
@@ -383,13 +383,20 @@ class JudgeModelOptions(CamelModel):
         data = handler(self)
         if isinstance(data, dict):
             for name, (reference, value) in self._env_references.items():
-                if name != "api_key" and getattr(self, name) == value:
-                    field = type(self).model_fields[name]
-                    data[field.alias or name if info.by_alias is not False else name] = reference
+                if name == "api_key" or getattr(self, name) != value or not _selected(name, info):
+                    continue
+                field = type(self).model_fields[name]
+                data[field.alias or name if info.by_alias is not False else name] = reference
         return data
 
 
 _ENV_FIELDS = ("provider_name", "model_name", "variant", "base_url", "api_key")
+
+
+def _selected(name: str, info: SerializationInfo) -> bool:
+    """Whether a dump's ``include`` / ``exclude`` let field ``name`` through."""
+    include, exclude = info.include, info.exclude
+    return (include is None or name in include) and not (exclude is not None and name in exclude)
 
 
 def _warn_dropped_secret(key: str, info: ValidationInfo) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -14,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
@@ -242,17 +244,8 @@ def _json_value(value: Any, path: str, containers: set[int] | None = None) -> An
         return float(value)
     if isinstance(value, str):
         return str.__str__(value)
-    # Checked by module name so that numpy is never imported here: tolist() turns its scalars
-    # into Python ones and its arrays into (nested) lists.
-    if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
-        return _json_value(value.tolist(), path, containers)
-    # Tools often return pydantic models or dataclasses: record them as the JSON they stand for.
-    if isinstance(value, BaseModel):
-        return _json_value(value.model_dump(mode="json"), path, containers)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _json_value(dataclasses.asdict(value), path, containers)
     if not isinstance(value, Mapping | list | tuple):
-        raise TypeError(f"{path}: cannot record a value of type {type(value).__name__} as JSON; {_JSON_VALUES}")
+        return _json_value(_plain_json(value, path), path, containers)
     containers = containers if containers is not None else set()
     if id(value) in containers:
         raise TypeError(f"{path}: cannot record a value that contains itself as JSON")
@@ -272,6 +265,29 @@ def _json_value(value: Any, path: str, containers: set[int] | None = None) -> An
         return [_json_value(item, f"{path}[{index}]", containers) for index, item in enumerate(value)]
     finally:
         containers.discard(id(value))
+
+
+def _plain_json(value: Any, path: str) -> Any:
+    """``value`` (not a JSON scalar, mapping or list) as the plain values its JSON form holds.
+
+    Raises:
+        TypeError: ``value`` has no JSON form, or only a guessed one (bytes, sets).
+    """
+    # Checked by module name so that numpy is never imported here: tolist() turns its scalars
+    # into Python ones and its arrays into (nested) lists.
+    if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
+        return value.tolist()
+    # Tools often return pydantic models or dataclasses: record them as the JSON they stand for.
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    # Dates, decimals, UUIDs and enums become the JSON pydantic writes for them (as inside a model);
+    # bytes and sets are refused: their JSON form (text, an unordered list) would be a guess.
+    if not isinstance(value, bytes | bytearray | set | frozenset):
+        with contextlib.suppress(PydanticSerializationError, ValueError):
+            return to_jsonable_python(value)
+    raise TypeError(f"{path}: cannot record a value of type {type(value).__name__} as JSON; {_JSON_VALUES}")
 
 
 def _record_as_json(call: Tool) -> None:

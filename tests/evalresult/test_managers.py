@@ -281,3 +281,13 @@ async def test_close_does_nothing(manager: EvalResultManager) -> None:
     await manager.close()
     await manager.close()
     assert (await manager.get("app", "r1")).eval_set_result_id == "r1"
+
+
+@pytest.mark.asyncio
+async def test_a_result_that_would_not_read_back_is_refused_at_save(manager: EvalResultManager) -> None:
+    result = make_result()
+    result.eval_case_results[0].run_id = 2**64  # set after validation: fits no Go int
+
+    with pytest.raises(ConfigError, match=r"^clone result: field evalCaseResults\[0\]\.runId: "):
+        await manager.save("app", result)
+    assert await manager.list("app") == []
