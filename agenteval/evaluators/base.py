@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalMetricResultDetails, ScoreKind, ScoreValue
@@ -20,9 +21,8 @@ __all__ = [
     "MetricChecker",
     "MetricEvaluator",
     "PerInvocationResult",
+    "TurnMatchingEvaluator",
     "average_of_turns",
-    "checked_criterion",
-    "score_matching_turns",
     "status_for",
 ]
 
@@ -142,72 +142,77 @@ def average_of_turns(results: list[PerInvocationResult], threshold: float) -> Ev
     )
 
 
-def checked_criterion(criterion: C | None, *, kind: str, check: Callable[[C], None]) -> C:
-    """Return ``criterion`` once ``check`` accepts it.
+class TurnMatchingEvaluator(ABC, Generic[C]):
+    """An evaluator that scores each turn 1 when it matches its expected turn under one criterion.
 
-    Args:
-        criterion: A metric's criterion of one kind, ``None`` when it is not configured.
-        kind: Names the criterion in the error (e.g. ``"tool trajectory"``).
-        check: Rejects an unusable criterion.
-
-    Raises:
-        ConfigError: ``"<kind> criterion not configured"``, or what ``check`` raised.
+    The overall score is the mean over turns. A subclass names its criterion (:attr:`kind`, which
+    prefixes errors and mismatch reasons, and :attr:`label`, the evaluator in the count-mismatch
+    error) and supplies where the metric holds it, how to reject an unusable one and how to match
+    a turn. :meth:`evaluate` and :meth:`check_metric` run the same criterion check.
     """
-    if criterion is None:
-        raise ConfigError(f"{kind} criterion not configured")
-    check(criterion)
-    return criterion
 
+    kind: ClassVar[str]
+    label: ClassVar[str]
 
-def score_matching_turns(
-    actuals: Sequence[Invocation],
-    expecteds: Sequence[Invocation],
-    metric: EvalMetric,
-    criterion: C | None,
-    *,
-    kind: str,
-    check: Callable[[C], None],
-    match: Callable[[Invocation, Invocation, C], str | None],
-    label: str,
-) -> EvaluateResult:
-    """Score each turn 1 when it matches its expected turn under ``criterion``, else 0, and average the turns.
+    @abstractmethod
+    def criterion_of(self, metric: EvalMetric) -> C | None:
+        """The metric's criterion of this kind, ``None`` when it is not configured."""
 
-    Args:
-        actuals: The agent's turns.
-        expecteds: The expected turns, aligned with ``actuals``.
-        metric: The metric (its threshold decides pass or fail).
-        criterion: The metric's criterion of this kind, ``None`` when it is not configured.
-        kind: Names the criterion in messages (e.g. ``"tool trajectory"``): ``"<kind> criterion not
-            configured"`` and the mismatch reason ``"<kind> mismatch: <reason>"``.
-        check: Rejects an unusable criterion, before any turn is compared.
-        match: Returns ``None`` on a match, else a mismatch reason.
-        label: Names the evaluator in the count-mismatch error.
+    @abstractmethod
+    def check_criterion(self, criterion: C) -> None:
+        """Reject an unusable criterion (raise :class:`~agenteval.errors.ConfigError`)."""
 
-    Returns:
-        One result per turn, plus their mean (``not_evaluated`` for zero turns).
+    @abstractmethod
+    def match_turn(self, actual: Invocation, expected: Invocation, criterion: C) -> str | None:
+        """``None`` when ``actual`` matches ``expected``, else a mismatch reason."""
 
-    Raises:
-        ConfigError: No criterion, an unusable one, or ``actuals`` and ``expecteds`` differ in length.
-    """
-    configured = checked_criterion(criterion, kind=kind, check=check)
-    if len(actuals) != len(expecteds):
-        raise ConfigError(
-            f"{label}: actual invocations ({len(actuals)}) and expected invocations ({len(expecteds)}) count mismatch"
-        )
-    results: list[PerInvocationResult] = []
-    for actual, expected in zip(actuals, expecteds, strict=True):
-        mismatch = match(actual, expected, configured)
-        score = 1.0 if mismatch is None else 0.0
-        reason = "" if mismatch is None else f"{kind} mismatch: {mismatch}"
-        results.append(
-            PerInvocationResult(
-                score=score,
-                status=status_for(score, metric.threshold),
-                details=EvalMetricResultDetails(
-                    reason=reason, score=score, value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=score)
-                ),
-                actual_invocation=actual,
-                expected_invocation=expected,
+    def check_metric(self, metric: EvalMetric) -> None:
+        """Reject the metric before any case runs, by the criterion check :meth:`evaluate` starts with.
+
+        Raises:
+            ConfigError: ``"<kind> criterion not configured"``, or what :meth:`check_criterion` raised.
+        """
+        self._criterion(metric)
+
+    def evaluate(
+        self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
+    ) -> EvaluateResult:
+        """Score the turns of one case; named compares come from the active metric registry.
+
+        Returns:
+            One result per turn, plus their mean (``not_evaluated`` for zero turns).
+
+        Raises:
+            ConfigError: No criterion, an unusable one, a compare that raised, or ``actuals`` and
+                ``expecteds`` differ in length.
+        """
+        criterion = self._criterion(metric)
+        if len(actuals) != len(expecteds):
+            raise ConfigError(
+                f"{self.label}: actual invocations ({len(actuals)}) and expected invocations ({len(expecteds)}) "
+                "count mismatch"
             )
-        )
-    return average_of_turns(results, metric.threshold)
+        results: list[PerInvocationResult] = []
+        for actual, expected in zip(actuals, expecteds, strict=True):
+            mismatch = self.match_turn(actual, expected, criterion)
+            score = 1.0 if mismatch is None else 0.0
+            reason = "" if mismatch is None else f"{self.kind} mismatch: {mismatch}"
+            results.append(
+                PerInvocationResult(
+                    score=score,
+                    status=status_for(score, metric.threshold),
+                    details=EvalMetricResultDetails(
+                        reason=reason, score=score, value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=score)
+                    ),
+                    actual_invocation=actual,
+                    expected_invocation=expected,
+                )
+            )
+        return average_of_turns(results, metric.threshold)
+
+    def _criterion(self, metric: EvalMetric) -> C:
+        criterion = self.criterion_of(metric)
+        if criterion is None:
+            raise ConfigError(f"{self.kind} criterion not configured")
+        self.check_criterion(criterion)
+        return criterion

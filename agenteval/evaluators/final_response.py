@@ -2,66 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult, checked_criterion, score_matching_turns
+from agenteval.evaluators.base import TurnMatchingEvaluator
 from agenteval.evaluators.criteria.final_response import check_final_response_criterion, match_final_response
 from agenteval.metric.criterion import FinalResponseCriterion
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["FinalResponseEvaluator"]
 
-_KIND = "final response"
 
-
-def _criterion(metric: EvalMetric) -> FinalResponseCriterion | None:
-    return metric.criterion.final_response if metric.criterion is not None else None
-
-
-class FinalResponseEvaluator:
+class FinalResponseEvaluator(TurnMatchingEvaluator[FinalResponseCriterion]):
     """Scores each turn 1 when its final response passes every sub-criterion of ``criterion.finalResponse``.
 
     The overall score is the mean over turns. A mismatch reason joins the failing sub-criteria's
     reasons with ``"; "``, prefixed ``"final response mismatch: "``.
+
+    Named compares are looked up in the active metric registry
+    (:func:`~agenteval.metric.registry.use_metric_registry`).
     """
 
     name: ClassVar[str] = "final_response_avg_score"
     description: ClassVar[str] = "Evaluates agent final responses against expected outputs"
+    kind: ClassVar[str] = "final response"
+    label: ClassVar[str] = "finalresponse"
 
-    def evaluate(
-        self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
-    ) -> EvaluateResult:
-        """Score the turns of one case.
+    def criterion_of(self, metric: EvalMetric) -> FinalResponseCriterion | None:
+        """``criterion.final_response`` of the metric."""
+        return metric.criterion.final_response if metric.criterion is not None else None
 
-        Named compares are looked up in the active metric registry
-        (:func:`~agenteval.metric.registry.use_metric_registry`).
+    def check_criterion(self, criterion: FinalResponseCriterion) -> None:
+        """Reject an unusable criterion (see ``check_final_response_criterion``)."""
+        check_final_response_criterion(criterion)
 
-        Raises:
-            ConfigError: No final response criterion, an unusable criterion (an unknown
-                ``compareName`` or ``tokenizerName``, an invalid schema…), a compare that raised,
-                or turn counts differ.
-        """
-        return score_matching_turns(
-            actuals,
-            expecteds,
-            metric,
-            _criterion(metric),
-            kind=_KIND,
-            check=check_final_response_criterion,
-            match=match_final_response,
-            label="finalresponse",
-        )
-
-    def check_metric(self, metric: EvalMetric) -> None:
-        """Reject the metric before any case runs, by the criterion check :meth:`evaluate` starts with.
-
-        Raises:
-            ConfigError: No final response criterion, or one
-                :func:`~agenteval.evaluators.criteria.check_final_response_criterion` rejects.
-        """
-        checked_criterion(_criterion(metric), kind=_KIND, check=check_final_response_criterion)
+    def match_turn(self, actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion) -> str | None:
+        """``None`` when the turn matches, else why not."""
+        return match_final_response(actual, expected, criterion)
 
     def __repr__(self) -> str:
         return "FinalResponseEvaluator()"
