@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from agenteval._json import json_copy, reject_non_finite
+from agenteval._json import json_copy
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -19,13 +19,6 @@ def _case_id(eval_case: EvalCase | None) -> str:
     if eval_case is None:
         raise ConfigError("eval case is None")
     return not_empty("eval case id", eval_case.eval_id)
-
-
-def _checked_id(app_name: str, eval_set_id: str, eval_case: EvalCase) -> str:
-    """Validate a case to be stored (an id, only numbers JSON can hold) and return its id."""
-    case_id = _case_id(eval_case)
-    reject_non_finite(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
-    return case_id
 
 
 def _checked_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> tuple[str, EvalCase]:

@@ -6,7 +6,7 @@ import builtins
 import threading
 from collections.abc import Callable
 
-from agenteval._json import reject_non_finite, written_json
+from agenteval._json import written_json
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
@@ -18,13 +18,6 @@ def _metric_name(metric: EvalMetric | None) -> str:
     if metric is None:
         raise ConfigError("metric is None")
     return not_empty("metric name", metric.metric_name)
-
-
-def _checked_name(app_name: str, eval_set_id: str, metric: EvalMetric) -> str:
-    """Validate a metric to be stored (a name, only numbers JSON can hold) and return its name."""
-    name = _metric_name(metric)
-    reject_non_finite(metric, f"metric {app_name}.{eval_set_id}.{name}")
-    return name
 
 
 def _checked_copy(app_name: str, eval_set_id: str, metric: EvalMetric) -> tuple[str, EvalMetric]:

@@ -6,9 +6,10 @@ import builtins
 from typing import Any
 
 from agenteval._files import parse_json
+from agenteval._json import written_json
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import NotFoundError
-from agenteval.evalset.memory import _appender, _checked_id
+from agenteval.evalset.memory import _appender, _case_id
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.mysql.client import MySQLStore, NewRow, to_seconds, transaction, utc_now
 from agenteval.mysql.schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
@@ -228,8 +229,9 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_set(app_name, eval_set_id)
-        case_id = _checked_id(app_name, eval_set_id, eval_case)
-        args = (eval_case.eval_mode.value, eval_case.to_json(indent=None), app_name, eval_set_id, case_id)
+        case_id = _case_id(eval_case)
+        document = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
+        args = (eval_case.eval_mode.value, document, app_name, eval_set_id, case_id)
         sql = (
             f"UPDATE `{self._cases}` SET eval_mode = %s, eval_case = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"

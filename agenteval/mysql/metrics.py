@@ -6,9 +6,10 @@ import builtins
 from typing import Any
 
 from agenteval._files import parse_json
+from agenteval._json import written_json
 from agenteval._validate import check_set, not_empty
 from agenteval.errors import NotFoundError
-from agenteval.metric.memory import _checked_name
+from agenteval.metric.memory import _metric_name
 from agenteval.metric.models import EvalMetric
 from agenteval.mysql.client import MySQLStore, NewRow
 from agenteval.mysql.schema import EVALUATION_METRICS
@@ -84,9 +85,9 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_set(app_name, eval_set_id)
-        name = _checked_name(app_name, eval_set_id, metric)
-        document = metric.to_json(indent=None)
+        name = _metric_name(metric)
         where = f"{app_name}.{eval_set_id}.{name}"
+        document = written_json(metric, f"metric {where}")
         row = NewRow(
             f"INSERT INTO `{self._table}` (app_name, eval_set_id, metric_name, metric) VALUES (%s, %s, %s, %s)",
             (app_name, eval_set_id, name, document),
@@ -112,15 +113,14 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_set(app_name, eval_set_id)
-        name = _checked_name(app_name, eval_set_id, metric)
+        name = _metric_name(metric)
         sql = (
             f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
         )
         where = f"{app_name}.{eval_set_id}.{name}"
-        await self._change(
-            f"update metric {where}", where, sql, (metric.to_json(indent=None), app_name, eval_set_id, name)
-        )
+        document = written_json(metric, f"metric {where}")
+        await self._change(f"update metric {where}", where, sql, (document, app_name, eval_set_id, name))
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove a metric.
