@@ -89,6 +89,7 @@ class SnapshotEvalSetManager:
         self._inner = inner
         self._key = (app_name, eval_set_id)
         self._eval_set = eval_set
+        self._cases = eval_set.cases_by_id()
 
     def _holds(self, app_name: str, eval_set_id: str) -> bool:
         return (app_name, eval_set_id) == self._key
@@ -107,7 +108,7 @@ class SnapshotEvalSetManager:
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """One case of the snapshot (or the inner store's case)."""
         if self._holds(app_name, eval_set_id):
-            case = self._eval_set.case(eval_case_id)
+            case = self._cases.get(eval_case_id)
             if case is None:
                 raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
             return case
@@ -162,6 +163,7 @@ class RunRecorder:
         whose inference failed is failed with that error, as scoring would make it.
         """
         position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
+        by_id = eval_set.cases_by_id()
 
         def in_set_order(eval_id: str) -> int:
             return position.get(eval_id, len(position))
@@ -174,7 +176,7 @@ class RunRecorder:
             done = {case.eval_id for case in scored}
             run_inferences = sorted(self.inferences.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
             scored += [
-                _unscored(eval_set, inference, run_id)
+                _unscored(by_id.get(inference.eval_case_id), inference, run_id)
                 for inference in run_inferences
                 if inference.eval_case_id not in done
             ]
@@ -183,12 +185,11 @@ class RunRecorder:
         return cases, inferences
 
 
-def _unscored(eval_set: EvalSet, inference: InferenceResult, run_id: int) -> EvalCaseResult:
+def _unscored(case: EvalCase | None, inference: InferenceResult, run_id: int) -> EvalCaseResult:
     # No error message: the case did nothing wrong, and one would make summaries count it as failed.
     if inference.status != EvalStatus.PASSED:
         result = failed_case_result(inference.eval_set_id, inference, inference.error_message)
         return result.model_copy(update={"run_id": run_id})
-    case = eval_set.case(inference.eval_case_id)
     expected: list[Invocation | None] = list(inference.expected_inferences or (case.conversation if case else []))
     if len(expected) != len(inference.inferences):
         expected = [None] * len(inference.inferences)

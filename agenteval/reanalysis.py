@@ -325,9 +325,7 @@ class _Sources:
 
     def __init__(self, report: EvaluationReport) -> None:
         self.report = report
-        self.cases: dict[str, EvalCase] = {}
-        for eval_case in report.eval_set.eval_cases if report.eval_set is not None else []:
-            self.cases.setdefault(eval_case.eval_id, eval_case)
+        self.cases = report.eval_set.cases_by_id() if report.eval_set is not None else {}
         self.inferences: dict[tuple[int, str], InferenceResult] = {}
         for run_id, run in enumerate(report.inference_results, start=1):
             for inference in run:

@@ -223,3 +223,10 @@ class EvalSet(CamelModel):
     def case(self, eval_id: str) -> EvalCase | None:
         """Return the first case with this id, or ``None``."""
         return next((c for c in self.eval_cases if c.eval_id == eval_id), None)
+
+    def cases_by_id(self) -> dict[str, EvalCase]:
+        """The cases by id (the first one for a repeated id, as :meth:`case` finds it), for many lookups."""
+        found: dict[str, EvalCase] = {}
+        for eval_case in self.eval_cases:
+            found.setdefault(eval_case.eval_id, eval_case)
+        return found
