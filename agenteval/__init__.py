@@ -6,6 +6,7 @@ case aggregation, callbacks, concurrency, repeated runs and result stores — wi
 pandas DataFrames.
 """
 
+from agenteval import criteria
 from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
 from agenteval.errors import (
@@ -13,12 +14,14 @@ from agenteval.errors import (
     CallbackError,
     ConfigError,
     MissingDependencyError,
+    NoMetricsWarning,
     NotFoundError,
     SkippedMetricWarning,
     StorageError,
     UnknownFieldWarning,
 )
 from agenteval.evalresult import (
+    ErrorType,
     EvalCaseResult,
     EvalMetricResult,
     EvalMetricResultDetails,
@@ -109,6 +112,7 @@ __all__ = [
     "ConfigError",
     "ConversationScenario",
     "Criterion",
+    "ErrorType",
     "EvalCase",
     "EvalCaseResult",
     "EvalCaseResultAggregator",
@@ -149,6 +153,7 @@ __all__ = [
     "MySQLEvalResultManager",
     "MySQLEvalSetManager",
     "MySQLMetricManager",
+    "NoMetricsWarning",
     "NotFoundError",
     "PerInvocationResult",
     "Provenance",
@@ -170,6 +175,7 @@ __all__ = [
     "UserSimulator",
     "__version__",
     "compare",
+    "criteria",
     "current_context",
     "default_registry",
     "pass_at_k",

@@ -53,9 +53,12 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
             raise
 
     try:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    try:
+        # Outside the except block above, so the coroutine's errors are not chained to "no running loop".
+        if loop is None:
             return asyncio.run(watched())
         _allow_nested(loop)
         task = loop.create_task(watched())

@@ -13,7 +13,7 @@ from typing import Any
 
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, describe_exception, rewrap
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation
+from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResultPerInvocation
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.llm.judge import use_judge
@@ -188,7 +188,9 @@ class RunRecorder:
 def _unscored(case: EvalCase | None, inference: InferenceResult, run_id: int) -> EvalCaseResult:
     # No error message: the case did nothing wrong, and one would make summaries count it as failed.
     if inference.status != EvalStatus.PASSED:
-        result = failed_case_result(inference.eval_set_id, inference, inference.error_message)
+        result = failed_case_result(
+            inference.eval_set_id, inference, inference.error_message, inference.error_type or ErrorType.OTHER
+        )
         return result.model_copy(update={"run_id": run_id})
     expected: list[Invocation | None] = list(inference.expected_inferences or (case.conversation if case else []))
     if len(expected) != len(inference.inferences):

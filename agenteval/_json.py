@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
-from typing import Annotated, Any, Self, TypeVar
+from collections.abc import Callable, Mapping
+from difflib import get_close_matches
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -87,7 +88,39 @@ class WireModel(BaseModel):
     accepted where the default is ``None``. This relies on every default being a zero value (a
     test checks it). Like Go's encoder, writing refuses NaN and infinities anywhere, free-form
     values included.
+
+    Unknown keys are kept only when loading data (:meth:`from_json`, ``model_validate``, the
+    stores), so that a file written by a newer version survives a round trip. Constructing a model
+    from keywords refuses an unknown one (``EvalMetric(threshhold=0.5)``), which would otherwise
+    silently leave the field at its default; a keyword may be the Python name or the JSON key.
     """
+
+    _keywords: ClassVar[frozenset[str]] = frozenset()
+    """What the constructor accepts: every field's Python name and JSON key (set per class)."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # Once per class: constructors of result models run thousands of times per evaluation.
+        cls._keywords = frozenset(
+            key for name, info in cls.model_fields.items() for key in (name, info.alias) if key is not None
+        )
+
+    def __init__(self, /, **data: Any) -> None:
+        """Build the model from keyword arguments (Python names or JSON keys).
+
+        Raises:
+            ConfigError: A keyword is not a field; the message suggests the closest one.
+            pydantic.ValidationError: A value does not fit its field.
+        """
+        __tracebackhide__ = True
+        if not data.keys() <= self._keywords:
+            raise ConfigError(_unknown_keywords(type(self), data))
+        super().__init__(**data)
+
+    # Tells pydantic that __init__ adds nothing to validation, so nested models are still
+    # validated directly (keeping unknown keys from files) rather than through this constructor.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     model_config = ConfigDict(
         extra="allow",
@@ -151,6 +184,20 @@ class WireModel(BaseModel):
 
 
 M = TypeVar("M", bound=WireModel)
+
+
+def _unknown_keywords(model: type[WireModel], data: Mapping[str, Any]) -> str:
+    """The constructor's error for keywords of ``data`` that ``model`` has no field for."""
+    unknown = [key for key in data if key not in model._keywords]
+    described = ", ".join(f"{key!r}{_closest(key, model._keywords)}" for key in unknown)
+    noun = "an unknown field" if len(unknown) == 1 else "unknown fields"
+    fields = ", ".join(model.model_fields) or "none"
+    return f"{model.__name__}() got {noun} {described}; its fields are: {fields}"
+
+
+def _closest(key: str, known: frozenset[str]) -> str:
+    close = get_close_matches(key, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class CamelModel(WireModel):

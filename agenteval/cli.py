@@ -12,7 +12,7 @@ from agenteval._async import run_sync
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalset.local import LocalEvalSetManager
-from agenteval.evaluation import Evaluator
+from agenteval.evaluation import DEFAULT_PARALLELISM, Evaluator
 from agenteval.metric.local import LocalMetricManager
 from agenteval.provenance import package_version
 from agenteval.report import EvaluationReport
@@ -98,8 +98,9 @@ def _evaluate(
         metric_manager=LocalMetricManager(data_dir),
         result_manager=LocalEvalResultManager(args.output),
         num_runs=args.num_runs,
-        parallel_inference=args.parallel,
-        parallel_evaluation=args.parallel,
+        parallel_inference=not args.serial,
+        parallel_evaluation=not args.serial,
+        parallelism=args.parallelism,
     )
     all_passed = True
     for eval_set_id in eval_set_ids:
@@ -123,7 +124,13 @@ def _parser() -> argparse.ArgumentParser:
 
     def common(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--num-runs", type=int, default=1, help="run every case this many times (default 1)")
-        sub.add_argument("--parallel", action="store_true", help="infer and evaluate cases concurrently")
+        sub.add_argument(
+            "--parallelism",
+            type=int,
+            default=DEFAULT_PARALLELISM,
+            help=f"most cases run and scored at once (default {DEFAULT_PARALLELISM})",
+        )
+        sub.add_argument("--serial", action="store_true", help="run and score one case at a time")
         sub.add_argument(
             "--output", default=DEFAULT_OUTPUT, help=f"directory for result files (default ./{DEFAULT_OUTPUT})"
         )

@@ -13,7 +13,8 @@ Failures of an agent or a metric are not exceptions: they are recorded in the re
 (``status="failed"`` with an ``errorMessage``).
 
 :class:`UnknownFieldWarning` (a ``UserWarning``) flags keys in an eval-set or metrics file that
-no field takes, such as a misspelt criterion option.
+no field takes, such as a misspelt criterion option; :class:`SkippedMetricWarning` a metric whose
+evaluator is not registered; :class:`NoMetricsWarning` an evaluation with no metrics at all.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "CallbackError",
     "ConfigError",
     "MissingDependencyError",
+    "NoMetricsWarning",
     "NotFoundError",
     "SkippedMetricWarning",
     "StorageError",
@@ -53,6 +55,10 @@ class UnknownFieldWarning(UserWarning):
 
 class SkippedMetricWarning(UserWarning):
     """A metric names an evaluator that is not registered, so it is skipped (as the reference skips it)."""
+
+
+class NoMetricsWarning(UserWarning):
+    """An evaluation has no metrics at all, so every case will be ``not_evaluated``."""
 
 
 class NotFoundError(AgentEvalError, LookupError):

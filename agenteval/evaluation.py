@@ -18,14 +18,15 @@ from pydantic import BaseModel
 from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
 from agenteval._gc import fewer_collections
-from agenteval.errors import AgentEvalError, ConfigError, SkippedMetricWarning, StorageError, rewrap
+from agenteval._names import qualified_name
+from agenteval.errors import ConfigError, NoMetricsWarning, SkippedMetricWarning, StorageError, rewrap
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
-from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
-from agenteval.evalset.models import EvalCase, EvalMode, EvalSet
+from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.llm.base import ChatModel
 from agenteval.llm.judge import JudgeOverride
@@ -34,11 +35,11 @@ from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry
 from agenteval.notebook.progress import create_progress
-from agenteval.provenance import Provenance, attach_provenance
-from agenteval.reanalysis import assemble_report, original_aggregator
-from agenteval.report import EvaluationReport
+from agenteval.provenance import Provenance
+from agenteval.reanalysis import original_aggregator
+from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
-from agenteval.runner.function import AgentFunction, as_runner
+from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.runner.simulation import UserSimulator
 from agenteval.service.aggregation import (
     AggregatorFunction,
@@ -49,17 +50,19 @@ from agenteval.service.aggregation import (
 )
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
-from agenteval.service.multirun import summarize_multi_run
 from agenteval.service.options import (
     DEFAULT_MAX_SIMULATED_TURNS,
     ServiceOptions,
     SessionIdSupplier,
-    default_parallelism,
     uuid_session_id,
 )
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
 
-__all__ = ["EvaluationOptions", "Evaluator", "SaveError"]
+__all__ = ["DEFAULT_PARALLELISM", "EvaluationOptions", "Evaluator", "SaveError"]
+
+DEFAULT_PARALLELISM = 16
+"""Cases in flight at once by default: agents mostly wait on model APIs, so cases run concurrently
+(a plain, synchronous agent function runs in at most this many worker threads)."""
 
 _log = logging.getLogger("agenteval")
 
@@ -68,7 +71,7 @@ class SaveError(StorageError):
     """The evaluation finished but its result could not be saved; nothing is lost.
 
     Attributes:
-        report: The complete report, unsaved (its result has no id).
+        report: The complete report, not saved (its result id was never stored).
     """
 
     def __init__(self, message: str, report: EvaluationReport) -> None:
@@ -90,10 +93,10 @@ class EvaluationOptions:
     expected_runner: Runner | None = None
     session_id_supplier: SessionIdSupplier = uuid_session_id
     num_runs: int = 1
-    parallel_inference: bool = False
-    parallel_evaluation: bool = False
+    parallel_inference: bool = True
+    parallel_evaluation: bool = True
     parallel_runs: bool = False
-    parallelism: int = field(default_factory=default_parallelism)
+    parallelism: int = DEFAULT_PARALLELISM
     eval_case_ids: tuple[str, ...] = ()
     metric_registry: MetricRegistry | None = None
     judge: ChatModel | None = None
@@ -239,8 +242,12 @@ class Evaluator:
             - ``user_simulator``, ``expected_runner``: for scenario and expected-runner cases;
             - ``session_id_supplier``: session id per case (a UUID4);
             - ``num_runs``: repetitions of every case (1);
-            - ``parallel_inference``, ``parallel_evaluation``, ``parallel_runs``: the three independent
-              concurrency switches (all off); ``parallelism``: cases at once (CPU count);
+            - ``parallel_inference``, ``parallel_evaluation``: run and score up to ``parallelism``
+              cases of a run at once (both on: agents mostly wait on model APIs; turn them off for
+              an agent that must not run concurrently); ``parallel_runs``: with ``num_runs > 1``,
+              run the repetitions concurrently too (off); ``parallelism``: the cap on cases in
+              flight, shared by concurrent runs (16; a plain synchronous agent function runs in at
+              most this many worker threads);
             - ``eval_case_ids``: restrict to these cases;
             - ``metric_registry``: named compares and tokenizers used by metric files;
             - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
@@ -325,8 +332,17 @@ class Evaluator:
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options.service_options())
         _warn_unregistered(eval_metrics, options.registry)
+        if selected and not eval_metrics:
+            warnings.warn(
+                f"eval set {eval_set_id} has no metrics (none stored for it in the metric manager, none given with"
+                " metrics=[...]), so every case will be not_evaluated; pass metrics=[ae.EvalMetric.final_response()]"
+                " or add metrics to the metric manager",
+                NoMetricsWarning,
+                stacklevel=3,
+            )
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
+        ordering = _with_session_inputs(ordering, self.app_name)
         recorder = RunRecorder()
         callbacks = options.callbacks.merged(recorder.callbacks())
         progress = create_progress(options.progress)
@@ -345,8 +361,8 @@ class Evaluator:
         options = replace(options, callbacks=callbacks, eval_set_manager=snapshot)
         try:
             runs = await self._run_all(options, eval_set_id, eval_metrics, recorder)
-            report = self._report(options, ordering, eval_metrics, runs, provenance)
-            await self._save(options, report, started)
+            report = await self._report(options, ordering, eval_metrics, runs, provenance, started)
+            await self._save(options, report)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
                 await self._keep_finished(exc, options, ordering, eval_metrics, recorder, provenance, started)
@@ -360,8 +376,8 @@ class Evaluator:
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
         """The cases to run.
 
-        A case without an id, a repeated or unknown case id, a case without a session input, or a
-        case that needs the missing agent, is an error.
+        A case without an id, a repeated or unknown case id, or a case that needs the missing agent,
+        is an error.
         """
         without_id = [index for index, case in enumerate(eval_set.eval_cases) if not case.eval_id]
         if without_id:
@@ -386,13 +402,6 @@ class Evaluator:
                 f"its cases are {[case.eval_id for case in eval_set.eval_cases]}"
             )
         selected = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
-        without_session = [case.eval_id for case in selected if case.session_input is None]
-        if without_session:
-            # The service would fail each of them ("session input is nil") after the others ran.
-            raise ConfigError(
-                f"cases {without_session} have no session input, which every case needs: give each "
-                'session_input=ae.SessionInput(user_id="...") (in a file: "sessionInput": {"userId": "..."})'
-            )
         if self.runner is None:
             need_agent = [case.eval_id for case in selected if case.eval_mode != EvalMode.TRACE]
             if need_agent:
@@ -402,36 +411,35 @@ class Evaluator:
                 )
         return selected
 
-    def _report(
+    async def _report(
         self,
         options: EvaluationOptions,
         ordering: EvalSet,
         eval_metrics: list[EvalMetric],
         runs: Sequence[RunOutcome],
         provenance: Provenance,
+        started: float,
     ) -> EvaluationReport:
-        case_results = [case for _, cases in runs for case in cases]
-        result = EvalSetResult(eval_set_id=ordering.eval_set_id, eval_case_results=case_results)
-        try:
-            result.summary = summarize_multi_run(case_results, options.num_runs)
-        except AgentEvalError as exc:
-            raise rewrap("summarize eval set result", exc) from exc
-        report = assemble_report(
-            self.app_name, ordering, result, eval_metrics, [inferences for inferences, _ in runs], options.num_runs
+        result_id = new_result_id(self.app_name, ordering.eval_set_id)
+        return await build_report(
+            app_name=self.app_name,
+            eval_set_id=ordering.eval_set_id,
+            eval_set=ordering,
+            cases=[case for _, cases in runs for case in cases],
+            metrics=eval_metrics,
+            inferences=[inferences for inferences, _ in runs],
+            num_runs=options.num_runs,
+            aggregator=options.aggregator,
+            provenance=provenance.model_copy(update={"finished_at": time.time()}),
+            execution_time=time.perf_counter() - started,
+            result_id=result_id,
         )
-        report.aggregator = options.aggregator
-        report.provenance = provenance.model_copy(update={"finished_at": time.time()})
-        attach_provenance(result, report.provenance)
-        return report
 
-    async def _save(self, options: EvaluationOptions, report: EvaluationReport, started: float) -> None:
-        report.execution_time = time.perf_counter() - started
+    async def _save(self, options: EvaluationOptions, report: EvaluationReport) -> None:
         try:
-            result_id = await options.result_manager.save(self.app_name, report.result)
+            await options.result_manager.save(self.app_name, report.result)
         except Exception as exc:
             raise SaveError(f"save eval set result: {exc}", report) from exc
-        report.result.eval_set_result_id = result_id
-        report.result.eval_set_result_name = result_id
 
     async def _keep_finished(
         self,
@@ -459,23 +467,28 @@ class Evaluator:
         try:
             # Only the runs that were reached: runs never started are not failures.
             num_runs = len(inferences)
-            result = EvalSetResult(eval_set_id=ordering.eval_set_id, eval_case_results=cases)
-            result.summary = summarize_multi_run(cases, num_runs)
-            report = assemble_report(self.app_name, ordering, result, eval_metrics, inferences, num_runs)
-            report.aggregator = options.aggregator
-            report.provenance = provenance.model_copy(
-                update={
-                    "finished_at": time.time(),
-                    "num_runs": num_runs,
-                    "derived_from": f"partial: stopped by {stopped_by}",
-                }
+            result_id = new_result_id(self.app_name, ordering.eval_set_id)
+            report = await build_report(
+                app_name=self.app_name,
+                eval_set_id=ordering.eval_set_id,
+                eval_set=ordering,
+                cases=cases,
+                metrics=eval_metrics,
+                inferences=inferences,
+                num_runs=num_runs,
+                aggregator=options.aggregator,
+                provenance=provenance.model_copy(
+                    update={
+                        "finished_at": time.time(),
+                        "num_runs": num_runs,
+                        "derived_from": f"partial: stopped by {stopped_by}",
+                    }
+                ),
+                execution_time=time.perf_counter() - started,
+                result_id=result_id,
+                result_name=f"{result_id} (partial)",
             )
-            attach_provenance(result, report.provenance)
-            report.execution_time = time.perf_counter() - started
-            result.eval_set_result_id = new_result_id(self.app_name, ordering.eval_set_id)
-            result.eval_set_result_name = f"{result.eval_set_result_id} (partial)"
-            result_id = await options.result_manager.save(self.app_name, result)
-            result.eval_set_result_id = result_id
+            await options.result_manager.save(self.app_name, report.result)
             error.report = report  # type: ignore[attr-defined]
             _log.warning(
                 "evaluation of %s stopped by %s; the %d finished case results were saved as %s "
@@ -498,9 +511,9 @@ class Evaluator:
             metrics,
             app_name=self.app_name,
             eval_set_id=eval_set.eval_set_id,
-            agent=repr(self.runner) if self.runner is not None else "",
+            agent=agent_name(self.runner) if self.runner is not None else "",
             aggregator=repr(options.aggregator),
-            judge=repr(options.judge) if options.judge is not None else "",
+            judge=qualified_name(options.judge) if options.judge is not None else "",
             num_runs=options.num_runs,
             parallel_inference=options.parallel_inference,
             parallel_evaluation=options.parallel_evaluation,
@@ -641,23 +654,24 @@ class Evaluator:
             return inferences, await self._score_run(service, report.eval_set_id, eval_metrics, run_id, inferences)
 
         runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
-        case_results = [case for _, cases in runs for case in cases]
-        result = EvalSetResult(eval_set_id=report.eval_set_id, eval_case_results=case_results)
-        try:
-            result.summary = summarize_multi_run(case_results, len(stored))
-        except AgentEvalError as exc:
-            raise rewrap("summarize eval set result", exc) from exc
-        rescored = assemble_report(report.app_name, report.eval_set, result, eval_metrics, stored, len(stored))
-        rescored.aggregator = options.aggregator
-        rescored.provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(
+        provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(
             update={
                 "num_runs": len(stored),
                 "derived_from": f"rescore of {report.result.eval_set_result_id or 'an unsaved report'}",
             }
         )
-        attach_provenance(result, rescored.provenance)
-        rescored.execution_time = time.perf_counter() - started
-        return rescored
+        return await build_report(
+            app_name=report.app_name,
+            eval_set_id=report.eval_set_id,
+            eval_set=report.eval_set,
+            cases=[case for _, cases in runs for case in cases],
+            metrics=eval_metrics,
+            inferences=stored,
+            num_runs=len(stored),
+            aggregator=options.aggregator,
+            provenance=provenance,
+            execution_time=time.perf_counter() - started,
+        )
 
     def _agent(self) -> Runner:
         return self.runner if self.runner is not None else _NoAgent()
@@ -711,6 +725,26 @@ def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) ->
             f"no evaluator is registered for metric(s) {missing}: give each an evaluatorName that is registered "
             f"(registered: {registry.names()}), e.g. pass metrics=[...] to rescore"
         )
+
+
+def _with_session_inputs(eval_set: EvalSet, app_name: str) -> EvalSet:
+    """``eval_set`` with a session input for every case that has none (user ``user``, no state).
+
+    The reference fails such cases ("session input is nil"); a case written in code rarely needs more.
+    """
+    if all(case.session_input is not None for case in eval_set.eval_cases):
+        return eval_set
+    default = SessionInput(app_name=app_name, user_id="user")
+    cases = [
+        case if case.session_input is not None else case.model_copy(update={"session_input": default.model_copy()})
+        for case in eval_set.eval_cases
+    ]
+    return eval_set.model_copy(update={"eval_cases": cases})
+
+
+def agent_name(runner: Runner) -> str:
+    """A readable name for the agent: its function's for a plain agent function, else its class's."""
+    return qualified_name(runner.function if isinstance(runner, FunctionRunner) else runner)
 
 
 class _NoAgent:

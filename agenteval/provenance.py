@@ -67,11 +67,11 @@ class Provenance(CamelModel):
     metrics_hash: str = ""
     """Content hash of :attr:`metrics`."""
     agent: str = ""
-    """The agent (its runner's ``repr``)."""
+    """The agent's name: its function's, or its class's (``module.qualname``; never its state)."""
     aggregator: str = ""
     """The case aggregator (its ``repr``)."""
     judge: str = ""
-    """The judge override, if one was used (its ``repr``)."""
+    """The judge override's class, if one was used (``module.qualname``; never its state)."""
     num_runs: GoInt = 0
     parallel_inference: bool = False
     parallel_evaluation: bool = False

@@ -2,26 +2,39 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agenteval._async import run_sync
+from agenteval._frames import (
+    CASE_COLUMNS,
+    CASE_SUMMARY_COLUMNS,
+    INVOCATION_COLUMNS,
+    METRIC_COLUMNS,
+    RUBRIC_COLUMNS,
+    TURN_COLUMNS,
+    case_table_frame,
+    cases_frame,
+    invocations_frame,
+    metrics_frame,
+    rubric_frame,
+    turns_frame,
+)
 from agenteval._gc import fewer_collections
-from agenteval.errors import ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
-from agenteval.evalset.message import Message
-from agenteval.evalset.models import EvalSet, Invocation
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
-from agenteval.provenance import Provenance, read_provenance
-from agenteval.service.aggregation import AggregatorFunction, EvalCaseResultAggregator
+from agenteval.provenance import Provenance, attach_provenance, read_provenance
+from agenteval.service.aggregation import AggregatorFunction, AllPassAggregator, EvalCaseResultAggregator
+from agenteval.service.multirun import CaseOutcome, decide_case, recorded_case_outcome, summarize_multi_run
 from agenteval.service.types import InferenceResult
-from agenteval.status import EvalStatus
+from agenteval.status import EvalStatus, summarize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,54 +48,13 @@ __all__ = [
     "INVOCATION_COLUMNS",
     "METRIC_COLUMNS",
     "RUBRIC_COLUMNS",
+    "TURN_COLUMNS",
     "CaseSummary",
     "EvaluationReport",
+    "build_report",
+    "inferences_from_result",
+    "report_from_result",
 ]
-
-CASE_COLUMNS = ("run_id", "eval_id", "status", "score", "error_message", "session_id", "user_id")
-"""Columns of :attr:`EvaluationReport.cases`: one row per (run, case)."""
-
-CASE_SUMMARY_COLUMNS = ("eval_id", "status", "num_runs", "runs_passed", "pass_rate", "mean_score")
-"""Fixed columns of :attr:`EvaluationReport.case_table`: one row per case across runs.
-
-``status`` is the case's overall status (see :attr:`CaseSummary.overall_status`); ``num_runs`` counts
-the runs in which the case has a result, ``runs_passed`` those whose final status is passed;
-``pass_rate`` is ``runs_passed`` over the runs that passed or failed (NaN when every run was not
-evaluated, as in :func:`agenteval.compare`) and ``mean_score`` the mean of the runs' case scores.
-One column per metric follows, named after it: its score averaged over the runs that evaluated it
-(NaN when none did).
-"""
-
-METRIC_COLUMNS = ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
-"""Columns of :attr:`EvaluationReport.metrics`: one row per (run, case, metric).
-
-``reason`` lists the turns' reasons as ``turn N: …`` for multi-turn cases (just the reason for one turn).
-"""
-
-INVOCATION_COLUMNS = (
-    "run_id",
-    "eval_id",
-    "turn",
-    "invocation_id",
-    "metric_name",
-    "score",
-    "status",
-    "threshold",
-    "reason",
-    "user_content",
-    "actual_response",
-    "expected_response",
-    "actual_tools",
-    "expected_tools",
-)
-"""Columns of :attr:`EvaluationReport.invocations`: one row per (run, case, turn, metric).
-
-``turn`` is 1-based; ``actual_tools`` and ``expected_tools`` list the names of the tools called in
-the turn, in call order (``[]`` for none).
-"""
-
-RUBRIC_COLUMNS = ("run_id", "eval_id", "turn", "metric_name", "rubric_id", "score", "reason")
-"""Columns of :attr:`EvaluationReport.rubric_scores`: one row per (run, case, turn, metric, rubric)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,85 +64,17 @@ class CaseSummary:
     eval_id: str
     """The case."""
     overall_status: EvalStatus
-    """With one run, the case's status; with several, whether its averaged metrics pass."""
+    """What the case aggregator decided: with one run, the run's status; with several, its verdict on
+    the metric scores averaged over the runs (for the default aggregator: every averaged metric
+    reaches its threshold). Not evaluated becomes failed when a run failed with an error."""
+    score: float
+    """The case aggregator's score for the case (with one run, the run's score)."""
     runs: list[EvalCaseResult]
     """The case's result in each run, in run order."""
     metric_results: list[EvalMetricResult]
     """Each metric's score averaged over the runs that evaluated it, in configuration order."""
-
-
-def _text(message: Message | None) -> str:
-    return message.content if message is not None else ""
-
-
-_DECIDED = frozenset({EvalStatus.PASSED, EvalStatus.FAILED})
-
-
-def _tool_names(invocation: Invocation | None) -> list[str]:
-    return [tool.name for tool in invocation.tools] if invocation is not None else []
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else math.nan
-
-
-_DTYPES: dict[str, Any] = {
-    "run_id": "int64",
-    "turn": "int64",
-    "num_runs": "int64",
-    "runs_passed": "int64",
-    "score": "float64",
-    "threshold": "float64",
-    "pass_rate": "float64",
-    "mean_score": "float64",
-    "actual_tools": object,
-    "expected_tools": object,
-}
-"""Dtypes of the frames' columns; every other column is text."""
-
-
-def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
-    """A frame of ``rows`` whose columns have their documented dtypes, even with no rows.
-
-    Ints are ``int64``, scores (and the ``scores`` columns) ``float64``, lists ``object`` and text
-    pandas' string dtype (``object`` before pandas 3), so that concatenating an empty frame with
-    another keeps the dtypes.
-    """
-    import pandas as pd
-
-    dtypes = {column: _DTYPES.get(column, str) for column in columns} | dict.fromkeys(scores, "float64")
-    return pd.DataFrame.from_records(rows, columns=list(columns)).astype(dtypes)
-
-
-def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) -> dict[str, Any]:
-    """The columns of :attr:`EvaluationReport.metrics` and :attr:`EvaluationReport.invocations` from one result."""
-    return {
-        "metric_name": metric.metric_name,
-        "score": metric.score,
-        "status": str(metric.eval_status or ""),
-        "threshold": metric.threshold,
-        "reason": reason if reason is not None else (metric.details.reason if metric.details else ""),
-    }
-
-
-def _overall_reason(case: EvalCaseResult, metric_name: str) -> str | None:
-    """A readable overall reason: each turn's reason with its turn number, empty ones left out.
-
-    The stored overall reason is the reference's: per-turn reasons joined by ``;``, empty ones
-    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases.
-    """
-    turns = case.eval_metric_result_per_invocation
-    if not turns:
-        return None
-    reasons = [
-        (number, result.details.reason)
-        for number, turn in enumerate(turns, start=1)
-        for result in turn.eval_metric_results
-        if result.metric_name == metric_name and result.details is not None and result.details.reason
-    ]
-    if len(turns) == 1:
-        return reasons[0][1] if reasons else ""
-    return "; ".join(f"turn {number}: {reason}" for number, reason in reasons)
+    error_message: str = ""
+    """Why deciding the case across runs failed (the aggregator raised); empty otherwise."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -231,117 +135,44 @@ class EvaluationReport:
 
     @property
     def cases(self) -> pd.DataFrame:
-        """One row per (run, case): status, score and error message (columns ``CASE_COLUMNS``)."""
-        rows = [
-            {
-                "run_id": case.run_id,
-                "eval_id": case.eval_id,
-                "status": str(case.final_eval_status or ""),
-                "score": case.score,
-                "error_message": case.error_message,
-                "session_id": case.session_id,
-                "user_id": case.user_id,
-            }
-            for case in self.result.eval_case_results
-        ]
-        return _frame(rows, CASE_COLUMNS)
+        """One row per (run, case): status, score, error type and message (columns ``CASE_COLUMNS``)."""
+        return cases_frame(self.result)
 
     @property
     def case_table(self) -> pd.DataFrame:
         """One row per case across runs, in eval-set order (the rows of :attr:`case_summaries`).
 
-        Columns: ``eval_id``; ``status``, the case's overall status; ``num_runs``, the runs in which
-        the case has a result; ``runs_passed``, those whose final status is passed; ``pass_rate``,
-        ``runs_passed`` over the runs that passed or failed (NaN if none did); ``mean_score``, the
-        mean of the runs' case scores (the fixed columns are ``CASE_SUMMARY_COLUMNS``). Then one
-        column per metric, named after it, in
-        configuration order followed by any other metric the results hold: the metric's score
-        averaged over the runs that evaluated it, NaN when none did.
+        ``status`` and ``score`` are the case's overall outcome, decided by the case aggregator (with
+        several runs, from the metric scores averaged over the runs); ``pass_rate`` is the share of
+        runs that passed and ``mean_score`` the mean of the runs' own scores — two different things,
+        see ``CASE_SUMMARY_COLUMNS``. Then one column per metric, named after it, in configuration
+        order followed by any other metric the results hold: its score averaged over the runs that
+        evaluated it, NaN when none did.
         """
-        names = [metric.metric_name for metric in self.eval_metrics]
-        for summary in self.case_summaries:
-            for result in summary.metric_results:
-                if result.metric_name not in names:
-                    names.append(result.metric_name)
-        rows = []
-        for summary in self.case_summaries:
-            runs_passed = sum(run.final_eval_status == EvalStatus.PASSED for run in summary.runs)
-            runs_decided = sum(run.final_eval_status in _DECIDED for run in summary.runs)
-            scores = {result.metric_name: result.score for result in summary.metric_results}
-            rows.append(
-                {
-                    "eval_id": summary.eval_id,
-                    "status": str(summary.overall_status),
-                    "num_runs": len(summary.runs),
-                    "runs_passed": runs_passed,
-                    "pass_rate": runs_passed / runs_decided if runs_decided else math.nan,
-                    "mean_score": _mean([run.score for run in summary.runs]),
-                    **{name: scores.get(name, math.nan) for name in names},
-                }
-            )
-        return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names], scores=names)
+        return case_table_frame(self.case_summaries, [metric.metric_name for metric in self.eval_metrics])
 
     @property
     def metrics(self) -> pd.DataFrame:
         """One row per (run, case, metric) with the overall metric result (columns ``METRIC_COLUMNS``)."""
-        rows = [
-            {
-                "run_id": case.run_id,
-                "eval_id": case.eval_id,
-                **_metric_result_columns(metric, _overall_reason(case, metric.metric_name)),
-            }
-            for case in self.result.eval_case_results
-            for metric in case.overall_eval_metric_results
-        ]
-        return _frame(rows, METRIC_COLUMNS)
+        return metrics_frame(self.result)
 
     @property
     def invocations(self) -> pd.DataFrame:
-        """One row per (run, case, turn, metric) with the turn's texts and tools (columns ``INVOCATION_COLUMNS``)."""
-        rows = []
-        for case in self.result.eval_case_results:
-            for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1):
-                actual = per_turn.actual_invocation
-                expected = per_turn.expected_invocation
-                actual_tools, expected_tools = _tool_names(actual), _tool_names(expected)
-                for metric in per_turn.eval_metric_results:
-                    rows.append(
-                        {
-                            "run_id": case.run_id,
-                            "eval_id": case.eval_id,
-                            "turn": turn,
-                            "invocation_id": actual.invocation_id if actual else "",
-                            **_metric_result_columns(metric),
-                            "user_content": _text(actual.user_content if actual else None),
-                            "actual_response": _text(actual.final_response if actual else None),
-                            "expected_response": _text(expected.final_response if expected else None),
-                            # Copies, so that editing one cell does not change the turn's other rows.
-                            "actual_tools": list(actual_tools),
-                            "expected_tools": list(expected_tools),
-                        }
-                    )
-        return _frame(rows, INVOCATION_COLUMNS)
+        """One row per (run, case, turn, metric): the turn's texts, tool calls and verdict (``INVOCATION_COLUMNS``).
+
+        The long form, for filtering by metric; :attr:`turns` has one row per turn instead.
+        """
+        return invocations_frame(self.result)
+
+    @property
+    def turns(self) -> pd.DataFrame:
+        """One row per (run, case, turn): texts, tool calls, and a score column per metric (``TURN_COLUMNS``)."""
+        return turns_frame(self.result, self.metric_names)
 
     @property
     def rubric_scores(self) -> pd.DataFrame:
         """One row per (run, case, turn, metric, rubric) for LLM-judge metrics (columns ``RUBRIC_COLUMNS``)."""
-        rows = [
-            {
-                "run_id": case.run_id,
-                "eval_id": case.eval_id,
-                "turn": turn,
-                "metric_name": metric.metric_name,
-                "rubric_id": rubric.id,
-                "score": rubric.score,
-                "reason": rubric.reason,
-            }
-            for case in self.result.eval_case_results
-            for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)
-            for metric in per_turn.eval_metric_results
-            if metric.details is not None
-            for rubric in metric.details.rubric_scores
-        ]
-        return _frame(rows, RUBRIC_COLUMNS)
+        return rubric_frame(self.result)
 
     async def asave(self, manager: EvalResultManager) -> str:
         """Save the result to another store (e.g. local files or MySQL) and return its id there.
@@ -372,11 +203,12 @@ class EvaluationReport:
         Uses the stored metric results: neither the agent nor the evaluators run, so this takes
         milliseconds. Cases that failed before scoring stay failed; this report is unchanged.
 
-        With several runs, the aggregator decides each run's case score and status (the rows of
-        :attr:`cases`, ``pass_rate`` and ``mean_score`` in :attr:`case_table`, and pass@k), but not
-        a case's overall status: as in the reference framework's multi-run summary, that follows
-        the metric scores averaged over the runs (:attr:`case_summaries`, ``case_table["status"]``,
-        :attr:`overall_status`). With one run the aggregator decides the overall status too.
+        The aggregator decides each run's case score and status (the rows of :attr:`cases`,
+        ``pass_rate`` and ``mean_score`` in :attr:`case_table`, and pass@k) and, with several runs,
+        each case's overall status and score too: it is called once more per case with the metric
+        scores averaged over the runs (``AggregationInput.runs`` holds the runs), and decides
+        :attr:`case_summaries`, ``case_table["status"]`` and ``["score"]``, :attr:`overall_status`
+        and the saved summary.
 
         Args:
             aggregator: An :class:`~agenteval.EvalCaseResultAggregator` or a function
@@ -426,8 +258,6 @@ class EvaluationReport:
             ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
                 ``failed`` or ``not_evaluated``.
         """
-        from agenteval.reanalysis import report_from_result
-
         return report_from_result(result, app_name=app_name, eval_set=eval_set)
 
     @classmethod
@@ -467,7 +297,6 @@ class EvaluationReport:
                 raise ConfigError("loading from a result manager needs app_name and result_id")
             return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))
         from agenteval.evalresult.local import load_result_file
-        from agenteval.reanalysis import report_from_result
 
         path = Path(source)
         with fewer_collections():
@@ -536,3 +365,264 @@ class EvaluationReport:
             f"status={self.overall_status.value}, cases={cases}, failed={failed}, runs={self.num_runs}, "
             f"result_id={self.result.eval_set_result_id!r})"
         )
+
+
+async def build_report(
+    *,
+    app_name: str,
+    eval_set_id: str,
+    eval_set: EvalSet | None,
+    cases: Sequence[EvalCaseResult],
+    metrics: Sequence[EvalMetric],
+    inferences: Sequence[Sequence[InferenceResult]],
+    num_runs: int,
+    aggregator: EvalCaseResultAggregator,
+    provenance: Provenance,
+    execution_time: float = 0.0,
+    result_id: str = "",
+    result_name: str = "",
+) -> EvaluationReport:
+    """The report of an evaluation (fresh, partial, re-scored or re-aggregated) from its case results.
+
+    Each case is decided across its runs by ``aggregator`` (:func:`~agenteval.service.multirun.decide_case`),
+    the multi-run summary is built from those outcomes, and the result records ``provenance``. The
+    objects given become the report's: callers hand over copies they own.
+
+    Args:
+        app_name: The app.
+        eval_set_id: The eval set's id.
+        eval_set: The eval set as evaluated (orders the cases; ``None`` keeps the results' order).
+        cases: Every case result of every run, each with its 1-based run id.
+        metrics: The metrics the cases were scored with, in order.
+        inferences: What the agent did, per run (index 0 is run 1).
+        num_runs: The configured number of runs.
+        aggregator: The case aggregator that decided the runs, and now decides the cases across runs.
+        provenance: What produced the report.
+        execution_time: Wall time in seconds.
+        result_id: The result's id (``""`` until a store gives it one).
+        result_name: The result's display name (the id by default).
+
+    Raises:
+        AgentEvalError: ``summarize eval set result: ...`` when a case has no run id or an unknown status.
+    """
+    by_case = _runs_by_case(cases, eval_set)
+    eval_cases = eval_set.cases_by_id() if eval_set is not None else {}
+    last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
+    outcomes: dict[str, CaseOutcome] = {}
+    for eval_id, runs in by_case.items():
+        try:
+            outcomes[eval_id] = await decide_case(
+                runs,
+                num_runs,
+                aggregator,
+                app_name=app_name,
+                eval_set_id=eval_set_id,
+                eval_case=eval_cases.get(eval_id) or EvalCase(eval_id=eval_id),
+                inference=last_inference.get(eval_id) or InferenceResult(eval_case_id=eval_id),
+                metrics=metrics,
+            )
+        except AgentEvalError as exc:
+            raise rewrap("summarize eval set result", exc) from exc
+    try:
+        summary = summarize_multi_run(
+            cases, num_runs, outcomes, record_scores=type(aggregator) is not AllPassAggregator
+        )
+    except AgentEvalError as exc:
+        raise rewrap("summarize eval set result", exc) from exc
+    result = EvalSetResult(
+        eval_set_result_id=result_id,
+        eval_set_result_name=result_name or result_id,
+        eval_set_id=eval_set_id,
+        eval_case_results=list(cases),
+        summary=summary,
+    )
+    attach_provenance(result, provenance)
+    return _assembled(
+        app_name,
+        eval_set,
+        result,
+        by_case,
+        outcomes,
+        metrics=metrics,
+        inferences=inferences,
+        num_runs=num_runs,
+        aggregator=aggregator,
+        provenance=provenance,
+        execution_time=execution_time,
+    )
+
+
+def report_from_result(
+    result: EvalSetResult, *, app_name: str = "", eval_set: EvalSet | None = None, source: str = ""
+) -> EvaluationReport:
+    """A report for a saved result (read from any store or file).
+
+    The metrics come from the result's provenance when it has one, else from the metric results
+    themselves; each case's overall status and score are those its summary records (no aggregator
+    runs); the agent's turns are rebuilt from the per-turn records, so the report can be re-scored
+    and re-aggregated like a fresh one. Its execution time is the span between the start and finish
+    times the provenance records (``0.0``, unknown, without them).
+
+    Args:
+        result: The result.
+        app_name: The app (taken from the provenance when it records one).
+        eval_set: The eval set, when available; re-scoring needs it.
+        source: How errors name the result (``"result file <path>"``); ``"result <id>"`` by default.
+
+    Raises:
+        ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
+            ``failed`` or ``not_evaluated`` (the stores load such results, but a report cannot
+            place or summarize them).
+    """
+    _check_case_results(result, source or f"result {result.eval_set_result_id or '(without an evalSetResultId)'}")
+    provenance = read_provenance(result)
+    if provenance is not None:
+        metrics = list(provenance.metrics)
+        app_name = app_name or provenance.app_name
+    else:
+        metrics = _metrics_seen_in(result.eval_case_results)
+    num_runs = result.summary.num_runs if result.summary is not None and result.summary.num_runs else 0
+    num_runs = num_runs or max((case.run_id for case in result.eval_case_results), default=1) or 1
+    by_case = _runs_by_case(result.eval_case_results, eval_set)
+    saved = {summary.eval_id: summary for summary in result.summary.eval_case_summaries} if result.summary else {}
+    outcomes = {eval_id: recorded_case_outcome(runs, num_runs, saved.get(eval_id)) for eval_id, runs in by_case.items()}
+    execution_time = 0.0
+    if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
+        execution_time = max(0.0, provenance.finished_at - provenance.started_at)
+    return _assembled(
+        app_name,
+        eval_set,
+        result,
+        by_case,
+        outcomes,
+        metrics=metrics,
+        inferences=inferences_from_result(result, app_name),
+        num_runs=num_runs,
+        aggregator=None,
+        provenance=provenance,
+        execution_time=execution_time,
+    )
+
+
+def _assembled(
+    app_name: str,
+    eval_set: EvalSet | None,
+    result: EvalSetResult,
+    by_case: Mapping[str, list[EvalCaseResult]],
+    outcomes: Mapping[str, CaseOutcome],
+    *,
+    metrics: Sequence[EvalMetric],
+    inferences: Sequence[Sequence[InferenceResult]],
+    num_runs: int,
+    aggregator: EvalCaseResultAggregator | None,
+    provenance: Provenance | None,
+    execution_time: float,
+) -> EvaluationReport:
+    summaries = [
+        CaseSummary(
+            eval_id=eval_id,
+            overall_status=outcomes[eval_id].status,
+            score=outcomes[eval_id].score,
+            runs=runs,
+            metric_results=outcomes[eval_id].metric_results,
+            error_message=outcomes[eval_id].error_message,
+        )
+        for eval_id, runs in by_case.items()
+    ]
+    return EvaluationReport(
+        app_name=app_name,
+        eval_set_id=result.eval_set_id,
+        eval_set=eval_set,
+        result=result,
+        case_summaries=summaries,
+        overall_status=summarize(summary.overall_status for summary in summaries),
+        eval_metrics=list(metrics),
+        inference_results=[list(run) for run in inferences],
+        num_runs=num_runs,
+        execution_time=execution_time,
+        aggregator=aggregator,
+        provenance=provenance,
+    )
+
+
+def _runs_by_case(cases: Sequence[EvalCaseResult], eval_set: EvalSet | None) -> dict[str, list[EvalCaseResult]]:
+    """Each case's results in run order, by case in eval-set order.
+
+    Cases missing from the eval set come after the others, sorted by id. Without an eval set, cases
+    keep the order in which they first appear (which a saved result has from its eval set).
+    """
+    by_case: dict[str, list[EvalCaseResult]] = {}
+    for case in cases:
+        by_case.setdefault(case.eval_id, []).append(case)
+    if eval_set is None:
+        return by_case
+    position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
+    ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
+    return {eval_id: by_case[eval_id] for eval_id in ordered}
+
+
+def inferences_from_result(result: EvalSetResult, app_name: str = "") -> list[list[InferenceResult]]:
+    """Rebuild what the agent did, per run, from a saved result's per-turn records.
+
+    A case whose inference or scoring failed before any turn was recorded comes back as a failed
+    inference with its error message (what the agent did is not in the result).
+    """
+    runs: dict[int, list[InferenceResult]] = {}
+    for case in result.eval_case_results:
+        turns = case.eval_metric_result_per_invocation
+        recorded = [turn.actual_invocation for turn in turns if turn.actual_invocation is not None]
+        inference = InferenceResult(
+            app_name=app_name,
+            eval_set_id=case.eval_set_id or result.eval_set_id,
+            eval_case_id=case.eval_id,
+            session_id=case.session_id,
+            user_id=case.user_id,
+        )
+        if recorded and len(recorded) == len(turns):
+            inference.status = EvalStatus.PASSED
+            inference.inferences = [_without_trace(invocation) for invocation in recorded]
+            inference.expected_inferences = [
+                turn.expected_invocation for turn in turns if turn.expected_invocation is not None
+            ]
+            traces = [invocation.execution_trace for invocation in recorded]
+            inference.execution_traces = traces if any(trace is not None for trace in traces) else []
+        else:
+            inference.status = EvalStatus.FAILED
+            inference.error_message = case.error_message or "the result holds no record of what the agent did"
+            inference.error_type = case.error_type
+        runs.setdefault(case.run_id or 1, []).append(inference)
+    return [runs[run_id] for run_id in sorted(runs)]
+
+
+def _without_trace(invocation: Invocation) -> Invocation:
+    return invocation.model_copy(update={"execution_trace": None}) if invocation.execution_trace else invocation
+
+
+_SUMMARIZABLE = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+
+
+def _check_case_results(result: EvalSetResult, source: str) -> None:
+    for index, case in enumerate(result.eval_case_results):
+        where = f"{source}: evalCaseResults[{index}]"
+        if not case.eval_id:
+            raise ConfigError(f"{where} has no evalId: give it the evalId of the eval case it is a result of")
+        if case.final_eval_status is None:
+            raise ConfigError(
+                f"{where} (case {case.eval_id}) has no finalEvalStatus: set it to passed, failed or not_evaluated"
+            )
+        if case.final_eval_status not in _SUMMARIZABLE:
+            raise ConfigError(
+                f"{where} (case {case.eval_id}) has finalEvalStatus {case.final_eval_status}, which a report"
+                " cannot summarize: set it to passed, failed or not_evaluated"
+            )
+
+
+def _metrics_seen_in(cases: Sequence[EvalCaseResult]) -> list[EvalMetric]:
+    metrics: dict[str, EvalMetric] = {}
+    for case in cases:
+        for result in case.overall_eval_metric_results:
+            metrics.setdefault(
+                result.metric_name,
+                EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion),
+            )
+    return list(metrics.values())

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,21 @@ def test_exceptions_propagate_unchanged() -> None:
         run_sync(fail())
 
     assert caught.value is error
+
+
+def test_an_error_outside_a_loop_is_not_chained_to_the_missing_loop() -> None:
+    # A script's traceback must show only the real error, not "no running event loop" before it.
+    async def fail() -> None:
+        await asyncio.sleep(0)
+        raise NotFoundError("eval set app.x not found")
+
+    with pytest.raises(NotFoundError) as caught:
+        run_sync(fail())
+
+    assert caught.value.__context__ is None
+    shown = "".join(traceback.format_exception(caught.value))
+    assert "no running event loop" not in shown
+    assert "During handling of the above exception" not in shown
 
 
 def test_works_from_a_worker_thread() -> None:
@@ -251,7 +267,7 @@ def test_ctrl_c_during_evaluate_carries_the_partial_report(tmp_path: Path, insid
 
             ev = ae.Evaluator(
                 "math-eval-app", agent, eval_set_manager=ae.LocalEvalSetManager(DATA_DIR),
-                metric_manager=ae.LocalMetricManager(DATA_DIR), progress=False,
+                metric_manager=ae.LocalMetricManager(DATA_DIR), progress=False, parallel_inference=False,
             )
 
             def cell():

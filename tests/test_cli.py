@@ -61,7 +61,7 @@ def test_demo_prints_the_summary_and_saves_the_result(tmp_path: Path, capsys: py
 
 
 def test_demo_with_runs_and_parallelism_reports_pass_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--num-runs", "2", "--parallel", "--output", str(tmp_path)]) == 0
+    assert main(["demo", "--num-runs", "2", "--serial", "--output", str(tmp_path)]) == 0
 
     out = capsys.readouterr().out
     assert f"eval set {EVAL_SET_ID} (2 runs," in out

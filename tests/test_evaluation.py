@@ -54,8 +54,10 @@ from agenteval.evalset.models import EvalMode, Tool
 from agenteval.evaluators.base import EvaluatorFunction
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
-from agenteval.reanalysis import assemble_report
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeInferenceSetArgs
+
+# Many tests here run cases without metrics on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::agenteval.errors.NoMetricsWarning")
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = "app"
@@ -220,8 +222,10 @@ def test_failing_save_raises_save_error_holding_the_complete_report() -> None:
     assert isinstance(caught.value.__cause__, StorageError)
     report = caught.value.report
     assert len(results.saved) == 1
-    assert report.result.eval_set_result_id == ""
-    assert report.result.eval_set_result_name == ""
+    # The id it was to be saved under: saving the report elsewhere keeps it.
+    assert report.result.eval_set_result_id.startswith(f"{APP}_{SET}_")
+    elsewhere = InMemoryEvalResultManager()
+    assert report.save(elsewhere) == report.result.eval_set_result_id
     assert result_ids(report) == [(1, "a"), (1, "b"), (2, "a"), (2, "b")]
     assert case_ids(report) == ["a", "b"]
     assert report.result.summary is not None
@@ -409,7 +413,9 @@ def test_case_results_missing_from_the_eval_set_come_last_in_lexicographic_order
         EvalCaseResult(eval_set_id=SET, eval_id=eval_id, run_id=1, final_eval_status=EvalStatus.PASSED)
         for eval_id in ["late-b", *reversed(SHUFFLED), "late-a"]
     ]
-    report = assemble_report(APP, ordering, EvalSetResult(eval_set_id=SET, eval_case_results=results), [], [], 1)
+    report = EvaluationReport.from_result(
+        EvalSetResult(eval_set_id=SET, eval_case_results=results), app_name=APP, eval_set=ordering
+    )
     assert case_ids(report) == [*SHUFFLED, "late-a", "late-b"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 import agenteval as ae
 from agenteval._async import run_sync
+from agenteval.examples.math import calculator_agent
 from tests.test_evaluation import APP, SET, RecordingResultManager, echo, fill, final_response, make_case, turn
 
 
@@ -169,16 +171,25 @@ def test_rescore_aggregates_as_the_report_did_unless_told_otherwise() -> None:
     assert strict.overall_status == ae.EvalStatus.FAILED
 
 
-def test_cases_without_a_session_input_are_refused_before_the_agent_runs() -> None:
-    agent = CountingAgent()
+def test_cases_without_a_session_input_run_as_the_default_user() -> None:
     bare = ae.EvalCase(eval_id="bare", conversation=[turn("say bare", "bare")])
     eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a"), bare])
 
-    with pytest.raises(ae.ConfigError, match=r"^cases \['bare'\] have no session input, which every case needs"):
-        ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()])
-    assert agent.calls == 0
-    report = ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()], eval_case_ids=["a"])
-    assert report.cases["status"].tolist() == ["passed"]
+    report = ae.Evaluator(APP, echo).evaluate(eval_set, metrics=[final_response()])
+
+    assert report.cases["status"].tolist() == ["passed", "passed"]
+    assert report.cases["user_id"].tolist() == ["user", "user"]
+    assert bare.session_input is None, "the caller's case is not changed"
+    assert report.provenance is not None
+    assert report.provenance.eval_set_hash == ae.Provenance.describe(eval_set, []).eval_set_hash
+
+
+def test_an_evaluation_without_metrics_warns_that_nothing_will_be_scored() -> None:
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a")])
+
+    with pytest.warns(ae.NoMetricsWarning, match=r"^eval set set has no metrics .* every case will be not_evaluated"):
+        report = ae.Evaluator(APP, echo).evaluate(eval_set)
+    assert report.cases["status"].tolist() == ["not_evaluated"]
 
 
 def test_cases_without_an_eval_id_are_refused_before_the_agent_runs(
@@ -238,3 +249,32 @@ def test_rescoring_a_loaded_report_uses_the_evaluators_own_custom_aggregator(tmp
     assert ev.rescore(loaded).overall_status == ae.EvalStatus.PASSED
     with pytest.raises(ae.ConfigError, match=r"rescore\(report, aggregator=\.\.\.\)"):
         ae.Evaluator(APP).rescore(loaded)
+
+
+def make_agent() -> object:
+    def weather_agent(text: str) -> str:
+        return "sunny"
+
+    return weather_agent
+
+
+class WeatherRunner:
+    def __init__(self, api_key: str) -> None:
+        self.api_key = api_key
+
+    async def run(self, request: ae.TurnRequest) -> ae.TurnResult:
+        return ae.TurnResult(final_response=ae.Message.assistant("sunny"))
+
+
+def test_provenance_names_the_agent_readably_and_never_records_its_state() -> None:
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a")])
+
+    def named(agent: object) -> str:
+        report = ae.Evaluator(APP, agent).evaluate(eval_set, metrics=[final_response()])  # type: ignore[arg-type]
+        assert report.provenance is not None
+        return report.provenance.agent
+
+    assert named(make_agent()) == f"{__name__}.weather_agent"  # in a notebook: weather_agent
+    assert named(functools.partial(lambda text, api_key: text, api_key="sk-secret")) == f"{__name__}.<lambda>"
+    assert named(WeatherRunner(api_key="sk-secret")) == f"{__name__}.WeatherRunner"
+    assert named(calculator_agent) == "agenteval.examples.math.agent.calculator_agent"

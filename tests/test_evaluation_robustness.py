@@ -25,6 +25,9 @@ from tests.test_evaluation import (
     turn,
 )
 
+# Many tests here run cases without metrics on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::agenteval.errors.NoMetricsWarning")
+
 
 def state_case(eval_id: str) -> ae.EvalCase:
     case = make_case(eval_id, turn(f"say {eval_id}", eval_id), turn(f"say {eval_id}", eval_id))
@@ -171,7 +174,7 @@ def test_none_resets_an_optional_option_for_one_call() -> None:
 
     with_judge, without = ev.evaluate(SET), ev.evaluate(SET, judge=None)
 
-    assert with_judge.provenance is not None and with_judge.provenance.judge == repr(judge)
+    assert with_judge.provenance is not None and with_judge.provenance.judge == "agenteval.testing.ScriptedChatModel"
     assert without.provenance is not None and without.provenance.judge == ""
     assert ev.options.judge is judge
 

@@ -91,13 +91,22 @@ def test_core_public_names_are_exported() -> None:
         "Turn",
         "AgentEvalError",
         "ConfigError",
+        "ErrorType",
         "NotFoundError",
         "StorageError",
         "pass_at_k",
         "pass_hat_k",
+        "criteria",
     }
 
     assert expected <= set(agenteval.__all__)
+
+
+def test_modules_in_package_all_are_public_modules() -> None:
+    modules = [name for name in agenteval.__all__ if isinstance(getattr(agenteval, name), ModuleType)]
+
+    assert "criteria" in modules
+    assert [name for name in modules if f"agenteval.{name}" not in PUBLIC_MODULES] == []
 
 
 def test_version_is_a_string() -> None:

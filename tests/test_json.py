@@ -19,6 +19,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation, SessionInput, Tool
+from agenteval.evalset.trace import TraceStep
 from agenteval.metric.criterion import (
     CategoryScore,
     GenerationConfig,
@@ -159,6 +160,59 @@ def test_unknown_keys_are_kept_verbatim_through_a_round_trip() -> None:
     loaded = EvalSet.from_json(json.dumps(UNKNOWN_KEYS_DOCUMENT))
     assert _typed(loaded.to_dict()) == _typed(UNKNOWN_KEYS_DOCUMENT)
     assert _typed(json.loads(loaded.to_json())) == _typed(UNKNOWN_KEYS_DOCUMENT)
+
+
+def test_unknown_keys_of_a_loaded_dict_are_kept_at_every_level_too() -> None:
+    loaded = EvalSet.model_validate(UNKNOWN_KEYS_DOCUMENT)
+    assert _typed(loaded.to_dict()) == _typed(UNKNOWN_KEYS_DOCUMENT)
+    assert _typed(EvalSet.from_json(loaded.to_json()).to_dict()) == _typed(UNKNOWN_KEYS_DOCUMENT)
+
+
+# --- constructors: a misspelt keyword is an error, not a silently ignored option
+
+
+@pytest.mark.parametrize(
+    ("model", "keywords", "wrong", "meant"),
+    [
+        (EvalMetric, {"metric_name": "m", "threshhold": 0.5}, "threshhold", "threshold"),
+        (TextCriterion, {"match_stratgy": "contains"}, "match_stratgy", "match_strategy"),
+        (Tool, {"name": "x", "args": {"q": 1}}, "args", "arguments"),
+        (EvalMetric, {"metricNme": "m"}, "metricNme", "metricName"),
+    ],
+    ids=["threshold", "match-strategy", "tool-arguments", "json-key"],
+)
+def test_a_misspelt_keyword_is_refused_naming_the_closest_field(
+    model: type[WireModel], keywords: dict[str, Any], wrong: str, meant: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        model(**keywords)
+    message = str(info.value)
+    assert message.startswith(f"{model.__name__}() got an unknown field {wrong!r} (did you mean {meant!r}?); ")
+    assert message.endswith(f"its fields are: {', '.join(model.model_fields)}")
+
+
+def test_every_unknown_keyword_is_named() -> None:
+    with pytest.raises(ConfigError) as info:
+        _Sample(nmae="a", zzz=1, count=2)
+    assert str(info.value) == (
+        "_Sample() got unknown fields 'nmae' (did you mean 'name'?), 'zzz'; its fields are: "
+        "name, count, ratio, enabled, tags, attrs, limit, flag, tolerance, child, when"
+    )
+
+
+def test_python_names_and_json_keys_are_both_keywords() -> None:
+    assert EvalMetric(metricName="m", evaluatorName="e") == EvalMetric(metric_name="m", evaluator_name="e")
+    assert JudgeModelOptions(baseURL="u", apiKey="k") == JudgeModelOptions(base_url="u", api_key="k")
+    assert TraceStep(StepID="s", AgentName="a") == TraceStep(step_id="s", agent_name="a")
+
+
+def test_a_subclass_takes_its_own_and_its_parents_fields_as_keywords() -> None:
+    class Extended(_Sample):
+        extra_count: int = 0
+
+    assert Extended(name="a", extraCount=1).to_dict() == {"name": "a", "extraCount": 1}
+    with pytest.raises(ConfigError, match=r"^_Sample\(\) got an unknown field 'extra_count'"):
+        _Sample(extra_count=1)
 
 
 @pytest.mark.parametrize(
@@ -350,7 +404,7 @@ def test_writing_refuses_a_non_finite_number_in_a_free_form_value(number: float,
     [
         SessionInput(state={"k": {"deep": math.nan}}),
         EvalMetric(metric_name="m", extension=math.inf),
-        Message(role=Role.USER, content="hi", future_key=math.nan),
+        Message.model_validate({"role": Role.USER, "content": "hi", "future_key": math.nan}),
         EvalCaseResult().model_copy(update={"score": math.nan}),
         EvalSet().model_copy(update={"creation_timestamp": -math.inf}),
     ],

@@ -10,12 +10,15 @@ import pytest
 
 import agenteval as ae
 from agenteval._async import run_sync
+from agenteval._evaluation_support import check_metrics
 from agenteval.errors import ConfigError
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
+from agenteval.llm.judge import JudgeOverride
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.service.local import LocalService
+from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.testing import FunctionChatModel
 
@@ -243,7 +246,33 @@ MISCONFIGURED: list[tuple[str, str, dict[str, Any] | None, bool, str]] = [
         "needs criterion.llmJudge.judgeModel, or pass judge=<ChatModel> to the Evaluator",
     ),
     ("no_llm_judge", "llm_final_response", None, True, "has no criterion.llmJudge"),
-    ("no_criterion", FINAL, None, False, "final response criterion not configured"),
+    (
+        "no_criterion",
+        FINAL,
+        None,
+        False,
+        'final response criterion not configured: build the metric with ae.EvalMetric.final_response("exact"), or '
+        "give it criterion=ae.criteria.Criterion(final_response=ae.criteria.FinalResponseCriterion("
+        'text=ae.criteria.TextCriterion())) (in a metrics file: "criterion": {"finalResponse": {"text": {}}})',
+    ),
+    (
+        "no_trajectory_criterion",
+        TRAJECTORY,
+        {"finalResponse": {"text": {}}},
+        False,
+        "tool trajectory criterion not configured: build the metric with ae.EvalMetric.tool_trajectory(), or give "
+        "it criterion=ae.criteria.Criterion(tool_trajectory=ae.criteria.ToolTrajectoryCriterion()) (in a metrics "
+        'file: "criterion": {"toolTrajectory": {}})',
+    ),
+    (
+        "empty_final_response",
+        FINAL,
+        {"finalResponse": {}},
+        False,
+        "final response criterion must configure text, json, rouge, or xml: for an exact match give it "
+        "ae.criteria.FinalResponseCriterion(text=ae.criteria.TextCriterion()) (in a metrics file: "
+        '"finalResponse": {"text": {}})',
+    ),
 ]
 
 
@@ -367,6 +396,94 @@ def test_a_valid_metric_of_each_evaluator_still_runs(evaluator: str, criterion: 
     assert [(case.eval_id, case.error_message) for case in report.result.eval_case_results] == [("a", ""), ("b", "")]
     assert report.overall_status == ae.EvalStatus.PASSED
     assert len(judge.requests) == (0 if evaluator in (FINAL, TRAJECTORY) else 4 * (2 if "halluc" in evaluator else 1))
+
+
+# (threshold, the fix the message ends with)
+OUT_OF_RANGE: list[tuple[float, str]] = [
+    (80, "scores are fractions, so write e.g. threshold=0.8 for 80%"),
+    (1.5, "scores are fractions, so write e.g. threshold=0.015 for 1.5%"),
+    (250, "scores are fractions, so write a threshold from 0 to 1"),
+    (-0.5, "scores are fractions, so write a threshold from 0 to 1"),
+]
+BUILTIN_EVALUATORS = sorted({evaluator for evaluator, _, _ in VALID})
+
+
+def test_every_builtin_evaluator_is_checked_for_its_threshold() -> None:
+    assert default_registry().names() == BUILTIN_EVALUATORS
+
+
+@pytest.mark.parametrize(("threshold", "fix"), OUT_OF_RANGE)
+@pytest.mark.parametrize(("evaluator", "criterion", "reply"), VALID)
+def test_a_threshold_outside_the_score_range_stops_evaluate_before_the_agent_runs(
+    evaluator: str, criterion: dict[str, Any], reply: str, threshold: float, fix: str
+) -> None:
+    agent = CountingAgent()
+    judge = _judge(reply)
+    ev = ae.Evaluator(APP, agent, progress=False, judge=judge)
+    metric = _metric("m", evaluator, criterion, threshold=threshold)
+
+    with pytest.raises(ConfigError) as caught:
+        ev.evaluate(_eval_set(), metrics=[VALID_FIRST, metric])
+
+    assert str(caught.value) == (
+        f"resolve metric at index 1 (m): threshold {threshold:g} is outside the score range of {evaluator} "
+        f"(0 to 1): {fix}"
+    )
+    assert agent.calls == 0
+    assert judge.requests == []
+
+
+@pytest.mark.parametrize("threshold", [0.0, 1.0])
+@pytest.mark.parametrize(("evaluator", "criterion", "reply"), VALID)
+def test_the_ends_of_the_score_range_are_valid_thresholds(
+    evaluator: str, criterion: dict[str, Any], reply: str, threshold: float
+) -> None:
+    options = ServiceOptions(judge_override=JudgeOverride(_judge(reply)))
+    check_metrics([_metric("m", evaluator, criterion, threshold=threshold)], options)
+
+
+def test_check_metrics_refuses_a_percentage_threshold_naming_the_evaluator_the_metric_runs() -> None:
+    metric = ae.EvalMetric.final_response("exact", name="exact").model_copy(update={"threshold": 90.0})
+
+    with pytest.raises(ConfigError) as caught:
+        check_metrics([VALID_FIRST, metric], ServiceOptions())
+
+    assert str(caught.value) == (
+        "resolve metric at index 1 (exact): threshold 90 is outside the score range of final_response_avg_score "
+        "(0 to 1): scores are fractions, so write e.g. threshold=0.9 for 90%"
+    )
+
+
+class _Stars:
+    """A user evaluator scoring 1 to 5 stars that declares its range."""
+
+    score_range = (1.0, 5.0)
+
+    def evaluate(
+        self, actuals: Sequence[ae.Invocation], expecteds: Sequence[ae.Invocation], metric: ae.EvalMetric
+    ) -> EvaluateResult:
+        return EvaluateResult(
+            overall_score=5.0,
+            overall_status=ae.EvalStatus.PASSED,
+            per_invocation_results=[PerInvocationResult(score=5.0, status=ae.EvalStatus.PASSED) for _ in actuals],
+        )
+
+
+def test_a_user_evaluator_threshold_is_checked_only_against_a_declared_range() -> None:
+    registry = default_registry()
+    registry.register("stars", _Stars())
+    registry.register("plain", _constant)
+    options = ServiceOptions(registry=registry)
+    stars = ae.EvalMetric(metric_name="s", evaluator_name="stars", threshold=4.0)
+
+    check_metrics([stars, ae.EvalMetric(metric_name="p", evaluator_name="plain", threshold=80.0)], options)
+    with pytest.raises(ConfigError) as caught:
+        check_metrics([stars.model_copy(update={"threshold": 0.5})], options)
+
+    assert str(caught.value) == (
+        "resolve metric at index 0 (s): threshold 0.5 is outside the score range of stars (1 to 5): "
+        "write a threshold from 1 to 5"
+    )
 
 
 def test_template_rubrics_may_come_from_the_cases() -> None:

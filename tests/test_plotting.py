@@ -46,7 +46,6 @@ from agenteval.plotting import (
     plot_report,
     plot_score_distribution,
 )
-from agenteval.reanalysis import assemble_report
 from agenteval.status import EvalStatus, summarize
 
 METRICS = ["tool_trajectory_avg_score", "final_response_avg_score"]
@@ -332,8 +331,7 @@ def synthetic_report(
                 )
             )
     result = EvalSetResult(eval_set_id="large", eval_case_results=results)
-    configured = [EvalMetric(metric_name=name, threshold=0.5) for name in metrics]
-    return assemble_report("big-app", None, result, configured, [], num_runs)
+    return EvaluationReport.from_result(result, app_name="big-app")
 
 
 LARGE_FAILING = range(7, 1000, 100)  # case_0007, case_0107, …, case_0907

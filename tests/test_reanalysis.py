@@ -115,7 +115,7 @@ def test_reaggregate_never_calls_the_agent_and_equals_a_run_with_that_aggregator
 
     assert agent.calls == calls
     assert _case_view(report) == before
-    rescored = _evaluator(agent, aggregator=_weighted).rescore(report)
+    rescored = _evaluator(agent).rescore(report, aggregator=_weighted)
     assert _case_view(weighted) == _case_view(rescored)
     power = [case for case in weighted.result.eval_case_results if case.eval_id == "calc_power"]
     assert {case.score for case in power} == {0.0}
@@ -378,20 +378,27 @@ def _always_passes(data: AggregationInput) -> AggregationResult:
     return AggregationResult(score=1.0, status=ae.EvalStatus.PASSED)
 
 
-def test_with_several_runs_reaggregate_changes_the_runs_but_not_the_overall_status() -> None:
-    """As documented in ``reaggregate``: across runs a case's status follows its averaged metrics."""
+def test_with_several_runs_reaggregate_decides_the_runs_and_the_overall_status() -> None:
+    """As documented in ``reaggregate``: across runs the aggregator decides each case too."""
     report = _evaluator(calculator_agent, num_runs=2).evaluate(EVAL_SET_ID)
+    seen: list[int] = []
 
-    lenient = report.reaggregate(_always_passes)
+    def lenient_across_runs(data: AggregationInput) -> AggregationResult:
+        seen.append(len(data.runs))
+        return _always_passes(data)
+
+    lenient = report.reaggregate(lenient_across_runs)
 
     assert set(lenient.cases["status"]) == {"passed"}
     power = lenient.case_table.set_index("eval_id").loc["calc_power"]
-    assert (power["pass_rate"], power["mean_score"], power["status"]) == (1.0, 1.0, "failed")
-    assert report.case_table.set_index("eval_id").loc["calc_power", "pass_rate"] == 0.0
-    summary = {summary.eval_id: summary.overall_status for summary in lenient.case_summaries}
-    assert summary["calc_power"] is ae.EvalStatus.FAILED
-    assert lenient.overall_status is ae.EvalStatus.FAILED
+    assert (power["pass_rate"], power["mean_score"], power["status"], power["score"]) == (1.0, 1.0, "passed", 1.0)
+    assert report.case_table.set_index("eval_id").loc["calc_power", "status"] == "failed"
+    assert lenient.overall_status is ae.EvalStatus.PASSED
+    assert lenient.result.summary is not None and lenient.result.summary.overall_status is ae.EvalStatus.PASSED
     assert lenient.pass_at_k(1) == 1.0 and report.pass_at_k(1) == 0.0
+    # Once per case in each of the two runs, then once per case across the runs.
+    cases = len(report.case_summaries)
+    assert sorted(seen) == [0] * (2 * cases) + [2] * cases
 
     one_run = _evaluator(calculator_agent).evaluate(EVAL_SET_ID).reaggregate(_always_passes)
     assert set(one_run.case_table["status"]) == {"passed"}

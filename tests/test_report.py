@@ -45,6 +45,9 @@ from agenteval.metric.criterion import (
 )
 from agenteval.report import CASE_COLUMNS, CASE_SUMMARY_COLUMNS, INVOCATION_COLUMNS, METRIC_COLUMNS, CaseSummary
 
+# Many tests here run cases without metrics on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::agenteval.errors.NoMetricsWarning")
+
 APP = "app"
 SET = "set"
 
@@ -112,8 +115,27 @@ def report() -> EvaluationReport:
 
 
 def test_column_constants() -> None:
-    assert CASE_COLUMNS == ("run_id", "eval_id", "status", "score", "error_message", "session_id", "user_id")
-    assert METRIC_COLUMNS == ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "reason")
+    assert CASE_COLUMNS == (
+        "run_id",
+        "eval_id",
+        "status",
+        "score",
+        "error_type",
+        "error_message",
+        "session_id",
+        "user_id",
+    )
+    assert METRIC_COLUMNS == (
+        "run_id",
+        "eval_id",
+        "metric_name",
+        "score",
+        "status",
+        "threshold",
+        "measure_name",
+        "measure",
+        "reason",
+    )
     assert INVOCATION_COLUMNS[:4] == ("run_id", "eval_id", "turn", "invocation_id")
     assert INVOCATION_COLUMNS[-5:] == (
         "user_content",
@@ -122,7 +144,7 @@ def test_column_constants() -> None:
         "actual_tools",
         "expected_tools",
     )
-    assert CASE_SUMMARY_COLUMNS == ("eval_id", "status", "num_runs", "runs_passed", "pass_rate", "mean_score")
+    assert CASE_SUMMARY_COLUMNS == ("eval_id", "status", "score", "num_runs", "runs_passed", "pass_rate", "mean_score")
 
 
 def test_cases_frame_has_one_row_per_run_and_case(report: EvaluationReport) -> None:
@@ -176,8 +198,9 @@ def test_invocations_frame_has_one_row_per_run_case_turn_and_metric(report: Eval
     assert list(run_two["status"]) == ["passed", "passed", "passed", "passed", "failed", "passed"]
     assert list(run_two["score"]) == [1.0, 1.0, 1.0, 1.0, 0.0, 1.0]
     assert "final response mismatch" in run_two["reason"].iloc[4]
-    assert list(run_two["actual_tools"]) == [["lookup"]] * 6
-    assert list(run_two["expected_tools"]) == [["lookup"]] * 6
+    lookups = [{"name": "lookup", "arguments": {"q": text}} for text in ("one", "two", "hello")]
+    assert list(run_two["actual_tools"]) == [[lookups[0]]] * 2 + [[lookups[1]]] * 2 + [[lookups[2]]] * 2
+    assert [[tool["name"] for tool in tools] for tools in run_two["expected_tools"]] == [["lookup"]] * 6
 
 
 TOOL_USE = EvalMetric(metric_name="tool_use", threshold=1.0)
@@ -238,10 +261,14 @@ def test_invocations_list_the_tools_called_in_each_turn(flaky_report: Evaluation
         (2, "tools"),
         (2, "chat"),
     ]
-    assert list(turns["actual_tools"]) == [["add", "multiply"], [], ["add"], []]
-    assert list(turns["expected_tools"]) == [["add", "multiply"], [], ["add", "multiply"], []]
+
+    def names(column: str, frame: pd.DataFrame = turns) -> list[list[str]]:
+        return [[tool["name"] for tool in tools] for tools in frame[column]]
+
+    assert names("actual_tools") == [["add", "multiply"], [], ["add"], []]
+    assert names("expected_tools") == [["add", "multiply"], [], ["add", "multiply"], []]
     # Every metric row of a turn lists the turn's tools.
-    assert list(invocations["actual_tools"]) == [["add", "multiply"]] * 3 + [[]] * 3 + [["add"]] * 3 + [[]] * 3
+    assert names("actual_tools", invocations) == [["add", "multiply"]] * 3 + [[]] * 3 + [["add"]] * 3 + [[]] * 3
 
 
 def test_case_table_has_one_row_per_case_across_runs(flaky_report: EvaluationReport) -> None:

@@ -4,6 +4,7 @@ from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import (
+    ErrorType,
     EvalCaseResult,
     EvalMetricResult,
     EvalMetricResultDetails,
@@ -24,6 +25,7 @@ from agenteval.evalresult.summary import (
 )
 
 __all__ = [
+    "ErrorType",
     "EvalCaseResult",
     "EvalCaseResultSummary",
     "EvalCaseRunSummary",

@@ -13,6 +13,7 @@ from agenteval.metric.criterion import Criterion
 from agenteval.status import EvalStatus
 
 __all__ = [
+    "ErrorType",
     "EvalCaseResult",
     "EvalMetricResult",
     "EvalMetricResultDetails",
@@ -31,6 +32,29 @@ class ScoreKind(StrEnum):
     NUMERIC = "numeric"
     BOOLEAN = "boolean"
     CATEGORICAL = "categorical"
+
+
+class ErrorType(StrEnum):
+    """What kind of failure an :attr:`EvalCaseResult.error_type` records (an agenteval extension)."""
+
+    NONE = ""
+    """No error."""
+    AGENT = "agent"
+    """The agent raised, or returned something that is not a reply."""
+    TIMEOUT = "timeout"
+    """A turn took longer than ``turn_timeout``."""
+    CASE = "case"
+    """The case cannot run as written (no turns, no session input, an unusable tool mock, …)."""
+    SIMULATION = "simulation"
+    """The simulated user or the expected runner failed."""
+    METRIC = "metric"
+    """An evaluator raised or returned a malformed result."""
+    AGGREGATOR = "aggregator"
+    """The case aggregator raised or returned a malformed result."""
+    CALLBACK = "callback"
+    """A case-level callback raised."""
+    OTHER = "other"
+    """Anything else, and errors recorded by tools that do not classify them (the reference framework)."""
 
 
 class ScoreValue(CamelModel):
@@ -68,6 +92,17 @@ class EvalMetricResultDetails(CamelModel):
     """Typed per-turn score (never set on overall results)."""
     rubric_scores: list[RubricScore] = Field(default_factory=list)
     """Per-rubric scores (LLM judges)."""
+    measures: dict[str, GoFloat] = Field(default_factory=dict)
+    """The measures behind the score, by name; left out of the JSON when empty.
+
+    An agenteval extension (the reference framework ignores the key). Per turn, a metric whose score
+    is a 0/1 pass records what it measured: ``<rougeType>_precision``, ``<rougeType>_recall`` and
+    ``<rougeType>_f1`` (e.g. ``rougeL_f1``) for a final-response ROUGE criterion, and
+    ``json_max_number_difference`` for a final-response JSON criterion (the largest absolute
+    difference between two numbers at the same place; absent when the two values cannot be lined
+    up). LLM judges record ``judge_score``. Keys are in the order the criterion runs (json, text,
+    rouge, xml), so the first is the headline measure.
+    """
 
 
 class EvalMetricResult(CamelModel):
@@ -113,6 +148,12 @@ class EvalCaseResult(CamelModel):
     """Case status from the case aggregator."""
     error_message: str = ""
     """Why the case failed to run or to be scored."""
+    error_type: str = ""
+    """What kind of failure :attr:`error_message` describes: an :class:`ErrorType` value.
+
+    An agenteval extension (the reference framework ignores the key); a result written by the
+    reference has only the message.
+    """
     overall_eval_metric_results: list[EvalMetricResult] = Field(default_factory=list)
     """One overall result per evaluated metric."""
     eval_metric_result_per_invocation: list[EvalMetricResultPerInvocation] = Field(default_factory=list)

@@ -62,6 +62,13 @@ class EvalCaseResultSummary(CamelModel):
 
     eval_id: str = ""
     overall_status: EvalStatus | None = None
+    """What the case aggregator decided from the metric scores averaged over the runs (with one run: the
+    run's status); for the default aggregator, whether every averaged metric reaches its threshold."""
+    overall_score: GoFloat | None = None
+    """The score the case aggregator gave the case across runs: an agenteval extension, written only for a
+    custom aggregator (the default's score follows from the status: 1 when passed, else 0)."""
+    error_message: str = ""
+    """Why deciding the case across runs failed (the aggregator raised): an agenteval extension."""
     run_status_counts: EvalStatusCounts | None = None
     metric_summaries: list[EvalMetricSummary] = Field(default_factory=list)
     """Sorted by metric name."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt
+from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.trace import ExecutionTrace
 
@@ -108,6 +111,30 @@ class Invocation(CamelModel):
     execution_trace: ExecutionTrace | None = None
     """Execution trace of the turn, when captured."""
 
+    @classmethod
+    def of(cls, user: str, expect: str | None = None, *, tools: Sequence[Tool] = ()) -> Invocation:
+        """Write one expected turn: the user's message, the expected reply and tool calls.
+
+        Args:
+            user: What the user says.
+            expect: The expected final response. ``None`` leaves it unstated, for turns that only
+                tool calls are checked on (a final-response metric compares the reply with ``""``).
+            tools: The tool calls the agent is expected to make, in call order.
+
+        Returns:
+            The turn, for :meth:`EvalCase.of`.
+
+        Example:
+            >>> turn = Invocation.of("2 + 3?", "5", tools=[Tool(name="add", arguments={"a": 2, "b": 3})])
+            >>> turn.user_content.content, turn.final_response.content, turn.tools[0].name
+            ('2 + 3?', '5', 'add')
+        """
+        return cls(
+            user_content=Message.user(user),
+            final_response=None if expect is None else Message.assistant(expect),
+            tools=list(tools),
+        )
+
 
 class SessionInput(CamelModel):
     """The session a case runs in."""
@@ -198,6 +225,56 @@ class EvalCase(CamelModel):
     creation_timestamp: EpochTime | None = None
     """When the case was created."""
 
+    @classmethod
+    def of(
+        cls,
+        eval_id: str,
+        *turns: str | Invocation,
+        expect: str | None = None,
+        tools: Sequence[Tool] = (),
+        user_id: str = "user",
+        state: Mapping[str, Any] | None = None,
+        context: Sequence[Message] = (),
+    ) -> EvalCase:
+        """Write a case: one turn inline, or several :meth:`Invocation.of` turns.
+
+        Args:
+            eval_id: Case id, unique within the set.
+            *turns: Either a single user message (with ``expect`` and ``tools`` for that turn), or
+                one or more :meth:`Invocation.of` turns.
+            expect: For a single inline turn: the expected final response (``None``: unstated, as
+                in :meth:`Invocation.of`).
+            tools: For a single inline turn: the expected tool calls, in call order.
+            user_id: The user the agent runs as.
+            state: Session state passed to the agent on every turn.
+            context: Messages given to the agent before every turn (e.g. a system prompt).
+
+        Returns:
+            The case, with its :class:`SessionInput`.
+
+        Raises:
+            ConfigError: An empty ``eval_id``; no turns; several user messages, or messages mixed
+                with :meth:`Invocation.of` turns (ambiguous: is a second text a reply or a turn?);
+                ``expect`` or ``tools`` given with :meth:`Invocation.of` turns.
+
+        Example:
+            >>> case = EvalCase.of("sf", "Weather in SF?", expect="Sunny", tools=[Tool(name="weather")])
+            >>> [turn.user_content.content for turn in case.conversation], case.session_input.user_id
+            (['Weather in SF?'], 'user')
+            >>> chat = EvalCase.of("chat", Invocation.of("Hi", "Hello!"), Invocation.of("Bye", "Goodbye!"))
+            >>> len(chat.conversation)
+            2
+        """
+        where = f"EvalCase.of({eval_id!r})"
+        if not eval_id:
+            raise ConfigError("EvalCase.of: eval_id is empty; give the case an id, unique within its eval set")
+        return cls(
+            eval_id=eval_id,
+            conversation=_conversation(where, turns, expect, tools),
+            context_messages=list(context),
+            session_input=SessionInput(user_id=user_id, state=dict(state or {})),
+        )
+
 
 class EvalSet(CamelModel):
     """A named collection of eval cases."""
@@ -220,6 +297,43 @@ class EvalSet(CamelModel):
             return [case for case in value if case is not None]
         return value
 
+    @classmethod
+    def of(cls, eval_set_id: str, cases: Iterable[EvalCase], *, name: str = "", description: str = "") -> EvalSet:
+        """Collect cases into an eval set, refusing what would make cases impossible to tell apart.
+
+        Args:
+            eval_set_id: Eval set id (the file name in a local store).
+            cases: The cases, in order (e.g. built with :meth:`EvalCase.of`).
+            name: Display name.
+            description: Free-form description.
+
+        Returns:
+            The eval set, ready for ``Evaluator.evaluate(eval_set, metrics=[...])``.
+
+        Raises:
+            ConfigError: An empty ``eval_set_id``, a case without an id, or case ids used more than once.
+
+        Example:
+            >>> es = EvalSet.of("weather", [EvalCase.of("sf", "Weather in SF?", expect="Sunny")])
+            >>> es.eval_set_id, [case.eval_id for case in es.eval_cases]
+            ('weather', ['sf'])
+        """
+        if not eval_set_id:
+            raise ConfigError("EvalSet.of: eval_set_id is empty; give the eval set an id")
+        cases = list(cases)
+        where = f"EvalSet.of({eval_set_id!r})"
+        unnamed = [str(index) for index, case in enumerate(cases) if not case.eval_id]
+        if unnamed:
+            raise ConfigError(
+                f"{where}: no eval_id on the case(s) at index {', '.join(unnamed)}; give every case an id"
+            )
+        repeated = [eval_id for eval_id, count in Counter(case.eval_id for case in cases).items() if count > 1]
+        if repeated:
+            raise ConfigError(
+                f"{where}: more than one case has the id {' or '.join(map(repr, repeated))}; make case ids unique"
+            )
+        return cls(eval_set_id=eval_set_id, name=name, description=description, eval_cases=cases)
+
     def case(self, eval_id: str) -> EvalCase | None:
         """Return the first case with this id, or ``None``."""
         return next((c for c in self.eval_cases if c.eval_id == eval_id), None)
@@ -230,3 +344,34 @@ class EvalSet(CamelModel):
         for eval_case in self.eval_cases:
             found.setdefault(eval_case.eval_id, eval_case)
         return found
+
+
+def _conversation(
+    where: str, turns: Sequence[str | Invocation], expect: str | None, tools: Sequence[Tool]
+) -> list[Invocation]:
+    """The turns :meth:`EvalCase.of` was given, as invocations (see there for the rules)."""
+    if not turns:
+        raise ConfigError(f"{where}: no turns; give a user message, or one or more Invocation.of(...) turns")
+    for index, turn in enumerate(turns):
+        if not isinstance(turn, str | Invocation):
+            raise ConfigError(
+                f"{where}: turn {index} is a {type(turn).__name__}; give a user message (str) or Invocation.of(...)"
+            )
+    if len(turns) == 1 and isinstance(turns[0], str):
+        return [Invocation.of(turns[0], expect, tools=tools)]
+    if all(isinstance(turn, str) for turn in turns):
+        raise ConfigError(
+            f"{where}: {len(turns)} plain messages are ambiguous (is the second a reply, or another turn?); "
+            "give one message with expect=..., or write each turn as Invocation.of(user, expect)"
+        )
+    if any(isinstance(turn, str) for turn in turns):
+        raise ConfigError(
+            f"{where}: a plain message among Invocation.of(...) turns is ambiguous; "
+            "write every turn as Invocation.of(user, expect)"
+        )
+    if expect is not None or tools:
+        raise ConfigError(
+            f"{where}: expect= and tools= describe a single inline turn; with Invocation.of(...) turns, "
+            "give each turn its own: Invocation.of(user, expect, tools=[...])"
+        )
+    return [turn for turn in turns if isinstance(turn, Invocation)]

@@ -15,18 +15,27 @@ from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 
 __all__ = [
+    "UNIT_SCORE_RANGE",
     "CriterionMaterializer",
     "EvaluateResult",
     "EvaluatorFunction",
     "MetricChecker",
     "MetricEvaluator",
     "PerInvocationResult",
+    "ScoreRange",
     "TurnMatchingEvaluator",
     "average_of_turns",
+    "check_threshold",
     "status_for",
 ]
 
 C = TypeVar("C")
+
+ScoreRange = tuple[float, float]
+"""The lowest and highest score an evaluator gives, both included."""
+
+UNIT_SCORE_RANGE: ScoreRange = (0.0, 1.0)
+"""The score range of every built-in evaluator: scores are fractions."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -67,7 +76,10 @@ class MetricEvaluator(Protocol):
 
     An evaluator may also have a ``check_metric(metric)`` method (see :class:`MetricChecker`), which
     :class:`~agenteval.Evaluator` calls for every metric before any case runs, so that a metric
-    that would fail every case stops the evaluation at once. It is optional.
+    that would fail every case stops the evaluation at once. It is optional. So is a
+    ``score_range`` attribute (a :data:`ScoreRange`, such as ``(0.0, 10.0)``): when an evaluator
+    declares one, a metric whose threshold lies outside it is refused at the same point
+    (:func:`check_threshold`). Every built-in evaluator declares :data:`UNIT_SCORE_RANGE`.
     """
 
     def evaluate(
@@ -119,6 +131,34 @@ class CriterionMaterializer(Protocol):
         ...
 
 
+def check_threshold(metric: EvalMetric, score_range: ScoreRange) -> None:
+    """Refuse a threshold outside the scores the metric's evaluator can give.
+
+    Such a metric passes every case (threshold below the range) or fails every case (above it),
+    usually because the threshold was written as a percentage.
+
+    Args:
+        metric: The metric.
+        score_range: The evaluator's lowest and highest score.
+
+    Raises:
+        ConfigError: The threshold is outside ``score_range``; the message says what to write.
+    """
+    low, high = score_range
+    threshold = metric.threshold
+    if low <= threshold <= high:
+        return
+    if score_range != UNIT_SCORE_RANGE:
+        fix = f"write a threshold from {low:g} to {high:g}"
+    elif 1 < threshold <= 100:
+        fix = f"scores are fractions, so write e.g. threshold={threshold / 100:g} for {threshold:g}%"
+    else:
+        fix = "scores are fractions, so write a threshold from 0 to 1"
+    raise ConfigError(
+        f"threshold {threshold:g} is outside the score range of {metric.evaluator} ({low:g} to {high:g}): {fix}"
+    )
+
+
 def status_for(score: float, threshold: float) -> EvalStatus:
     """``passed`` when ``score >= threshold``, else ``failed``."""
     return EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED
@@ -146,13 +186,16 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
     """An evaluator that scores each turn 1 when it matches its expected turn under one criterion.
 
     The overall score is the mean over turns. A subclass names its criterion (:attr:`kind`, which
-    prefixes errors and mismatch reasons, and :attr:`label`, the evaluator in the count-mismatch
-    error) and supplies where the metric holds it, how to reject an unusable one and how to match
-    a turn. :meth:`evaluate` and :meth:`check_metric` run the same criterion check.
+    prefixes errors and mismatch reasons, :attr:`label`, the evaluator in the count-mismatch
+    error, and :attr:`how_to_configure`, the fix when the metric has no such criterion) and
+    supplies where the metric holds it, how to reject an unusable one and how to match a turn.
+    :meth:`evaluate` and :meth:`check_metric` run the same criterion check.
     """
 
     kind: ClassVar[str]
     label: ClassVar[str]
+    how_to_configure: ClassVar[str]
+    score_range: ClassVar[ScoreRange] = UNIT_SCORE_RANGE
 
     @abstractmethod
     def criterion_of(self, metric: EvalMetric) -> C | None:
@@ -163,14 +206,21 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
         """Reject an unusable criterion (raise :class:`~agenteval.errors.ConfigError`)."""
 
     @abstractmethod
-    def match_turn(self, actual: Invocation, expected: Invocation, criterion: C) -> str | None:
-        """``None`` when ``actual`` matches ``expected``, else a mismatch reason."""
+    def match_turn(
+        self, actual: Invocation, expected: Invocation, criterion: C, measures: dict[str, float]
+    ) -> str | None:
+        """``None`` when ``actual`` matches ``expected``, else a mismatch reason.
+
+        What the criterion measured on the way (see
+        :attr:`~agenteval.evalresult.models.EvalMetricResultDetails.measures`) goes into ``measures``.
+        """
 
     def check_metric(self, metric: EvalMetric) -> None:
         """Reject the metric before any case runs, by the criterion check :meth:`evaluate` starts with.
 
         Raises:
-            ConfigError: ``"<kind> criterion not configured"``, or what :meth:`check_criterion` raised.
+            ConfigError: ``"<kind> criterion not configured: <how to configure it>"``, or what
+                :meth:`check_criterion` raised.
         """
         self._criterion(metric)
 
@@ -180,7 +230,8 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
         """Score the turns of one case; named compares come from the active metric registry.
 
         Returns:
-            One result per turn, plus their mean (``not_evaluated`` for zero turns).
+            One result per turn with what its criterion measured in ``details.measures``, plus
+            their mean (``not_evaluated`` for zero turns).
 
         Raises:
             ConfigError: No criterion, an unusable one, a compare that raised, or ``actuals`` and
@@ -194,7 +245,8 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
             )
         results: list[PerInvocationResult] = []
         for actual, expected in zip(actuals, expecteds, strict=True):
-            mismatch = self.match_turn(actual, expected, criterion)
+            measures: dict[str, float] = {}
+            mismatch = self.match_turn(actual, expected, criterion, measures)
             score = 1.0 if mismatch is None else 0.0
             reason = "" if mismatch is None else f"{self.kind} mismatch: {mismatch}"
             results.append(
@@ -202,7 +254,10 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
                     score=score,
                     status=status_for(score, metric.threshold),
                     details=EvalMetricResultDetails(
-                        reason=reason, score=score, value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=score)
+                        reason=reason,
+                        score=score,
+                        value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=score),
+                        measures=measures,
                     ),
                     actual_invocation=actual,
                     expected_invocation=expected,
@@ -213,6 +268,6 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
     def _criterion(self, metric: EvalMetric) -> C:
         criterion = self.criterion_of(metric)
         if criterion is None:
-            raise ConfigError(f"{self.kind} criterion not configured")
+            raise ConfigError(f"{self.kind} criterion not configured: {self.how_to_configure}")
         self.check_criterion(criterion)
         return criterion

@@ -17,7 +17,9 @@ class FinalResponseEvaluator(TurnMatchingEvaluator[FinalResponseCriterion]):
     """Scores each turn 1 when its final response passes every sub-criterion of ``criterion.finalResponse``.
 
     The overall score is the mean over turns. A mismatch reason joins the failing sub-criteria's
-    reasons with ``"; "``, prefixed ``"final response mismatch: "``.
+    reasons with ``"; "``, prefixed ``"final response mismatch: "``. Each turn's ``details.measures``
+    holds what its JSON and ROUGE sub-criteria measured
+    (:func:`~agenteval.evaluators.criteria.final_response.match_final_response`).
 
     Named compares are looked up in the active metric registry
     (:func:`~agenteval.metric.registry.use_metric_registry`).
@@ -27,6 +29,11 @@ class FinalResponseEvaluator(TurnMatchingEvaluator[FinalResponseCriterion]):
     description: ClassVar[str] = "Evaluates agent final responses against expected outputs"
     kind: ClassVar[str] = "final response"
     label: ClassVar[str] = "finalresponse"
+    how_to_configure: ClassVar[str] = (
+        'build the metric with ae.EvalMetric.final_response("exact"), or give it '
+        "criterion=ae.criteria.Criterion(final_response=ae.criteria.FinalResponseCriterion("
+        'text=ae.criteria.TextCriterion())) (in a metrics file: "criterion": {"finalResponse": {"text": {}}})'
+    )
 
     def criterion_of(self, metric: EvalMetric) -> FinalResponseCriterion | None:
         """``criterion.final_response`` of the metric."""
@@ -36,9 +43,11 @@ class FinalResponseEvaluator(TurnMatchingEvaluator[FinalResponseCriterion]):
         """Reject an unusable criterion (see ``check_final_response_criterion``)."""
         check_final_response_criterion(criterion)
 
-    def match_turn(self, actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion) -> str | None:
-        """``None`` when the turn matches, else why not."""
-        return match_final_response(actual, expected, criterion)
+    def match_turn(
+        self, actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion, measures: dict[str, float]
+    ) -> str | None:
+        """``None`` when the turn matches, else why not; JSON and ROUGE measures go into ``measures``."""
+        return match_final_response(actual, expected, criterion, measures)
 
     def __repr__(self) -> str:
         return "FinalResponseEvaluator()"

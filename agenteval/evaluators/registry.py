@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricChecker, MetricEvaluator
+from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricChecker, MetricEvaluator, check_threshold
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["EvaluatorRegistry", "default_registry"]
@@ -81,15 +81,21 @@ class EvaluatorRegistry:
     def check_metric(self, metric: EvalMetric) -> None:
         """Let the evaluator ``metric`` runs reject it before any case runs.
 
-        Calls the evaluator's ``check_metric`` (see :class:`~agenteval.evaluators.base.MetricChecker`);
-        nothing happens when the evaluator has none, or when none is registered for the metric (it
-        is skipped).
+        When the evaluator declares a ``score_range`` (every built-in one does), the metric's
+        threshold must lie in it (:func:`~agenteval.evaluators.base.check_threshold`); then the
+        evaluator's ``check_metric`` runs (see :class:`~agenteval.evaluators.base.MetricChecker`).
+        Nothing happens for an evaluator with neither, or when none is registered for the metric
+        (it is skipped).
 
         Raises:
+            ConfigError: The threshold is outside the evaluator's ``score_range``.
             Exception: Whatever the evaluator's check raised.
         """
         with self._lock:
             evaluator = self._evaluators.get(metric.evaluator)
+        score_range = getattr(evaluator, "score_range", None)
+        if score_range is not None:
+            check_threshold(metric, score_range)
         if isinstance(evaluator, MetricChecker):
             evaluator.check_metric(metric)
 

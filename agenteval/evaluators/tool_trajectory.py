@@ -27,6 +27,11 @@ class ToolTrajectoryEvaluator(TurnMatchingEvaluator[ToolTrajectoryCriterion]):
     description: ClassVar[str] = "Evaluates the accuracy of tool usage trajectory including sequence and arguments"
     kind: ClassVar[str] = "tool trajectory"
     label: ClassVar[str] = "tooltrajectory"
+    how_to_configure: ClassVar[str] = (
+        "build the metric with ae.EvalMetric.tool_trajectory(), or give it "
+        "criterion=ae.criteria.Criterion(tool_trajectory=ae.criteria.ToolTrajectoryCriterion()) "
+        '(in a metrics file: "criterion": {"toolTrajectory": {}})'
+    )
 
     def criterion_of(self, metric: EvalMetric) -> ToolTrajectoryCriterion | None:
         """``criterion.tool_trajectory`` of the metric."""
@@ -36,8 +41,10 @@ class ToolTrajectoryEvaluator(TurnMatchingEvaluator[ToolTrajectoryCriterion]):
         """Reject an unusable criterion (see ``check_tool_trajectory_criterion``)."""
         check_tool_trajectory_criterion(criterion)
 
-    def match_turn(self, actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion) -> str | None:
-        """``None`` when the turn matches, else why not."""
+    def match_turn(
+        self, actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion, measures: dict[str, float]
+    ) -> str | None:
+        """``None`` when the turn matches, else why not; nothing is measured."""
         return match_tool_trajectory(actual, expected, criterion)
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agenteval._names import short_name
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
@@ -35,6 +36,8 @@ R = TypeVar("R")
 
 AgentFunction = Callable[..., Any]
 """``fn(message)`` or ``fn(message, turn)``, plain or ``async``, returning the reply (see :class:`FunctionRunner`)."""
+
+_REPLY_TYPES = "a str, a Message or a TurnResult"
 
 
 class Turn:
@@ -367,7 +370,13 @@ def _wants_turn(function: AgentFunction) -> bool:
     return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
 
 
-def _to_result(reply: Any, turn: Turn) -> TurnResult:
+def _to_result(reply: Any, turn: Turn, agent: str, turn_number: int) -> TurnResult:
+    if reply is None:
+        # Forgetting `return` is the most common bug in a hand-written agent: say so, not just "wrong reply".
+        raise TypeError(
+            f"the agent function {agent} returned None in turn {turn_number} — did it forget to return the reply? "
+            f"Return {_REPLY_TYPES} (TurnResult(final_response=None) for a turn with no reply)"
+        )
     result = _as_turn_result(reply, turn)
     # Again at the end of the turn: a result may have been set on a recorded call afterwards, a
     # returned TurnResult brings its own calls, and the agent may have caught a recording error.
@@ -381,16 +390,12 @@ def _as_turn_result(reply: Any, turn: Turn) -> TurnResult:
         if not reply.tools:
             reply.tools = turn.tools
         return reply
-    if reply is None:
-        final = None
-    elif isinstance(reply, Message):
+    if isinstance(reply, Message):
         final = reply
     elif isinstance(reply, str):
         final = Message.assistant(reply)
     else:
-        raise TypeError(
-            f"the agent returned {type(reply).__name__}; return the reply as a str, a Message, a TurnResult or None"
-        )
+        raise TypeError(f"the agent returned {type(reply).__name__}; return the reply as {_REPLY_TYPES}")
     return TurnResult(
         final_response=final,
         tools=turn.tools,
@@ -405,8 +410,10 @@ class FunctionRunner:
     The function is called once per user turn as ``fn(text)`` or, if it takes two positional
     parameters, ``fn(text, turn)`` with a :class:`Turn` that gives the session, the history of earlier
     turns, context messages and state, and records tool calls. It returns the final reply as a
-    ``str``, a :class:`~agenteval.Message`, a :class:`TurnResult` or ``None``. Plain functions run in
-    worker threads, so a blocking agent does not stall the event loop and cases can run in parallel.
+    ``str``, a :class:`~agenteval.Message` or a :class:`TurnResult`; a turn with no reply returns
+    ``TurnResult(final_response=None)``. Returning ``None`` (a forgotten ``return``) fails the case.
+    Plain functions run in worker threads, so a blocking agent does not stall the event loop and
+    cases can run in parallel.
 
     Args:
         function: The agent.
@@ -420,15 +427,22 @@ class FunctionRunner:
             raise ConfigError(f"max_threads must be greater than 0, got {max_threads}")
         self.function = function
         self._pass_turn = _wants_turn(function)
+        self._name = short_name(function)
         self._history: dict[str, list[Message]] = {}
+        self._turns_done: dict[str, int] = {}
         self._lock = threading.Lock()
         self._max_threads = max_threads
         self._executor: ThreadPoolExecutor | None = None
 
     async def run(self, request: TurnRequest) -> TurnResult:
-        """Call the function for one turn and collect what it did."""
+        """Call the function for one turn and collect what it did.
+
+        Raises:
+            TypeError: The function returned ``None`` or something that is not a reply.
+        """
         with self._lock:
             history = list(self._history.get(request.session_id, ()))
+            turn_number = self._turns_done.get(request.session_id, 0) + 1
         turn = Turn(request, history, asyncio.get_running_loop())
         args: tuple[Any, ...] = (turn.text, turn) if self._pass_turn else (turn.text,)
         if inspect.iscoroutinefunction(self.function):
@@ -438,8 +452,9 @@ class FunctionRunner:
             reply = await asyncio.get_running_loop().run_in_executor(self._threads(), call)
             if inspect.isawaitable(reply):
                 reply = await reply
-        result = _to_result(reply, turn)
+        result = _to_result(reply, turn, self._name, turn_number)
         with self._lock:
+            self._turns_done[request.session_id] = turn_number
             session = self._history.setdefault(request.session_id, [])
             session.append(request.message)
             if result.final_response is not None:
@@ -450,6 +465,7 @@ class FunctionRunner:
         """Forget a finished session's history."""
         with self._lock:
             self._history.pop(session_id, None)
+            self._turns_done.pop(session_id, None)
 
     def _threads(self) -> ThreadPoolExecutor:
         # Threads start on demand, so a generous cap costs nothing until cases run in parallel;

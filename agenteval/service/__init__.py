@@ -21,7 +21,7 @@ from agenteval.service.callbacks import (
     Callbacks,
 )
 from agenteval.service.local import LocalService
-from agenteval.service.multirun import CaseRunsAggregate, aggregate_case_runs, summarize_multi_run
+from agenteval.service.multirun import CaseOutcome, average_metric_results, decide_case, summarize_multi_run
 from agenteval.service.options import ServiceOptions, SessionIdSupplier
 from agenteval.service.types import (
     EvalSetRunResult,
@@ -47,7 +47,7 @@ __all__ = [
     "Callback",
     "CallbackResult",
     "Callbacks",
-    "CaseRunsAggregate",
+    "CaseOutcome",
     "EvalCaseResultAggregator",
     "EvalSetRunResult",
     "EvaluateConfig",
@@ -57,6 +57,7 @@ __all__ = [
     "LocalService",
     "ServiceOptions",
     "SessionIdSupplier",
-    "aggregate_case_runs",
+    "average_metric_results",
+    "decide_case",
     "summarize_multi_run",
 ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
-from agenteval.evalresult.models import EvalMetricResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import EvalCase
 from agenteval.metric.models import EvalMetric
 from agenteval.service.types import InferenceResult
@@ -23,6 +23,7 @@ __all__ = [
     "AggregatorFunction",
     "AllPassAggregator",
     "EvalCaseResultAggregator",
+    "all_pass",
     "as_aggregator",
     "finite_score",
     "run_aggregator",
@@ -31,20 +32,29 @@ __all__ = [
 
 @dataclass(slots=True, kw_only=True, frozen=True)
 class AggregationInput:
-    """Everything known about one scored case."""
+    """Everything known about one scored case.
+
+    An aggregator is called once per case in every run, with that run's metric results; with
+    several runs (``num_runs > 1``) it is called once more per case, with the metric scores
+    averaged over the runs and :attr:`runs` holding each run's result, and what it returns then is
+    the case's overall status and score. ``if data.runs:`` tells the two calls apart.
+    """
 
     app_name: str
     eval_set_id: str
     eval_case: EvalCase
     """The case as stored in the eval set."""
     inference_result: InferenceResult
-    """What the agent did."""
+    """What the agent did (across runs: in the last run)."""
     eval_metrics: list[EvalMetric]
     """The metrics that were evaluated (with case rubrics merged), in the order of ``metric_results``."""
     metric_results: list[EvalMetricResult]
-    """One overall result per evaluated metric."""
+    """One overall result per evaluated metric; across runs, its score averaged over the runs that
+    evaluated it and its status whether that average reaches the threshold."""
     context: EvalContext = field(default_factory=EvalContext)
-    """Values set by callbacks."""
+    """Values set by callbacks (empty across runs)."""
+    runs: Sequence[EvalCaseResult] = ()
+    """Across runs: the case's result in each run, in run order; empty when deciding one run."""
 
 
 @dataclass(slots=True)
@@ -77,19 +87,30 @@ class AllPassAggregator:
     """The default: a case passes (score 1) when no metric failed and at least one passed.
 
     Any failed metric fails the case (score 0); only not-evaluated metrics, or none, give
-    ``not_evaluated`` (score 0). Metric scores themselves are not used.
+    ``not_evaluated`` (score 0). Metric scores themselves are not used. Across runs this is the
+    reference framework's rule: each metric's score averaged over the runs against its threshold.
     """
 
     def aggregate(self, data: AggregationInput) -> AggregationResult:
         """Fold the metric statuses."""
-        try:
-            status = summarize(result.eval_status for result in data.metric_results)
-        except AgentEvalError as exc:
-            raise AgentEvalError(f"summarize metric results: {exc}") from exc
-        return AggregationResult(score=1.0 if status is EvalStatus.PASSED else 0.0, status=status)
+        return all_pass(data.metric_results)
 
     def __repr__(self) -> str:
         return "AllPassAggregator()"
+
+
+def all_pass(metric_results: Iterable[EvalMetricResult]) -> AggregationResult:
+    """The :class:`AllPassAggregator`'s verdict on these metric results.
+
+    Raises:
+        AgentEvalError: ``summarize metric results: ...`` for a status that is not passed, failed or
+            not evaluated.
+    """
+    try:
+        status = summarize(result.eval_status for result in metric_results)
+    except AgentEvalError as exc:
+        raise AgentEvalError(f"summarize metric results: {exc}") from exc
+    return AggregationResult(score=1.0 if status is EvalStatus.PASSED else 0.0, status=status)
 
 
 class _FunctionAggregator:

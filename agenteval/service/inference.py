@@ -10,6 +10,7 @@ from typing import Any
 
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, describe_exception
+from agenteval.evalresult.models import ErrorType
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import (
     ConversationScenario,
@@ -35,11 +36,19 @@ class CaseFailure(Exception):
 
     Attributes:
         traces: Execution traces gathered before the failure (kept on the failed result).
+        error_type: What failed (an :class:`~agenteval.evalresult.models.ErrorType`); the case itself by default.
     """
 
-    def __init__(self, message: str, traces: list[ExecutionTrace | None] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        traces: list[ExecutionTrace | None] | None = None,
+        *,
+        error_type: ErrorType = ErrorType.CASE,
+    ) -> None:
         super().__init__(message)
         self.traces = traces or []
+        self.error_type = error_type
 
 
 @dataclass(slots=True)
@@ -103,14 +112,18 @@ class _Session:
                 result = await self.runner.run(request)
         except TimeoutError as exc:
             if not deadline.expired():
-                raise CaseFailure(f"runner run: {describe_exception(exc)}") from exc
+                raise CaseFailure(f"runner run: {describe_exception(exc)}", error_type=ErrorType.AGENT) from exc
             raise CaseFailure(
-                f"runner run: turn {self.turns_run} timed out after {self.turn_timeout:g} s (turn_timeout)"
+                f"runner run: turn {self.turns_run} timed out after {self.turn_timeout:g} s (turn_timeout)",
+                error_type=ErrorType.TIMEOUT,
             ) from exc
         except Exception as exc:
-            raise CaseFailure(f"runner run: {describe_exception(exc)}") from exc
+            raise CaseFailure(f"runner run: {describe_exception(exc)}", error_type=ErrorType.AGENT) from exc
         if not isinstance(result, TurnResult):
-            raise CaseFailure(f"runner run: the runner returned {type(result).__name__}; return a TurnResult")
+            raise CaseFailure(
+                f"runner run: the runner returned {type(result).__name__}; return a TurnResult",
+                error_type=ErrorType.AGENT,
+            )
         invocation = Invocation(
             invocation_id=result.invocation_id or str(uuid.uuid4()),
             user_content=message,
@@ -164,7 +177,7 @@ async def _expected_turns(
     try:
         return (await session.run_turns(inputs)).inferences
     except CaseFailure as failure:
-        raise CaseFailure(f"run expected runner: {failure}") from failure
+        raise CaseFailure(f"run expected runner: {failure}", error_type=ErrorType.SIMULATION) from failure
 
 
 async def _add_expected_turns(
@@ -204,9 +217,9 @@ async def _simulate(
             )
         )
     except Exception as exc:
-        raise CaseFailure(f"start user simulator: {describe_exception(exc)}") from exc
+        raise CaseFailure(f"start user simulator: {describe_exception(exc)}", error_type=ErrorType.SIMULATION) from exc
     if conversation is None:
-        raise CaseFailure("user simulator conversation is nil")
+        raise CaseFailure("user simulator conversation is nil", error_type=ErrorType.SIMULATION)
     try:
         produced = await _converse(conversation, session, scenario, options)
     except BaseException as failure:
@@ -228,18 +241,21 @@ async def _converse(
         try:
             decision = await conversation.next(last)
         except Exception as exc:
-            raise CaseFailure(f"simulate next turn: {describe_exception(exc)}") from exc
+            raise CaseFailure(
+                f"simulate next turn: {describe_exception(exc)}", error_type=ErrorType.SIMULATION
+            ) from exc
         message = _user_message(decision)
         if message is None:
             return produced
         if limit <= 0 and len(produced.inferences) >= options.max_simulated_turns:
             raise CaseFailure(
                 f"user simulator did not stop within {options.max_simulated_turns} turns; give the scenario a "
-                "stopSignal or maxAllowedInvocations, or raise max_simulated_turns"
+                "stopSignal or maxAllowedInvocations, or raise max_simulated_turns",
+                error_type=ErrorType.SIMULATION,
             )
         invocation, trace = await session.run_turn(message)
         if invocation.final_response is None:
-            raise CaseFailure("target final response is nil")
+            raise CaseFailure("target final response is nil", error_type=ErrorType.SIMULATION)
         produced.inferences.append(invocation)
         produced.traces.append(trace)
         last = invocation.final_response
@@ -248,16 +264,16 @@ async def _converse(
 def _user_message(decision: SimulatorDecision | None) -> Message | None:
     """The user message a decision carries, or ``None`` for stop."""
     if decision is None:
-        raise CaseFailure("simulate next turn: decision is nil")
+        raise CaseFailure("simulate next turn: decision is nil", error_type=ErrorType.SIMULATION)
     if decision.stop:
         return None
     if decision.message is None:
-        raise CaseFailure("simulate next turn: message is nil")
+        raise CaseFailure("simulate next turn: message is nil", error_type=ErrorType.SIMULATION)
     message = decision.message.model_copy()
     if message.role == Role.UNSET:
         message.role = Role.USER
     if message.role != Role.USER:
-        raise CaseFailure(f'simulate next turn: invalid message role "{message.role}"')
+        raise CaseFailure(f'simulate next turn: invalid message role "{message.role}"', error_type=ErrorType.SIMULATION)
     return message
 
 
@@ -268,9 +284,9 @@ async def _close(conversation: SimulatedConversation, failure: BaseException | N
     except Exception as exc:
         text = f"close user simulator conversation: {describe_exception(exc)}"
         if failure is None:
-            raise CaseFailure(text) from exc
+            raise CaseFailure(text, error_type=ErrorType.SIMULATION) from exc
         if isinstance(failure, CaseFailure):
-            raise CaseFailure(f"{failure}\n{text}") from exc
+            raise CaseFailure(f"{failure}\n{text}", error_type=failure.error_type) from exc
 
 
 async def _infer_trace(case: EvalCase, options: ServiceOptions, session_id: str, context: EvalContext) -> CaseInference:

@@ -11,7 +11,7 @@ from typing import TypeVar, Unpack
 
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
-from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.models import ErrorType, EvalCaseResult
 from agenteval.evalset.models import EvalCase, Invocation
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.llm.judge import use_judge
@@ -210,6 +210,7 @@ class LocalService:
                 result,
                 f"run before inference case callbacks (app={request.app_name}, evalSetID={request.eval_set_id}, "
                 f"evalCaseID={case.eval_id}, sessionID={session_id}): {exc}",
+                ErrorType.CALLBACK,
             )
         start = time.time()
         result.eval_mode = case.eval_mode
@@ -221,16 +222,19 @@ class LocalService:
                 finally:
                     end_error = await _end_sessions(self.runner, options, session_id)
                 if end_error is not None:
-                    raise CaseFailure(end_error)
+                    raise CaseFailure(end_error, error_type=ErrorType.AGENT)
         except CaseFailure as failure:
             result.execution_traces = failure.traces
             result = _failed_inference(
-                result, f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {failure}"
+                result,
+                f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {failure}",
+                failure.error_type,
             )
         except Exception as exc:  # a bug in a user-supplied runner or simulator, not in the case
             result = _failed_inference(
                 result,
                 f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {describe_exception(exc)}",
+                ErrorType.AGENT,
             )
         else:
             result.inferences = _attach_context_messages(produced.inferences, case)
@@ -249,7 +253,7 @@ class LocalService:
                 f"evalCaseID={case.eval_id}): {exc}"
             )
             message = f"{result.error_message}\n{after}" if result.error_message else after
-            result = _failed_inference(result, message)
+            result = _failed_inference(result, message, result.error_type or ErrorType.CALLBACK)
         return result
 
     # ------------------------------------------------------------------ evaluate
@@ -374,7 +378,9 @@ class LocalService:
         )
         start = time.time()
         if inference.status != EvalStatus.PASSED:
-            result = failed_case_result(request.eval_set_id, inference, inference.error_message)
+            result = failed_case_result(
+                request.eval_set_id, inference, inference.error_message, inference.error_type or ErrorType.OTHER
+            )
         else:
             try:
                 with use_context(case_context):
@@ -382,7 +388,7 @@ class LocalService:
                         inference, request.evaluate_config.eval_metrics, options, cases, case_context
                     )
             except CaseFailure as failure:
-                result = failed_case_result(request.eval_set_id, inference, str(failure))
+                result = failed_case_result(request.eval_set_id, inference, str(failure), failure.error_type)
         await _run_callbacks(
             options,
             "after_evaluate_case",
@@ -451,9 +457,10 @@ async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str
     return "; ".join(problems) or None
 
 
-def _failed_inference(result: InferenceResult, message: str) -> InferenceResult:
+def _failed_inference(result: InferenceResult, message: str, error_type: str) -> InferenceResult:
     result.status = EvalStatus.FAILED
     result.error_message = message
+    result.error_type = error_type
     result.inferences = []
     return result
 

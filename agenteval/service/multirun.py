@@ -1,8 +1,10 @@
-"""Aggregation of case results across runs: the persisted summary and the facade's per-case view.
+"""Aggregation of case results across runs: the persisted summary and each case's overall outcome.
 
 Both follow the reference framework (``internal/multirun`` and ``aggregateCaseRuns``): a metric's
-score is averaged over the runs in which it was evaluated, and with more than one run the averaged
-metric statuses, not the case aggregator's verdicts, decide a case's status.
+score is averaged over the runs in which it was evaluated. With more than one run the case
+aggregator is asked once more per case, with those averaged metric results, and decides the case's
+overall status and score; for the default all-pass aggregator that is the reference's rule (every
+averaged metric reaches its threshold).
 
 A run that failed with an error (``error_message`` set) counts as having no metric results. In the
 reference such a run has none; the port keeps the metric results of a run whose case aggregator
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agenteval.errors import AgentEvalError, ConfigError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalresult.summary import (
     EvalCaseResultSummary,
@@ -26,27 +28,54 @@ from agenteval.evalresult.summary import (
     EvalSetRunSummary,
     EvalStatusCounts,
 )
+from agenteval.evalset.models import EvalCase
 from agenteval.metric.criterion import Criterion
+from agenteval.metric.models import EvalMetric
+from agenteval.service.aggregation import (
+    AggregationInput,
+    EvalCaseResultAggregator,
+    all_pass,
+    run_aggregator,
+)
+from agenteval.service.scoring import metrics_of_results
+from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus, summarize
 
-__all__ = ["CaseRunsAggregate", "aggregate_case_runs", "scored_metric_results", "summarize_multi_run"]
+__all__ = [
+    "CaseOutcome",
+    "average_metric_results",
+    "decide_case",
+    "recorded_case_outcome",
+    "scored_metric_results",
+    "summarize_multi_run",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class CaseRunsAggregate:
-    """One case's outcome across its runs, as the evaluation facade reports it.
+class CaseOutcome:
+    """One case's outcome across its runs.
 
     Attributes:
-        overall_status: The case's status across runs.
+        status: The case's overall status.
+        score: The case's overall score.
         metric_results: One averaged result per metric evaluated in at least one run, in order of
             the metric's first appearance across the runs.
+        error_message: Why deciding the case failed (the aggregator raised); empty otherwise.
     """
 
-    overall_status: EvalStatus
+    status: EvalStatus
+    score: float
     metric_results: list[EvalMetricResult]
+    error_message: str = ""
 
 
-def summarize_multi_run(cases: Sequence[EvalCaseResult], expected_num_runs: int) -> EvalSetResultSummary:
+def summarize_multi_run(
+    cases: Sequence[EvalCaseResult],
+    expected_num_runs: int,
+    outcomes: Mapping[str, CaseOutcome] | None = None,
+    *,
+    record_scores: bool = False,
+) -> EvalSetResultSummary:
     """Build the summary stored with an eval-set result from the case results of every run.
 
     The input is not modified. The metric results of a case that failed with an error message
@@ -56,6 +85,10 @@ def summarize_multi_run(cases: Sequence[EvalCaseResult], expected_num_runs: int)
         cases: Case results of all runs; each needs an eval id and a 1-based run id.
         expected_num_runs: The configured number of runs; ``0`` means the highest run id seen
             (at least 1).
+        outcomes: Each case's outcome across runs (see :func:`decide_case`), by eval id; a case
+            without one is decided by the reference's rule.
+        record_scores: Write each outcome's score into its case summary (for a custom aggregator
+            with several runs; the default aggregator's score follows from the status).
 
     Returns:
         The summary: one run summary per run id ``1..num_runs`` (runs without results are not
@@ -69,7 +102,9 @@ def summarize_multi_run(cases: Sequence[EvalCaseResult], expected_num_runs: int)
     by_run, num_runs = _group_by_run(cases, expected_num_runs)
     run_ids = range(1, num_runs + 1)
     run_summaries, run_counts = _run_summaries(by_run, run_ids)
-    case_summaries, overall_status = _case_summaries(by_run, run_ids)
+    case_summaries, overall_status = _case_summaries(
+        by_run, run_ids, outcomes or {}, record_scores=record_scores and num_runs > 1
+    )
     return EvalSetResultSummary(
         overall_status=overall_status,
         num_runs=num_runs,
@@ -79,29 +114,14 @@ def summarize_multi_run(cases: Sequence[EvalCaseResult], expected_num_runs: int)
     )
 
 
-def aggregate_case_runs(case_runs: Sequence[EvalCaseResult]) -> CaseRunsAggregate:
-    """Aggregate one case's results from every run into the facade's per-case outcome.
+def average_metric_results(case_runs: Sequence[EvalCaseResult]) -> list[EvalMetricResult]:
+    """Each metric of one case averaged over the runs that evaluated it.
 
-    For each metric, the score is the mean over the runs in which it was evaluated; the threshold
-    comes from the first such run, the criterion from the last; the status is passed iff the mean
-    reaches the threshold. Metrics never evaluated are left out. The reference orders metrics by
-    Go map iteration (random); here they keep the order of their first appearance across the runs,
-    which is the metric configuration order.
-
-    With at most one run the case status is that run's final status (so a custom case aggregator
-    decides); with more, it is the summary of the averaged metric statuses. Either way a
-    not-evaluated outcome becomes failed when any run has an error message. The metric results of
-    a run with an error message are left out, as the reference has none for it.
-
-    Args:
-        case_runs: The case's results, one per run, in run order.
-
-    Returns:
-        The case's overall status and averaged metric results.
-
-    Raises:
-        AgentEvalError: With at most one run, its final status is not passed, failed or not
-            evaluated (``summarize case run status: ...``).
+    The score is the mean over those runs; the threshold comes from the first such run, the
+    criterion from the last; the status is passed iff the mean reaches the threshold. Metrics never
+    evaluated are left out, and so are the metric results of a run with an error message, as the
+    reference has none for it. The reference orders metrics by Go map iteration (random); here they
+    keep the order of their first appearance across the runs, which is the metric configuration order.
     """
     metrics: dict[str, _RunsMetric | None] = {}
     for run in case_runs:
@@ -115,12 +135,12 @@ def aggregate_case_runs(case_runs: Sequence[EvalCaseResult]) -> CaseRunsAggregat
             metric.count += 1
             metric.score_sum += result.score
             metric.criterion = result.criterion
-    metric_results: list[EvalMetricResult] = []
+    averaged: list[EvalMetricResult] = []
     for name, metric in metrics.items():
         if metric is None:
             continue
         average = metric.score_sum / metric.count
-        metric_results.append(
+        averaged.append(
             EvalMetricResult(
                 metric_name=name,
                 score=average,
@@ -129,15 +149,85 @@ def aggregate_case_runs(case_runs: Sequence[EvalCaseResult]) -> CaseRunsAggregat
                 criterion=metric.criterion,
             )
         )
-    has_run_error = any(run.error_message for run in case_runs)
+    return averaged
+
+
+async def decide_case(
+    case_runs: Sequence[EvalCaseResult],
+    num_runs: int,
+    aggregator: EvalCaseResultAggregator,
+    *,
+    app_name: str,
+    eval_set_id: str,
+    eval_case: EvalCase,
+    inference: InferenceResult,
+    metrics: Sequence[EvalMetric],
+) -> CaseOutcome:
+    """Decide one case's overall status and score from its results in every run.
+
+    With at most one configured run the case's outcome is its run's (the aggregator already decided
+    it). With more, ``aggregator`` is called with the metric results averaged over the runs
+    (:func:`average_metric_results`) and the runs themselves (``AggregationInput.runs``); an
+    aggregator that raises fails the case, with the error in :attr:`CaseOutcome.error_message`.
+    Either way a not-evaluated outcome becomes failed when any run has an error message.
+
+    Args:
+        case_runs: The case's results, one per run, in run order.
+        num_runs: The configured number of runs (it, not how many runs the case has, picks the rule).
+        aggregator: The case aggregator.
+        app_name: The app, for the aggregator's input.
+        eval_set_id: The eval set, for the aggregator's input.
+        eval_case: The case as stored in the eval set.
+        inference: What the agent did in the case's last run.
+        metrics: The configured metrics.
+
+    Raises:
+        AgentEvalError: With one run, its final status is not passed, failed or not evaluated
+            (``unexpected eval status ...``).
+    """
+    averaged = average_metric_results(case_runs)
+    errored = any(run.error_message for run in case_runs)
+    if num_runs <= 1:
+        status = summarize(run.final_eval_status for run in case_runs)
+        score = case_runs[-1].score if case_runs else 0.0
+        return CaseOutcome(_fail_if_errored(status, errored), score, averaged)
+    data = AggregationInput(
+        app_name=app_name,
+        eval_set_id=eval_set_id,
+        eval_case=eval_case,
+        inference_result=inference,
+        eval_metrics=metrics_of_results(eval_case, metrics, averaged),
+        metric_results=averaged,
+        runs=tuple(case_runs),
+    )
     try:
-        if len(case_runs) <= 1:
-            status = summarize(run.final_eval_status for run in case_runs)
-        else:
-            status = summarize(result.eval_status for result in metric_results)
-    except AgentEvalError as error:
-        raise rewrap("summarize case run status", error) from error
-    return CaseRunsAggregate(overall_status=_fail_if_errored(status, has_run_error), metric_results=metric_results)
+        decided = await run_aggregator(aggregator, data)
+    except Exception as exc:
+        return CaseOutcome(EvalStatus.FAILED, 0.0, averaged, error_message=describe_exception(exc))
+    return CaseOutcome(_fail_if_errored(decided.status, errored), decided.score, averaged)
+
+
+def recorded_case_outcome(
+    case_runs: Sequence[EvalCaseResult], num_runs: int, summary: EvalCaseResultSummary | None
+) -> CaseOutcome:
+    """A case's outcome as a saved result records it (no aggregator is called).
+
+    With several runs, the status is the one its case summary records, and the score the one
+    recorded with it (a custom aggregator's) or else what the default aggregator gives for that
+    status; without a case summary (results written before summaries existed) the default
+    aggregator's rule decides. With one run, the outcome is the run's, as :func:`decide_case` gives it.
+    """
+    averaged = average_metric_results(case_runs)
+    errored = any(run.error_message for run in case_runs)
+    if num_runs <= 1:
+        status = summarize(run.final_eval_status for run in case_runs)
+        return CaseOutcome(_fail_if_errored(status, errored), case_runs[-1].score if case_runs else 0.0, averaged)
+    if summary is None or summary.overall_status is None:
+        verdict = all_pass(averaged)
+        return CaseOutcome(_fail_if_errored(verdict.status, errored), verdict.score, averaged)
+    status = summary.overall_status
+    score = summary.overall_score if summary.overall_score is not None else float(status == EvalStatus.PASSED)
+    return CaseOutcome(status, score, averaged, summary.error_message)
 
 
 @dataclass(slots=True)
@@ -241,7 +331,11 @@ def _run_summaries(
 
 
 def _case_summaries(
-    by_run: Mapping[int, Sequence[EvalCaseResult]], run_ids: Sequence[int]
+    by_run: Mapping[int, Sequence[EvalCaseResult]],
+    run_ids: Sequence[int],
+    outcomes: Mapping[str, CaseOutcome],
+    *,
+    record_scores: bool,
 ) -> tuple[list[EvalCaseResultSummary], EvalStatus]:
     aggs: dict[str, _CaseAgg] = {}
     for run_id in run_ids:
@@ -264,9 +358,12 @@ def _case_summaries(
     for eval_id in sorted(aggs):
         agg = aggs[eval_id]
         metric_summaries = _metric_summaries(agg.metrics)
+        outcome = outcomes.get(eval_id)
         try:
             # The configured run count decides, not how many runs this case has.
-            if len(run_ids) <= 1:
+            if outcome is not None:
+                status = outcome.status
+            elif len(run_ids) <= 1:
                 status = summarize(agg.run_statuses)
             else:
                 status = summarize(summary.eval_status for summary in metric_summaries)
@@ -276,6 +373,8 @@ def _case_summaries(
             EvalCaseResultSummary(
                 eval_id=eval_id,
                 overall_status=_fail_if_errored(status, agg.has_run_error),
+                overall_score=outcome.score if outcome is not None and record_scores else None,
+                error_message=outcome.error_message if outcome is not None else "",
                 run_status_counts=agg.run_counts.to_model(),
                 metric_summaries=metric_summaries,
                 run_summaries=agg.run_summaries,

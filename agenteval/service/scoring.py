@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from agenteval.context import EvalContext
 from agenteval.errors import NotFoundError, describe_exception
 from agenteval.evalresult.models import (
+    ErrorType,
     EvalCaseResult,
     EvalMetricResult,
     EvalMetricResultDetails,
@@ -28,19 +29,22 @@ from agenteval.service.options import ServiceOptions
 from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
-__all__ = ["CaseLookup", "effective_metrics", "failed_case_result", "score_case"]
+__all__ = ["CaseLookup", "effective_metrics", "failed_case_result", "metrics_of_results", "score_case"]
 
 _REASON_SEPARATOR = ";"
 _RESULT_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
 
 
-def failed_case_result(eval_set_id: str, inference: InferenceResult, error_message: str) -> EvalCaseResult:
+def failed_case_result(
+    eval_set_id: str, inference: InferenceResult, error_message: str, error_type: str
+) -> EvalCaseResult:
     """A case result for a case that could not be scored: failed, with the reason and no metrics."""
     return EvalCaseResult(
         eval_set_id=eval_set_id,
         eval_id=inference.eval_case_id,
         final_eval_status=EvalStatus.FAILED,
         error_message=error_message,
+        error_type=error_type,
         session_id=inference.session_id,
         user_id=inference.user_id,
     )
@@ -207,13 +211,35 @@ def effective_metrics(case: EvalCase, metrics: Sequence[EvalMetric], names: Sequ
         return [configured[name] for name in names if name in configured]
 
 
+def metrics_of_results(
+    case: EvalCase, metrics: Sequence[EvalMetric], results: Sequence[EvalMetricResult]
+) -> list[EvalMetric]:
+    """One metric per result, in the results' order, as the case was scored with it.
+
+    A result whose metric is not among ``metrics`` gets one rebuilt from the result (name,
+    threshold, criterion).
+    """
+    scored = {
+        metric.metric_name: metric for metric in effective_metrics(case, metrics, [r.metric_name for r in results])
+    }
+    return [
+        scored.get(result.metric_name)
+        or EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion)
+        for result in results
+    ]
+
+
+def _metric_failure(message: str) -> CaseFailure:
+    return CaseFailure(message, error_type=ErrorType.METRIC)
+
+
 def _lookup(options: ServiceOptions, metric: EvalMetric) -> MetricEvaluator | None:
     try:
         return options.registry.get(metric.evaluator)
     except NotFoundError:
         return None
     except Exception as exc:
-        raise CaseFailure(f"get evaluator for metric {metric.evaluator}: {describe_exception(exc)}") from exc
+        raise _metric_failure(f"get evaluator for metric {metric.evaluator}: {describe_exception(exc)}") from exc
 
 
 async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs) -> EvaluateResult:
@@ -222,26 +248,26 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
         if inspect.isawaitable(result):
             result = await result
     except Exception as exc:
-        raise CaseFailure(f"run evaluation for metric {metric.metric_name}: {describe_exception(exc)}") from exc
+        raise _metric_failure(f"run evaluation for metric {metric.metric_name}: {describe_exception(exc)}") from exc
     if not isinstance(result, EvaluateResult):
-        raise CaseFailure(
+        raise _metric_failure(
             f"run evaluation for metric {metric.metric_name}: the evaluator returned {type(result).__name__}; "
             "return an EvaluateResult"
         )
     turns = result.per_invocation_results
     if not isinstance(turns, list | tuple):
-        raise CaseFailure(
+        raise _metric_failure(
             f"run evaluation for metric {metric.metric_name}: per_invocation_results is {type(turns).__name__}; "
             "return a list with one PerInvocationResult per turn"
         )
     if len(turns) != len(inputs.actuals):
-        raise CaseFailure(
+        raise _metric_failure(
             f"metric {metric.metric_name} returned {len(turns)} per-invocation results, expected {len(inputs.actuals)}"
         )
     for number, turn in enumerate(turns, start=1):
         if not isinstance(turn, PerInvocationResult):
             returned = "no result" if turn is None else type(turn).__name__
-            raise CaseFailure(
+            raise _metric_failure(
                 f"run evaluation for metric {metric.metric_name}: the evaluator returned {returned} for turn "
                 f"{number}; return a PerInvocationResult for every turn"
             )
@@ -251,7 +277,7 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
     for name, score in named_scores:
         finite = finite_score(score)
         if finite is None:
-            raise CaseFailure(
+            raise _metric_failure(
                 f"run evaluation for metric {metric.metric_name}: scores must be finite numbers (int or float), "
                 f"got {name} = {score!r} ({type(score).__name__})"
             )
@@ -259,12 +285,12 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
     statuses = [result.overall_status, *(r.status for r in turns)]
     if any(status not in _RESULT_STATUSES for status in statuses):
         # Unlike the reference, a bad status stops here: it would otherwise break the multi-run summary.
-        raise CaseFailure(
+        raise _metric_failure(
             f"run evaluation for metric {metric.metric_name}: statuses must be passed, failed or not_evaluated, "
             f"got {[str(status) for status in statuses]}"
         )
     if any(r.details is not None and not isinstance(r.details, EvalMetricResultDetails) for r in turns):
-        raise CaseFailure(
+        raise _metric_failure(
             f"run evaluation for metric {metric.metric_name}: details must be EvalMetricResultDetails or None"
         )
     # Scores as floats, in a copy: the evaluator's own objects stay as it returned them.
@@ -282,7 +308,7 @@ def _turn_criterion(
         try:
             return evaluator.materialize_criterion(metric, inputs.actuals[: turn + 1], inputs.expecteds[: turn + 1])
         except Exception as exc:
-            raise CaseFailure(
+            raise _metric_failure(
                 f"materialize criterion for metric {metric.metric_name} invocation {turn}: {describe_exception(exc)}"
             ) from exc
     return cases.criterion_of(metric)
@@ -327,11 +353,14 @@ async def score_case(
         effective_metrics.append(metric)
         reasons: list[str] = []
         rubric_scores: list[RubricScore] = []
+        measures: dict[str, list[float]] = {}
         for turn, turn_result in enumerate(result.per_invocation_results):
             details = turn_result.details.model_copy(deep=True) if turn_result.details is not None else None
             if details is not None:
                 reasons.append(details.reason)
                 rubric_scores.extend(details.rubric_scores)
+                for name, value in details.measures.items():
+                    measures.setdefault(name, []).append(value)
             per_turn[turn].eval_metric_results.append(
                 EvalMetricResult(
                     metric_name=metric.metric_name,
@@ -353,6 +382,8 @@ async def score_case(
                     reason=_REASON_SEPARATOR.join(reasons),
                     score=result.overall_score,
                     rubric_scores=[score.model_copy() for score in rubric_scores],
+                    # The case's measure is the mean over the turns that have it (an agenteval extension).
+                    measures={name: sum(values) / len(values) for name, values in measures.items()},
                 ),
             )
         )
@@ -377,6 +408,7 @@ async def score_case(
             eval_id=inference.eval_case_id,
             final_eval_status=EvalStatus.FAILED,
             error_message=describe_exception(exc),
+            error_type=ErrorType.AGGREGATOR,
             overall_eval_metric_results=overall,
             eval_metric_result_per_invocation=per_turn,
             session_id=inference.session_id,

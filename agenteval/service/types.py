@@ -47,6 +47,8 @@ class InferenceResult(CamelModel):
     """``passed`` when the inference succeeded, ``failed`` otherwise."""
     error_message: str = ""
     """Why the inference failed."""
+    error_type: str = ""
+    """What failed (an :class:`~agenteval.evalresult.models.ErrorType` value); empty when nothing did."""
     execution_traces: list[ExecutionTrace | None] = Field(default=[], exclude=True)
     """Execution trace per actual turn (``None`` where none was recorded); not serialised."""
 

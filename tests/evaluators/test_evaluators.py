@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
+import agenteval as ae
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult, ScoreKind
 from agenteval.evalset.message import Message
@@ -75,6 +77,46 @@ def test_check_metric_rejects_what_evaluate_rejects(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         evaluator.check_metric(_metric(criterion))
+
+
+NOT_CONFIGURED: list[tuple[FinalResponseEvaluator | ToolTrajectoryEvaluator, str, EvalMetric, dict[str, Any]]] = [
+    (
+        ToolTrajectoryEvaluator(),
+        "tool trajectory criterion not configured: build the metric with ae.EvalMetric.tool_trajectory(), or give "
+        "it criterion=ae.criteria.Criterion(tool_trajectory=ae.criteria.ToolTrajectoryCriterion()) (in a metrics "
+        'file: "criterion": {"toolTrajectory": {}})',
+        ae.EvalMetric.tool_trajectory(),
+        {"tool_trajectory": ae.criteria.ToolTrajectoryCriterion()},
+    ),
+    (
+        FinalResponseEvaluator(),
+        'final response criterion not configured: build the metric with ae.EvalMetric.final_response("exact"), or '
+        "give it criterion=ae.criteria.Criterion(final_response=ae.criteria.FinalResponseCriterion("
+        'text=ae.criteria.TextCriterion())) (in a metrics file: "criterion": {"finalResponse": {"text": {}}})',
+        ae.EvalMetric.final_response("exact"),
+        {"final_response": ae.criteria.FinalResponseCriterion(text=ae.criteria.TextCriterion())},
+    ),
+]
+
+
+@pytest.mark.parametrize(("evaluator", "message", "built", "criterion"), NOT_CONFIGURED)
+def test_a_missing_criterion_says_what_to_write_and_each_suggestion_works(
+    evaluator: FinalResponseEvaluator | ToolTrajectoryEvaluator,
+    message: str,
+    built: EvalMetric,
+    criterion: dict[str, Any],
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        evaluator.check_metric(_metric(None))
+    assert str(caught.value) == message
+
+    in_a_metrics_file = message.rpartition('(in a metrics file: "criterion": ')[2].removesuffix(")")
+    for metric in (
+        built,
+        _metric(None).model_copy(update={"criterion": ae.criteria.Criterion(**criterion)}),
+        _metric(json.loads(in_a_metrics_file)),
+    ):
+        evaluator.check_metric(metric)
 
 
 @pytest.mark.parametrize(
@@ -187,6 +229,47 @@ def test_final_response_missing_actual() -> None:
     assert first.details is not None
     assert first.details.reason == 'final response mismatch: the agent gave no final response (expected "hi")'
     assert second.score == 1.0
+
+
+def test_each_turn_records_what_its_criterion_measured() -> None:
+    criterion = {"finalResponse": {"json": {}, "rouge": {"rougeType": "rougeL", "threshold": {"f1": 0.9}}}}
+    result = _evaluate(
+        FinalResponseEvaluator(),
+        [_turn('{"total": 5}'), _turn('{"total": 7}'), _turn("[1]")],
+        [_turn('{"total": 5}'), _turn('{"total": 4.5}'), _turn('{"total": 1}')],
+        _metric(criterion),
+    )
+
+    details = [turn.details for turn in result.per_invocation_results]
+    assert [d.measures if d else None for d in details] == [
+        {"json_max_number_difference": 0.0, "rougeL_f1": 1.0, "rougeL_precision": 1.0, "rougeL_recall": 1.0},
+        {
+            "json_max_number_difference": 2.5,
+            "rougeL_f1": pytest.approx(0.4),
+            "rougeL_precision": 0.5,
+            "rougeL_recall": pytest.approx(1 / 3),
+        },
+        # The shapes differ: no number difference, only ROUGE.
+        {"rougeL_f1": pytest.approx(2 / 3), "rougeL_precision": 1.0, "rougeL_recall": 0.5},
+    ]
+    assert [turn.score for turn in result.per_invocation_results] == [1.0, 0.0, 0.0]
+    assert [d.value.numeric if d and d.value else None for d in details] == [1.0, 0.0, 0.0]
+
+
+def test_the_measures_are_written_per_turn_and_omitted_when_empty() -> None:
+    json_metric = _metric({"finalResponse": {"json": {}}})
+    (measured,) = _evaluate(FinalResponseEvaluator(), [_turn("1.5")], [_turn("1")], json_metric).per_invocation_results
+    (plain,) = _evaluate(
+        FinalResponseEvaluator(), [_turn("a")], [_turn("a")], _metric(TEXT_EXACT)
+    ).per_invocation_results
+    (trajectory,) = _evaluate(
+        ToolTrajectoryEvaluator(), [_turn()], [_turn()], _metric(TRAJECTORY)
+    ).per_invocation_results
+
+    assert measured.details is not None and plain.details is not None and trajectory.details is not None
+    assert json.loads(measured.details.to_json())["measures"] == {"json_max_number_difference": 0.5}
+    assert "measures" not in json.loads(plain.details.to_json())
+    assert trajectory.details.measures == {}
 
 
 def test_builtin_evaluators() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.criteria import check_final_response_criterion, match_final_response
 from agenteval.metric.criterion import FinalResponseCriterion
+from agenteval.metric.registry import MetricRegistry, use_metric_registry
 
 
 def _turn(content: str | None) -> Invocation:
@@ -121,6 +123,56 @@ def test_mismatches_are_joined_json_first() -> None:
     )
 
 
+MEASURED: list[tuple[str, dict[str, Any], str | None, str | None, list[tuple[str, Any]]]] = [
+    # (id, criterion, actual content, expected content, the measures in order)
+    (
+        "json then rouge",
+        {"rouge": {"rougeType": "rouge1"}, "text": {"matchStrategy": "skip"}, "json": {}},
+        '{"a": 1, "b": "x"}',
+        '{"a": 3, "b": "y"}',
+        [
+            ("json_max_number_difference", 2.0),
+            ("rouge1_f1", 0.5),
+            ("rouge1_precision", 0.5),
+            ("rouge1_recall", 0.5),
+        ],
+    ),
+    (
+        "rouge with a chosen measure",
+        {"rouge": {"rougeType": "rougeL", "measure": "recall"}},
+        "the cat",
+        "the cat sat",
+        [("rougeL_recall", pytest.approx(2 / 3)), ("rougeL_precision", 1.0), ("rougeL_f1", pytest.approx(0.8))],
+    ),
+    ("text only", {"text": {}}, "a", "b", []),
+    ("json shapes differ", {"json": {}}, '{"a": 1}', "[1]", []),
+    ("actual missing", {"json": {}, "rouge": {"rougeType": "rouge1"}}, None, '{"a": 1}', []),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "actual", "expected", "measured"), [c[1:] for c in MEASURED], ids=[c[0] for c in MEASURED]
+)
+def test_match_final_response_measures_in_sub_criterion_order_without_changing_the_verdict(
+    fields: dict[str, Any], actual: str | None, expected: str | None, measured: list[tuple[str, Any]]
+) -> None:
+    criterion = FinalResponseCriterion.model_validate(fields)
+    measures: dict[str, float] = {}
+    result = match_final_response(_turn(actual), _turn(expected), criterion, measures)
+    assert result == match_final_response(_turn(actual), _turn(expected), criterion)
+    assert list(measures.items()) == measured
+
+
+def test_a_named_final_response_compare_measures_nothing() -> None:
+    registry = MetricRegistry()
+    registry.register_final_response_compare("always", lambda actual, expected: True)
+    criterion = FinalResponseCriterion.model_validate({"compareName": "always", "json": {}})
+    measures: dict[str, float] = {}
+    with use_metric_registry(registry):
+        assert match_final_response(_turn("1"), _turn("2"), criterion, measures) is None
+    assert measures == {}
+
+
 def test_text_and_length_mismatches_both_reported() -> None:
     criterion = FinalResponseCriterion.model_validate(
         {"text": {"matchStrategy": "exact", "length": {"min": 10}}, "json": {"matchStrategy": "skip"}}
@@ -132,7 +184,15 @@ def test_text_and_length_mismatches_both_reported() -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({}, "final response criterion must configure text, json, rouge, or xml"),
+        (
+            {},
+            "^final response criterion must configure text, json, rouge, or xml: for an exact match give it "
+            + re.escape(
+                "ae.criteria.FinalResponseCriterion(text=ae.criteria.TextCriterion()) "
+                '(in a metrics file: "finalResponse": {"text": {}})'
+            )
+            + "$",
+        ),
         (
             {"compareName": "always_pass"},
             'criterion.finalResponse.compareName "always_pass" is not registered as a final response compare',

@@ -7,7 +7,15 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria import check_json_schema, format_value, match_json, match_json_text, parse_json_text
+from agenteval.evaluators.criteria import (
+    JSON_NUMBER_DIFFERENCE,
+    check_json_schema,
+    format_value,
+    match_json,
+    match_json_text,
+    max_number_difference,
+    parse_json_text,
+)
 from agenteval.evaluators.criteria.jsonmatch import _compiled_schema as compiled
 from agenteval.metric.criterion import JSONCriterion, JSONMatchStrategy
 
@@ -584,6 +592,7 @@ VALID_SCHEMA_TEXTS: list[tuple[str, dict[str, Any], str, str, str | None]] = [
     ("valid then exact fails", {"valid": True}, '{"a":1}', '{"a":2}', "$.a: actual 1 and expected 2"),
     ("valid then expected unparsable", {"valid": True}, '{"a":1}', "nope", "parse expected raw json"),
     ("schema before exact", {"schema": {"required": ["b"]}}, '{"a":1}', '{"a":1}', "'b' is a required property"),
+    ("schema before expected", {"schema": {"required": ["b"]}}, '{"a":1}', "nope", "'b' is a required property"),
 ]
 
 
@@ -659,3 +668,62 @@ def test_compiled_schemas_are_cached() -> None:
     info = compiled.cache_info()
     # Each call looks the schema up twice: to check the criterion, then to validate the value.
     assert (info.misses, info.hits) == (1, 7)
+
+
+# The largest number difference, the measure behind a JSON criterion's 0/1 verdict.
+
+NUMBER_DIFFERENCES: list[tuple[str, dict[str, Any], Any, Any, Any]] = [
+    ("equal numbers", {}, {"a": 1, "b": [2.5, 3]}, {"b": [2.5, 3], "a": 1}, 0.0),
+    ("largest of several", {}, {"a": 1, "b": [2, 10]}, {"a": 1.5, "b": [2, 7]}, 3.0),
+    ("within tolerance still counts", {}, {"a": 1.0000001}, {"a": 1}, pytest.approx(1e-7)),
+    ("other values may differ", {}, {"a": "x", "n": 4, "ok": True}, {"a": "y", "n": 1, "ok": False}, 3.0),
+    ("a bare number", {}, 2, -3, 5.0),
+    ("no numbers", {}, {"a": "x"}, {"a": "y"}, None),
+    ("other keys", {}, {"a": 1}, {"a": 1, "b": 2}, None),
+    ("other array length", {}, [1, 2], [1], None),
+    ("a number against a string", {}, {"a": 1}, {"a": "1"}, None),
+    ("a bool is not a number", {}, [True], [1], None),
+    ("null against a number", {}, {"a": None}, {"a": 0}, None),
+    ("an object against an array", {}, {"a": {}}, {"a": []}, None),
+    ("ignored keys do not count", {"ignoreTree": {"t": True}}, {"a": 1, "t": 100}, {"a": 2}, 1.0),
+    ("nested ignore", {"ignoreTree": {"o": {"t": True}}}, {"o": {"t": 9, "v": 1}}, {"o": {"t": 0, "v": 4}}, 3.0),
+    ("only listed keys count", {"onlyTree": {"a": True}}, {"a": 1, "t": 100}, {"a": 3, "t": 0, "x": 1}, 2.0),
+    ("nested only", {"onlyTree": {"o": {"v": True}}}, {"o": {"v": 1, "t": 9}}, {"o": {"v": 2}}, 1.0),
+    ("an only key missing", {"onlyTree": {"a": True}}, {"b": 1}, {"a": 1}, None),
+    ("overflow", {}, [1.7e308], [-1.7e308], None),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "actual", "expected", "difference"),
+    [case[1:] for case in NUMBER_DIFFERENCES],
+    ids=[case[0] for case in NUMBER_DIFFERENCES],
+)
+def test_max_number_difference(fields: dict[str, Any], actual: Any, expected: Any, difference: float | None) -> None:
+    assert max_number_difference(actual, expected, JSONCriterion.model_validate(fields)) == difference
+
+
+MEASURED_TEXTS: list[tuple[str, dict[str, Any], str, str, dict[str, float]]] = [
+    ("a match", {}, '{"a": 1}', '{"a": 1}', {JSON_NUMBER_DIFFERENCE: 0.0}),
+    ("a mismatch", {}, '{"a": 1, "b": 2}', '{"a": 1.5, "b": 4}', {JSON_NUMBER_DIFFERENCE: 2.0}),
+    ("a schema mismatch", {"schema": {"required": ["b"]}}, '{"a": 1}', '{"a": 3}', {JSON_NUMBER_DIFFERENCE: 2.0}),
+    ("different shapes", {}, '{"a": 1}', '{"b": 1}', {}),
+    ("actual not JSON", {}, "a = 1", '{"a": 1}', {}),
+    ("expected not JSON", {}, '{"a": 1}', "a = 1", {}),
+    ("skip compares nothing", {"matchStrategy": "skip", "valid": True}, "1", "2", {}),
+    ("ignore compares nothing", {"ignore": True}, "1", "2", {}),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "actual", "expected", "measured"),
+    [case[1:] for case in MEASURED_TEXTS],
+    ids=[case[0] for case in MEASURED_TEXTS],
+)
+def test_match_json_text_measures_the_largest_number_difference_without_changing_the_verdict(
+    fields: dict[str, Any], actual: str, expected: str, measured: dict[str, float]
+) -> None:
+    criterion = JSONCriterion.model_validate(fields)
+    measures: dict[str, float] = {}
+    assert match_json_text(actual, expected, criterion, measures) == match_json_text(actual, expected, criterion)
+    assert measures == measured

@@ -245,27 +245,38 @@ def test_match_rouge_passes_when_every_threshold_is_met() -> None:
 def test_match_rouge_reports_the_missed_thresholds() -> None:
     criterion = _criterion(rougeType="rouge1", threshold={"recall": 0.7, "f1": 0.9})
     assert match_rouge("testing two", "testing one two", criterion) == (
-        "rouge1 f1=0.800000 precision=1.000000 recall=0.666667 f1=0.800000; "
+        "rouge1 f1=0.800000 precision=1.000000 recall=0.666667; "
         "below threshold: recall 0.666667 < 0.7, f1 0.800000 < 0.9"
     )
 
 
 @pytest.mark.parametrize(
-    ("measure", "shown"),
+    ("measure", "shown", "keys"),
     [
-        (RougeMeasure.DEFAULT, "f1=0.800000"),
-        (RougeMeasure.PRECISION, "precision=1.000000"),
-        ("recall", "recall=0.666667"),
+        (RougeMeasure.DEFAULT, "f1=0.800000 precision=1.000000 recall=0.666667", ["f1", "precision", "recall"]),
+        (RougeMeasure.PRECISION, "precision=1.000000 recall=0.666667 f1=0.800000", ["precision", "recall", "f1"]),
+        ("recall", "recall=0.666667 precision=1.000000 f1=0.800000", ["recall", "precision", "f1"]),
     ],
 )
-def test_measure_only_picks_the_value_named_first(measure: str, shown: str) -> None:
+def test_measure_only_picks_the_value_named_first(measure: str, shown: str, keys: list[str]) -> None:
     criterion = _criterion(rougeType="rouge1", measure=measure, threshold={"precision": 1.0, "recall": 0.9})
-    reason = match_rouge("testing two", "testing one two", criterion)
-    assert reason is not None
-    assert reason.startswith(f"rouge1 {shown} precision=")
-    assert reason.endswith("below threshold: recall 0.666667 < 0.9")
+    measures: dict[str, float] = {}
+    reason = match_rouge("testing two", "testing one two", criterion, measures=measures)
+    assert reason == f"rouge1 {shown}; below threshold: recall 0.666667 < 0.9"
+    assert list(measures) == [f"rouge1_{key}" for key in keys]
     passing = _criterion(rougeType="rouge1", measure=measure, threshold={"precision": 1.0})
-    assert match_rouge("testing two", "testing one two", passing) is None
+    passing_measures: dict[str, float] = {}
+    assert match_rouge("testing two", "testing one two", passing, measures=passing_measures) is None
+    assert passing_measures == measures
+
+
+def test_match_rouge_measures_precision_recall_and_f1_whether_or_not_it_passes() -> None:
+    measures: dict[str, float] = {}
+    assert match_rouge("testing two", "testing one two", _criterion(rougeType="rougeL"), measures=measures) is None
+    assert measures == {"rougeL_f1": pytest.approx(0.8), "rougeL_precision": 1.0, "rougeL_recall": pytest.approx(2 / 3)}
+    ignored: dict[str, float] = {}
+    assert match_rouge("x", "y", _criterion(ignore=True, rougeType="rougeL"), measures=ignored) is None
+    assert ignored == {}
 
 
 def test_match_rouge_target_is_expected_and_prediction_is_actual() -> None:

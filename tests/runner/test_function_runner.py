@@ -35,6 +35,7 @@ from agenteval import (
     SessionInput,
     Tool,
 )
+from agenteval._async import run_sync
 from agenteval.evalset.message import Role
 from agenteval.evalset.models import ArgumentsMatch, MockTool
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
@@ -184,14 +185,73 @@ async def test_returning_a_message_keeps_it() -> None:
 
 
 @pytest.mark.asyncio
-async def test_returning_none_gives_no_final_response() -> None:
-    def silent(text: str, turn: Turn) -> None:
+async def test_a_turn_result_without_a_final_response_gives_no_reply() -> None:
+    def silent(text: str, turn: Turn) -> TurnResult:
         turn.record_tool("noop")
+        return TurnResult(final_response=None)
 
     result = await FunctionRunner(silent).run(request())
 
     assert result.final_response is None
     assert [tool.name for tool in result.tools] == ["noop"]
+
+
+def forgets_to_return(text: str) -> None:
+    text.upper()
+
+
+async def async_forgets_to_return(text: str) -> None:
+    await asyncio.sleep(0)
+
+
+NONE_ADVICE = (
+    "did it forget to return the reply? Return a str, a Message or a TurnResult "
+    "(TurnResult(final_response=None) for a turn with no reply)"
+)
+
+
+class ForgetfulAgent:
+    def __call__(self, text: str) -> None:
+        text.upper()
+
+    async def reply(self, text: str) -> None:
+        await asyncio.sleep(0)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("agent", "name"),
+    [
+        (forgets_to_return, "forgets_to_return"),
+        (async_forgets_to_return, "async_forgets_to_return"),
+        (functools.partial(forgets_to_return), "forgets_to_return"),
+        (ForgetfulAgent(), "ForgetfulAgent"),
+        (ForgetfulAgent().reply, "ForgetfulAgent.reply"),
+    ],
+    ids=["plain", "async", "partial", "callable-object", "method"],
+)
+async def test_returning_none_raises_naming_the_function_and_the_turn(agent: Any, name: str) -> None:
+    with pytest.raises(TypeError) as caught:
+        await FunctionRunner(agent).run(request())
+    assert str(caught.value) == f"the agent function {name} returned None in turn 1 — {NONE_ADVICE}"
+
+
+def test_an_agent_returning_none_fails_the_case_with_a_message_saying_so() -> None:
+    def my_agent(text: str) -> str | None:
+        if text != "second":
+            return text.upper()
+        return None  # the bug: a branch that forgot to return the reply
+
+    manager = InMemoryEvalSetManager()
+    run_sync(manager.create(APP, SET))
+    run_sync(manager.add_case(APP, SET, make_case("two-turns", "first", "second")))
+
+    report = Evaluator(APP, my_agent, eval_set_manager=manager).evaluate(SET, metrics=[FINAL_RESPONSE])
+
+    assert statuses(report) == {"two-turns": EvalStatus.FAILED}
+    assert errors(report)["two-turns"].endswith(
+        f"runner run: TypeError: the agent function my_agent returned None in turn 2 — {NONE_ADVICE}"
+    )
 
 
 @pytest.mark.asyncio
@@ -712,7 +772,7 @@ async def test_a_numpy_str_reply_is_a_str_and_a_numpy_number_reply_fails_the_cas
     reply = report.inference_results[0][0].inferences[0].final_response
     assert reply is not None and type(reply.content) is str
     assert errors(report)["number"].endswith(
-        "runner run: TypeError: the agent returned float64; return the reply as a str, a Message, a TurnResult or None"
+        "runner run: TypeError: the agent returned float64; return the reply as a str, a Message or a TurnResult"
     )
 
 
@@ -746,9 +806,9 @@ async def test_history_holds_earlier_turns_of_the_same_session_only() -> None:
 async def test_history_skips_missing_replies() -> None:
     seen: list[list[str]] = []
 
-    def agent(text: str, turn: Turn) -> str | None:
+    def agent(text: str, turn: Turn) -> str | TurnResult:
         seen.append([message.content for message in turn.history])
-        return None if text == "quiet" else "loud"
+        return TurnResult(final_response=None) if text == "quiet" else "loud"
 
     runner = FunctionRunner(agent)
     for text in ("quiet", "speak", "again"):

@@ -217,6 +217,7 @@ async def test_trace_mode_expected_inputs_take_tool_mocks_from_the_conversation_
     assert seen == [None]
 
 
+@pytest.mark.filterwarnings("ignore::agenteval.errors.NoMetricsWarning")
 def test_an_agent_changing_a_mocked_result_does_not_change_the_next_run() -> None:
     mock = ToolMock(actual=[rule(arguments=ArgumentsMatch(ignore=True), result={"sky": "rain"})])
     seen: list[str] = []

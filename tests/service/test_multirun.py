@@ -6,11 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from agenteval._async import run_sync
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.summary import EvalStatusCounts
+from agenteval.evalset.models import EvalCase
 from agenteval.metric.criterion import Criterion
-from agenteval.service.multirun import CaseRunsAggregate, aggregate_case_runs, summarize_multi_run
+from agenteval.service.aggregation import AllPassAggregator
+from agenteval.service.multirun import CaseOutcome, decide_case, summarize_multi_run
+from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 from tests.conftest import REFERENCE_EXAMPLES
 
@@ -459,11 +463,27 @@ def test_case_aggregation_example_keeps_the_aggregator_verdict() -> None:
     assert {c.eval_id: c.overall_status for c in summary.eval_case_summaries} == case_statuses
 
 
-# aggregate_case_runs
+# decide_case with the default aggregator: the reference's aggregateCaseRuns
+
+
+def aggregate_case_runs(runs: list[EvalCaseResult]) -> CaseOutcome:
+    return run_sync(
+        decide_case(
+            runs,
+            len(runs),
+            AllPassAggregator(),
+            app_name="app",
+            eval_set_id="set",
+            eval_case=EvalCase(eval_id="A"),
+            inference=InferenceResult(eval_case_id="A"),
+            metrics=[],
+        )
+    )
 
 
 def test_aggregate_no_runs_is_not_evaluated() -> None:
-    assert aggregate_case_runs([]) == CaseRunsAggregate(overall_status=NOT_EVALUATED, metric_results=[])
+    outcome = aggregate_case_runs([])
+    assert (outcome.status, outcome.metric_results) == (NOT_EVALUATED, [])
 
 
 def test_aggregate_average_across_runs() -> None:
@@ -474,7 +494,7 @@ def test_aggregate_average_across_runs() -> None:
         case("A", 2, PASSED, [metric(score=1.5, status=PASSED, threshold=9.0, criterion=last)]),
     ]
     aggregate = aggregate_case_runs(runs)
-    assert aggregate.overall_status == PASSED
+    assert aggregate.status == PASSED
     (result,) = aggregate.metric_results
     assert result.metric_name == "m"
     assert result.score == 1.0
@@ -509,7 +529,7 @@ def test_aggregate_drops_never_evaluated_metrics_and_keeps_first_appearance_orde
 def test_aggregate_single_run_uses_case_status() -> None:
     runs = [case(status=PASSED, metrics=[metric("important"), metric("minor", score=0.0, status=FAILED)])]
     aggregate = aggregate_case_runs(runs)
-    assert aggregate.overall_status == PASSED
+    assert aggregate.status == PASSED
     assert [(m.metric_name, m.eval_status) for m in aggregate.metric_results] == [
         ("important", PASSED),
         ("minor", FAILED),
@@ -521,36 +541,38 @@ def test_aggregate_multi_run_uses_metric_statuses() -> None:
         case("A", 1, PASSED, [metric(score=0.2)]),
         case("A", 2, PASSED, [metric(score=0.4)]),
     ]
-    assert aggregate_case_runs(runs).overall_status == FAILED
-    assert aggregate_case_runs([case("A", 1, FAILED), case("A", 2, FAILED)]).overall_status == NOT_EVALUATED
+    assert aggregate_case_runs(runs).status == FAILED
+    assert aggregate_case_runs([case("A", 1, FAILED), case("A", 2, FAILED)]).status == NOT_EVALUATED
 
 
 @pytest.mark.parametrize("num_runs", [1, 2])
 def test_aggregate_run_error_turns_not_evaluated_into_failed(num_runs: int) -> None:
     runs = [case("A", 1, NOT_EVALUATED, error="boom")] + [case("A", 2, NOT_EVALUATED)] * (num_runs - 1)
-    assert aggregate_case_runs(runs) == CaseRunsAggregate(overall_status=FAILED, metric_results=[])
+    outcome = aggregate_case_runs(runs)
+    assert (outcome.status, outcome.metric_results) == (FAILED, [])
 
 
 def test_aggregate_ignores_metrics_of_errored_runs() -> None:
     errored = [case("A", run_id, FAILED, [metric()], error=AGGREGATION_ERROR) for run_id in (1, 2)]
-    assert aggregate_case_runs(errored) == CaseRunsAggregate(overall_status=FAILED, metric_results=[])
+    outcome = aggregate_case_runs(errored)
+    assert (outcome.status, outcome.metric_results) == (FAILED, [])
     mixed = [
         case("A", 1, FAILED, [metric(score=0.0, status=FAILED)], error=AGGREGATION_ERROR),
         case("A", 2, PASSED, [metric(score=1.0)]),
     ]
     aggregate = aggregate_case_runs(mixed)
     assert [(m.score, m.eval_status) for m in aggregate.metric_results] == [(1.0, PASSED)]
-    assert aggregate.overall_status == PASSED
+    assert aggregate.status == PASSED
 
 
 def test_aggregate_single_run_unknown_status_raises() -> None:
-    with pytest.raises(AgentEvalError, match=r"^summarize case run status: unexpected eval status unknown$"):
+    with pytest.raises(AgentEvalError, match=r"^unexpected eval status unknown$"):
         aggregate_case_runs([case(status=EvalStatus.UNKNOWN)])
 
 
 def test_aggregate_multi_run_ignores_unknown_case_status() -> None:
     runs = [case("A", 1, EvalStatus.UNKNOWN, [metric()]), case("A", 2, PASSED, [metric()])]
-    assert aggregate_case_runs(runs).overall_status == PASSED
+    assert aggregate_case_runs(runs).status == PASSED
 
 
 def test_aggregate_input_is_not_modified() -> None:

@@ -1,7 +1,9 @@
 """Deterministic matchers behind the built-in evaluators.
 
 Every matcher returns ``None`` on a match and a one-line, human-readable reason otherwise, and
-raises :class:`agenteval.errors.ConfigError` when its criterion cannot be applied.
+raises :class:`agenteval.errors.ConfigError` when its criterion cannot be applied. The
+final-response matchers also accept a ``measures`` dict that receives what they measured (ROUGE
+precision, recall and F1; the largest JSON number difference) without changing their verdict.
 """
 
 from agenteval.evaluators.criteria.final_response import (
@@ -11,11 +13,13 @@ from agenteval.evaluators.criteria.final_response import (
 )
 from agenteval.evaluators.criteria.jsonmatch import (
     DEFAULT_NUMBER_TOLERANCE,
+    JSON_NUMBER_DIFFERENCE,
     check_json_criterion,
     check_json_schema,
     format_value,
     match_json,
     match_json_text,
+    max_number_difference,
     parse_json_text,
 )
 from agenteval.evaluators.criteria.rouge import DefaultTokenizer, RougeScore, match_rouge, score_rouge
@@ -32,6 +36,7 @@ from agenteval.evaluators.criteria.xml import check_xml_criterion, match_xml, xm
 
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
+    "JSON_NUMBER_DIFFERENCE",
     "NO_FINAL_RESPONSE",
     "DefaultTokenizer",
     "RougeScore",
@@ -53,6 +58,7 @@ __all__ = [
     "match_tool",
     "match_tool_trajectory",
     "match_xml",
+    "max_number_difference",
     "maximum_bipartite_matching",
     "parse_json_text",
     "score_rouge",

@@ -45,7 +45,11 @@ def check_final_response_criterion(criterion: FinalResponseCriterion) -> None:
     if criterion.compare_name:
         return
     if criterion.text is None and criterion.json_ is None and criterion.rouge is None and criterion.xml is None:
-        raise ConfigError("final response criterion must configure text, json, rouge, or xml")
+        raise ConfigError(
+            "final response criterion must configure text, json, rouge, or xml: for an exact match give it "
+            "ae.criteria.FinalResponseCriterion(text=ae.criteria.TextCriterion()) (in a metrics file: "
+            '"finalResponse": {"text": {}})'
+        )
     if criterion.json_ is not None:
         check_json_criterion(criterion.json_, "criterion.finalResponse.json")
     if criterion.text is not None:
@@ -65,7 +69,12 @@ def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | N
     return named_compare_mismatch("final response compare", name, compare, actual, expected, render=_content)
 
 
-def match_final_response(actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion) -> str | None:
+def match_final_response(
+    actual: Invocation,
+    expected: Invocation,
+    criterion: FinalResponseCriterion,
+    measures: dict[str, float] | None = None,
+) -> str | None:
     """Compare the final responses of one turn.
 
     A named compare gets both turns and decides alone. Otherwise both missing passes; a missing
@@ -75,6 +84,11 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
         actual: The agent's turn.
         expected: The expected turn.
         criterion: How to compare.
+        measures: When given, receives what the sub-criteria measured, in the order they run:
+            ``json_max_number_difference`` from the JSON criterion
+            (:func:`~agenteval.evaluators.criteria.jsonmatch.match_json_text`), then the ROUGE
+            precision, recall and F1 (:func:`~agenteval.evaluators.criteria.rouge.match_rouge`).
+            Nothing is measured when a response is missing or a named compare decides.
 
     Returns:
         ``None`` on a match, else the sub-criteria's reasons (``"text mismatch: …"``) joined
@@ -94,7 +108,7 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
     actual_text = actual.final_response.content
     mismatches: list[str] = []
     if criterion.json_ is not None:
-        reason = match_json_text(actual_text, expected_text, criterion.json_)
+        reason = match_json_text(actual_text, expected_text, criterion.json_, measures)
         if reason is not None:
             mismatches.append(f"json mismatch: {reason}")
     if criterion.text is not None:
@@ -104,7 +118,7 @@ def match_final_response(actual: Invocation, expected: Invocation, criterion: Fi
     if criterion.rouge is not None:
         rouge = criterion.rouge
         tokenizer = active_metric_registry().rouge_tokenizer(rouge.tokenizer_name) if rouge.tokenizer_name else None
-        reason = match_rouge(actual_text, expected_text, rouge, tokenizer)
+        reason = match_rouge(actual_text, expected_text, rouge, tokenizer, measures)
         if reason is not None:
             mismatches.append(f"rouge mismatch: {reason}")
     if criterion.xml is not None:

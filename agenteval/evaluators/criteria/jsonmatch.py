@@ -31,17 +31,22 @@ from agenteval.metric.registry import active_metric_registry, call_compare
 
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
+    "JSON_NUMBER_DIFFERENCE",
     "check_json_criterion",
     "check_json_schema",
     "format_value",
     "match_json",
     "match_json_text",
+    "max_number_difference",
     "named_compare_mismatch",
     "parse_json_text",
 ]
 
 DEFAULT_NUMBER_TOLERANCE = 1e-6
 """Absolute tolerance for numbers when ``numberTolerance`` is unset."""
+
+JSON_NUMBER_DIFFERENCE = "json_max_number_difference"
+"""Measure name of :func:`max_number_difference` in a turn's ``details.measures``."""
 
 _V = TypeVar("_V")
 _VALUE_LIMIT = 200
@@ -340,7 +345,9 @@ def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | No
     return _compare_decoded(actual, expected, criterion)
 
 
-def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str | None:
+def match_json_text(
+    actual: str, expected: str, criterion: JSONCriterion, measures: dict[str, float] | None = None
+) -> str | None:
     """Compare two texts holding JSON (final responses); text that is not JSON is a mismatch.
 
     The order is :func:`match_json`'s; ``valid`` and ``schema`` parse the actual text, and a named
@@ -350,6 +357,9 @@ def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str
         actual: The agent's raw text.
         expected: The expected raw text.
         criterion: How to compare.
+        measures: When given, receives :data:`JSON_NUMBER_DIFFERENCE` whenever the criterion compares
+            values (not with ``ignore``, a ``compareName`` or ``skip``), both texts are JSON and
+            :func:`max_number_difference` finds numbers to pair, whatever ``schema`` says.
 
     Returns:
         ``None`` on a match, else a reason.
@@ -362,24 +372,112 @@ def match_json_text(actual: str, expected: str, criterion: JSONCriterion) -> str
     check_json_criterion(criterion)
     if criterion.compare_name:
         return _run_compare(criterion.compare_name, actual, expected)
-    parsed: list[Any] = []
-    if criterion.valid or criterion.json_schema is not None:
-        try:
-            parsed.append(parse_json_text(actual))
-        except ValueError as err:
-            return _not_json_reason(actual, err)
-        if criterion.json_schema is not None:
-            reason = _match_schema(parsed[0], criterion.json_schema)
-            if reason is not None:
-                return reason
-    if criterion.match_strategy == JSONMatchStrategy.SKIP:
+    skip = criterion.match_strategy == JSONMatchStrategy.SKIP
+    if skip and not criterion.valid and criterion.json_schema is None:
         return None
-    for side, text in (("actual", actual), ("expected", expected))[len(parsed) :]:
-        try:
-            parsed.append(parse_json_text(text))
-        except ValueError as err:
-            return f"parse {side} raw json: {err} (text {format_value(text)})"
-    return _compare_decoded(parsed[0], parsed[1], criterion)
+    try:
+        actual_value = parse_json_text(actual)
+    except ValueError as err:
+        return _not_json_reason(actual, err)
+    schema_reason = None if criterion.json_schema is None else _match_schema(actual_value, criterion.json_schema)
+    if skip:
+        return schema_reason
+    try:
+        expected_value = parse_json_text(expected)
+    except ValueError as err:
+        return schema_reason or f"parse expected raw json: {err} (text {format_value(expected)})"
+    if measures is not None:
+        difference = max_number_difference(actual_value, expected_value, criterion)
+        if difference is not None:
+            measures[JSON_NUMBER_DIFFERENCE] = difference
+    return schema_reason or _compare_decoded(actual_value, expected_value, criterion)
+
+
+class _Unaligned(Exception):
+    """Two JSON values differ in shape, so their numbers cannot be paired."""
+
+
+def max_number_difference(actual: Any, expected: Any, criterion: JSONCriterion) -> float | None:
+    """The largest absolute difference between two numbers at the same place in two JSON values.
+
+    Only the parts the criterion compares count (``ignoreTree`` and ``onlyTree`` select keys as in
+    :func:`match_json`); ``numberTolerance`` plays no part. Numbers pair up when the two values have
+    the same shape: objects with the same compared keys, arrays of the same length, and at every
+    other place two values of the same JSON type (two strings may differ).
+
+    Args:
+        actual: The agent's decoded value.
+        expected: The expected decoded value.
+        criterion: Which parts are compared.
+
+    Returns:
+        The largest difference (``0.0`` when all paired numbers are equal), or ``None`` when the
+        shapes differ, when there is no number to pair, or when a difference overflows a float.
+    """
+    differences: list[float] = []
+    try:
+        if criterion.only_tree:
+            _only_tree_differences(actual, expected, criterion.only_tree, differences)
+        else:
+            _ignore_tree_differences(actual, expected, criterion.ignore_tree, differences)
+    except _Unaligned:
+        return None
+    largest = max(differences, default=None)
+    return largest if largest is not None and math.isfinite(largest) else None
+
+
+def _number_difference(actual: float, expected: float) -> float:
+    # As the comparison does: Go decodes every JSON number to float64.
+    try:
+        return abs(float(actual) - float(expected))
+    except OverflowError:
+        return math.inf
+
+
+def _exact_differences(actual: Any, expected: Any, out: list[float]) -> None:
+    if _is_number(actual) and _is_number(expected):
+        out.append(_number_difference(actual, expected))
+    elif isinstance(actual, Mapping) and isinstance(expected, Mapping):
+        if actual.keys() != expected.keys():
+            raise _Unaligned
+        for key, value in actual.items():
+            _exact_differences(value, expected[key], out)
+    elif isinstance(actual, list | tuple) and isinstance(expected, list | tuple):
+        if len(actual) != len(expected):
+            raise _Unaligned
+        for actual_item, expected_item in zip(actual, expected, strict=True):
+            _exact_differences(actual_item, expected_item, out)
+    elif _kind(actual) != _kind(expected):
+        raise _Unaligned
+
+
+def _ignore_tree_differences(actual: Any, expected: Any, tree: Mapping[str, Any] | None, out: list[float]) -> None:
+    if not tree or not (isinstance(actual, Mapping) and isinstance(expected, Mapping)):
+        _exact_differences(actual, expected, out)
+        return
+    ignored = {key for key, flag in tree.items() if flag is True}
+    if actual.keys() - ignored != expected.keys() - ignored:
+        raise _Unaligned
+    for key, value in actual.items():
+        if key not in ignored:
+            subtree = tree.get(key)
+            child_tree = subtree if isinstance(subtree, Mapping) else None
+            _ignore_tree_differences(value, expected[key], child_tree, out)
+
+
+def _only_tree_differences(actual: Any, expected: Any, tree: Mapping[str, Any], out: list[float]) -> None:
+    if not (isinstance(actual, Mapping) and isinstance(expected, Mapping)):
+        _exact_differences(actual, expected, out)
+        return
+    for key, selector in tree.items():
+        if selector is False:
+            continue
+        if key not in actual or key not in expected:
+            raise _Unaligned
+        if selector is True:
+            _exact_differences(actual[key], expected[key], out)
+        else:
+            _only_tree_differences(actual[key], expected[key], selector, out)
 
 
 def _compare_decoded(actual: Any, expected: Any, criterion: JSONCriterion) -> str | None:

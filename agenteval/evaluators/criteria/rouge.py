@@ -323,12 +323,17 @@ _NO_THRESHOLD = RougeThreshold()
 
 
 def match_rouge(
-    actual: str, expected: str, criterion: RougeCriterion, tokenizer: Tokenizer | None = None
+    actual: str,
+    expected: str,
+    criterion: RougeCriterion,
+    tokenizer: Tokenizer | None = None,
+    measures: dict[str, float] | None = None,
 ) -> str | None:
     """Check a final response against the expected one with ROUGE.
 
     Passes when precision, recall and F1 all reach their thresholds (an unset threshold is 0).
-    ``measure`` does not affect the outcome; it picks the value named first in the reason.
+    ``measure`` does not affect the outcome; it picks the value named first in the reason and in
+    ``measures``.
 
     Args:
         actual: The agent's response, scored as the prediction.
@@ -336,10 +341,12 @@ def match_rouge(
         criterion: The ROUGE type, thresholds and options; ``ignore`` always passes.
         tokenizer: The tokenizer registered under ``criterion.tokenizer_name``, resolved by the
             caller; it overrides the default tokenizer and its stemming.
+        measures: When given, receives ``<rougeType>_<measure>`` for the selected measure, then the
+            other two of ``precision``, ``recall``, ``f1`` (nothing with ``ignore``).
 
     Returns:
         ``None`` on a pass, else a reason such as ``rougeL f1=0.400000 precision=0.500000
-        recall=0.333333 f1=0.400000; below threshold: recall 0.333333 < 0.5, f1 0.400000 < 0.6``.
+        recall=0.333333; below threshold: recall 0.333333 < 0.5, f1 0.400000 < 0.6``.
 
     Raises:
         ConfigError: ``rouge_type`` is empty or invalid, ``tokenizer_name`` is set but no
@@ -360,18 +367,15 @@ def match_rouge(
         split_summaries=criterion.split_summaries,
         tokenizer=tokenizer,
     )
+    values = {"precision": score.precision, "recall": score.recall, "f1": score.fmeasure}
+    selected = str(criterion.measure) if criterion.measure in (RougeMeasure.PRECISION, RougeMeasure.RECALL) else "f1"
+    shown = [(selected, values[selected]), *((name, value) for name, value in values.items() if name != selected)]
+    if measures is not None:
+        measures.update((f"{criterion.rouge_type}_{name}", value) for name, value in shown)
     threshold = criterion.threshold or _NO_THRESHOLD
-    checks = (
-        ("precision", score.precision, threshold.precision),
-        ("recall", score.recall, threshold.recall),
-        ("f1", score.fmeasure, threshold.f1),
-    )
-    missed = [f"{name} {value:.6f} < {limit:g}" for name, value, limit in checks if not value >= limit]
+    limits = {"precision": threshold.precision, "recall": threshold.recall, "f1": threshold.f1}
+    missed = [f"{name} {value:.6f} < {limits[name]:g}" for name, value in values.items() if not value >= limits[name]]
     if not missed:
         return None
-    measure = criterion.measure or RougeMeasure.F1
-    value = {RougeMeasure.PRECISION: score.precision, RougeMeasure.RECALL: score.recall}.get(measure, score.fmeasure)
-    return (
-        f"{criterion.rouge_type} {measure}={value:.6f} precision={score.precision:.6f} "
-        f"recall={score.recall:.6f} f1={score.fmeasure:.6f}; below threshold: {', '.join(missed)}"
-    )
+    scores = " ".join(f"{name}={value:.6f}" for name, value in shown)
+    return f"{criterion.rouge_type} {scores}; below threshold: {', '.join(missed)}"

@@ -17,7 +17,7 @@ from agenteval.errors import AgentEvalError, ConfigError, describe_exception, re
 from agenteval.evalresult.models import EvalMetricResultDetails
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.base import EvaluateResult, PerInvocationResult, status_for
+from agenteval.evaluators.base import UNIT_SCORE_RANGE, EvaluateResult, PerInvocationResult, ScoreRange, status_for
 from agenteval.evaluators.llm.operators import (
     InvocationsAggregator,
     SamplesAggregator,
@@ -30,7 +30,10 @@ from agenteval.llm.judge import DEFAULT_GENERATION, active_judge, chat_model_for
 from agenteval.metric.criterion import GenerationConfig, LLMCriterion
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["JudgeOutputError", "LLMJudgeEvaluator"]
+__all__ = ["JUDGE_SCORE", "JudgeOutputError", "LLMJudgeEvaluator"]
+
+JUDGE_SCORE = "judge_score"
+"""Measure name of a judged turn's score in its ``details.measures``."""
 
 
 class JudgeOutputError(AgentEvalError):
@@ -48,7 +51,8 @@ class LLMJudgeEvaluator(ABC):
 
     Subclasses build the judge's messages (:meth:`construct_messages`), optionally a JSON schema for
     its answer (:meth:`structured_output`), and score a reply (:meth:`score_response`). Sample and
-    turn aggregation can be swapped per instance.
+    turn aggregation can be swapped per instance. Each turn's score, the judge's before any
+    threshold, is also recorded as the measure :data:`JUDGE_SCORE` in its ``details.measures``.
 
     Args:
         samples_aggregator: Picks one result among a turn's samples (default: majority vote).
@@ -58,6 +62,8 @@ class LLMJudgeEvaluator(ABC):
     name: ClassVar[str] = ""
     """Registry name of the evaluator."""
     description: ClassVar[str] = ""
+    score_range: ClassVar[ScoreRange] = UNIT_SCORE_RANGE
+    """Judges score from 0 to 1 (a custom scorer or aggregator must keep to it)."""
 
     def __init__(
         self,
@@ -152,7 +158,7 @@ class LLMJudgeEvaluator(ABC):
     async def evaluate(
         self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
     ) -> EvaluateResult:
-        """Judge every turn and combine the results."""
+        """Judge every turn and combine the results; each turn's score is also its :data:`JUDGE_SCORE` measure."""
         num_samples, parallelism = self._sampling(metric)
         if len(actuals) != len(expecteds):
             raise ConfigError(
@@ -171,6 +177,8 @@ class LLMJudgeEvaluator(ABC):
                 raise rewrap(f"turn {turn + 1}", exc) from exc
             chosen.actual_invocation = actuals[turn]
             chosen.expected_invocation = expecteds[turn]
+            if chosen.details is not None:
+                chosen.details.measures[JUDGE_SCORE] = chosen.score
             results.append(chosen)
         return self.aggregate_invocations(results, metric)
 

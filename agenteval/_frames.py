@@ -1,0 +1,329 @@
+"""The DataFrames of a report: column names, dtypes and the rows, built from the stored results.
+
+pandas is imported only when a frame is built, so ``import agenteval`` stays light.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import Invocation
+from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from agenteval.report import CaseSummary
+
+__all__ = [
+    "CASE_COLUMNS",
+    "CASE_SUMMARY_COLUMNS",
+    "INVOCATION_COLUMNS",
+    "METRIC_COLUMNS",
+    "RUBRIC_COLUMNS",
+    "TURN_COLUMNS",
+    "case_table_frame",
+    "cases_frame",
+    "invocations_frame",
+    "metrics_frame",
+    "rubric_frame",
+    "turns_frame",
+]
+
+CASE_COLUMNS = ("run_id", "eval_id", "status", "score", "error_type", "error_message", "session_id", "user_id")
+"""Columns of :attr:`~agenteval.EvaluationReport.cases`: one row per (run, case).
+
+``error_type`` says what failed when ``error_message`` is set: an :class:`~agenteval.ErrorType` value
+(``agent``, ``timeout``, ``case``, ``simulation``, ``metric``, ``aggregator``, ``callback`` or ``other``).
+"""
+
+CASE_SUMMARY_COLUMNS = ("eval_id", "status", "score", "num_runs", "runs_passed", "pass_rate", "mean_score")
+"""Fixed columns of :attr:`~agenteval.EvaluationReport.case_table`: one row per case across runs.
+
+``status`` and ``score`` are the case's overall outcome: what the case aggregator decided (with
+several runs, from the metric scores averaged over the runs; see
+:attr:`~agenteval.report.CaseSummary.overall_status`). ``num_runs`` counts the runs in which the case
+has a result and ``runs_passed`` those whose own status is passed; ``pass_rate`` is ``runs_passed``
+over the runs that passed or failed (NaN when every run was not evaluated, as in
+:func:`agenteval.compare`): how often the case passed, run by run. ``mean_score`` is the mean of the
+runs' own case scores, which is not the same as ``score``: with the default aggregator a case that
+passed 2 runs of 3 has ``mean_score`` 0.67 and ``pass_rate`` 0.67, and its ``score`` is 1 or 0 depending
+on whether its averaged metrics pass. One column per metric follows, named after it: its score
+averaged over the runs that evaluated it (NaN when none did).
+"""
+
+METRIC_COLUMNS = (
+    "run_id",
+    "eval_id",
+    "metric_name",
+    "score",
+    "status",
+    "threshold",
+    "measure_name",
+    "measure",
+    "reason",
+)
+"""Columns of :attr:`~agenteval.EvaluationReport.metrics`: one row per (run, case, metric).
+
+``measure_name`` and ``measure`` give the metric's underlying measure where it has one (a ROUGE F1, the
+largest JSON number difference, a judge's score; the mean over the turns that have it), before the
+threshold turns it into a pass or a fail; empty and NaN otherwise. ``reason`` lists the turns' reasons
+as ``turn N: …`` for multi-turn cases (just the reason for one turn).
+"""
+
+INVOCATION_COLUMNS = (
+    "run_id",
+    "eval_id",
+    "turn",
+    "invocation_id",
+    "metric_name",
+    "score",
+    "status",
+    "threshold",
+    "measure_name",
+    "measure",
+    "reason",
+    "user_content",
+    "actual_response",
+    "expected_response",
+    "actual_tools",
+    "expected_tools",
+)
+"""Columns of :attr:`~agenteval.EvaluationReport.invocations`: one row per (run, case, turn, metric).
+
+``turn`` is 1-based; ``actual_tools`` and ``expected_tools`` list the tool calls of the turn in call
+order, each as ``{"name": …, "arguments": …}`` (``[]`` for none); ``measure_name`` and ``measure`` are the
+turn's underlying measure (see ``METRIC_COLUMNS``).
+"""
+
+TURN_COLUMNS = (
+    "run_id",
+    "eval_id",
+    "turn",
+    "invocation_id",
+    "user_content",
+    "actual_response",
+    "expected_response",
+    "actual_tools",
+    "expected_tools",
+)
+"""Fixed columns of :attr:`~agenteval.EvaluationReport.turns`: one row per (run, case, turn).
+
+The same texts and tool calls as :attr:`~agenteval.EvaluationReport.invocations`, once per turn; one
+column per metric follows, named after it: the turn's score for that metric (NaN where it was not scored).
+"""
+
+RUBRIC_COLUMNS = ("run_id", "eval_id", "turn", "metric_name", "rubric_id", "score", "reason")
+"""Columns of :attr:`~agenteval.EvaluationReport.rubric_scores`: one row per (run, case, turn, metric, rubric)."""
+
+_DTYPES: dict[str, Any] = {
+    "run_id": "int64",
+    "turn": "int64",
+    "num_runs": "int64",
+    "runs_passed": "int64",
+    "score": "float64",
+    "threshold": "float64",
+    "measure": "float64",
+    "pass_rate": "float64",
+    "mean_score": "float64",
+    "actual_tools": object,
+    "expected_tools": object,
+}
+"""Dtypes of the frames' columns; every other column is text."""
+
+_DECIDED = frozenset({EvalStatus.PASSED, EvalStatus.FAILED})
+
+
+def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
+    """A frame of ``rows`` whose columns have their documented dtypes, even with no rows.
+
+    Ints are ``int64``, scores (and the ``scores`` columns) ``float64``, lists ``object`` and text
+    pandas' string dtype (``object`` before pandas 3), so that concatenating an empty frame with
+    another keeps the dtypes.
+    """
+    import pandas as pd
+
+    dtypes = {column: _DTYPES.get(column, str) for column in columns} | dict.fromkeys(scores, "float64")
+    return pd.DataFrame.from_records(rows, columns=list(columns)).astype(dtypes)
+
+
+def _text(message: Message | None) -> str:
+    return message.content if message is not None else ""
+
+
+def _tool_calls(invocation: Invocation | None) -> list[dict[str, Any]]:
+    """The turn's tool calls as plain records; new objects each time, so editing one cell changes no other."""
+    if invocation is None:
+        return []
+    return [{"name": tool.name, "arguments": tool.arguments} for tool in invocation.tools]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def _measure_columns(metric: EvalMetricResult) -> dict[str, Any]:
+    """The headline measure of a result: the first of its details' measures."""
+    measures = metric.details.measures if metric.details is not None else {}
+    for name, value in measures.items():
+        return {"measure_name": name, "measure": value}
+    return {"measure_name": "", "measure": math.nan}
+
+
+def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) -> dict[str, Any]:
+    """The metric columns of :attr:`metrics` and :attr:`invocations` rows from one result."""
+    return {
+        "metric_name": metric.metric_name,
+        "score": metric.score,
+        "status": str(metric.eval_status or ""),
+        "threshold": metric.threshold,
+        **_measure_columns(metric),
+        "reason": reason if reason is not None else (metric.details.reason if metric.details else ""),
+    }
+
+
+def _overall_reason(case: EvalCaseResult, metric_name: str) -> str | None:
+    """A readable overall reason: each turn's reason with its turn number, empty ones left out.
+
+    The stored overall reason is the reference's: per-turn reasons joined by ``;``, empty ones
+    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases.
+    """
+    turns = case.eval_metric_result_per_invocation
+    if not turns:
+        return None
+    reasons = [
+        (number, result.details.reason)
+        for number, turn in enumerate(turns, start=1)
+        for result in turn.eval_metric_results
+        if result.metric_name == metric_name and result.details is not None and result.details.reason
+    ]
+    if len(turns) == 1:
+        return reasons[0][1] if reasons else ""
+    return "; ".join(f"turn {number}: {reason}" for number, reason in reasons)
+
+
+def cases_frame(result: EvalSetResult) -> pd.DataFrame:
+    """One row per (run, case) (``CASE_COLUMNS``)."""
+    rows = [
+        {
+            "run_id": case.run_id,
+            "eval_id": case.eval_id,
+            "status": str(case.final_eval_status or ""),
+            "score": case.score,
+            "error_type": case.error_type or ("other" if case.error_message else ""),
+            "error_message": case.error_message,
+            "session_id": case.session_id,
+            "user_id": case.user_id,
+        }
+        for case in result.eval_case_results
+    ]
+    return _frame(rows, CASE_COLUMNS)
+
+
+def case_table_frame(summaries: Sequence[CaseSummary], metric_names: Iterable[str]) -> pd.DataFrame:
+    """One row per case across runs (``CASE_SUMMARY_COLUMNS`` and a score column per metric)."""
+    names = list(metric_names)
+    for summary in summaries:
+        for result in summary.metric_results:
+            if result.metric_name not in names:
+                names.append(result.metric_name)
+    rows = []
+    for summary in summaries:
+        runs_passed = sum(run.final_eval_status == EvalStatus.PASSED for run in summary.runs)
+        runs_decided = sum(run.final_eval_status in _DECIDED for run in summary.runs)
+        scores = {result.metric_name: result.score for result in summary.metric_results}
+        rows.append(
+            {
+                "eval_id": summary.eval_id,
+                "status": str(summary.overall_status),
+                "score": summary.score,
+                "num_runs": len(summary.runs),
+                "runs_passed": runs_passed,
+                "pass_rate": runs_passed / runs_decided if runs_decided else math.nan,
+                "mean_score": _mean([run.score for run in summary.runs]),
+                **{name: scores.get(name, math.nan) for name in names},
+            }
+        )
+    return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names], scores=names)
+
+
+def metrics_frame(result: EvalSetResult) -> pd.DataFrame:
+    """One row per (run, case, metric) with the overall metric result (``METRIC_COLUMNS``)."""
+    rows = [
+        {
+            "run_id": case.run_id,
+            "eval_id": case.eval_id,
+            **_metric_result_columns(metric, _overall_reason(case, metric.metric_name)),
+        }
+        for case in result.eval_case_results
+        for metric in case.overall_eval_metric_results
+    ]
+    return _frame(rows, METRIC_COLUMNS)
+
+
+def _turn_columns(
+    case: EvalCaseResult, number: int, actual: Invocation | None, expected: Invocation | None
+) -> dict[str, Any]:
+    return {
+        "run_id": case.run_id,
+        "eval_id": case.eval_id,
+        "turn": number,
+        "invocation_id": actual.invocation_id if actual else "",
+        "user_content": _text(actual.user_content if actual else None),
+        "actual_response": _text(actual.final_response if actual else None),
+        "expected_response": _text(expected.final_response if expected else None),
+        "actual_tools": _tool_calls(actual),
+        "expected_tools": _tool_calls(expected),
+    }
+
+
+def invocations_frame(result: EvalSetResult) -> pd.DataFrame:
+    """One row per (run, case, turn, metric) with the turn's texts and tools (``INVOCATION_COLUMNS``)."""
+    rows = []
+    for case in result.eval_case_results:
+        for number, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1):
+            for metric in per_turn.eval_metric_results:
+                turn = _turn_columns(case, number, per_turn.actual_invocation, per_turn.expected_invocation)
+                rows.append(turn | _metric_result_columns(metric))
+    return _frame(rows, INVOCATION_COLUMNS)
+
+
+def turns_frame(result: EvalSetResult, metric_names: Iterable[str]) -> pd.DataFrame:
+    """One row per (run, case, turn) with a score column per metric (``TURN_COLUMNS`` and the metrics)."""
+    names = list(metric_names)
+    rows = []
+    for case in result.eval_case_results:
+        for number, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1):
+            scores = {metric.metric_name: metric.score for metric in per_turn.eval_metric_results}
+            names.extend(name for name in scores if name not in names)
+            turn = _turn_columns(case, number, per_turn.actual_invocation, per_turn.expected_invocation)
+            rows.append(turn | scores)
+    for row in rows:
+        for name in names:
+            row.setdefault(name, math.nan)
+    return _frame(rows, [*TURN_COLUMNS, *names], scores=names)
+
+
+def rubric_frame(result: EvalSetResult) -> pd.DataFrame:
+    """One row per (run, case, turn, metric, rubric) for LLM-judge metrics (``RUBRIC_COLUMNS``)."""
+    rows = [
+        {
+            "run_id": case.run_id,
+            "eval_id": case.eval_id,
+            "turn": turn,
+            "metric_name": metric.metric_name,
+            "rubric_id": rubric.id,
+            "score": rubric.score,
+            "reason": rubric.reason,
+        }
+        for case in result.eval_case_results
+        for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)
+        for metric in per_turn.eval_metric_results
+        if metric.details is not None
+        for rubric in metric.details.rubric_scores
+    ]
+    return _frame(rows, RUBRIC_COLUMNS)
