@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
@@ -16,8 +16,6 @@ from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from agenteval.report import CaseSummary
 
 __all__ = [
     "CASE_COLUMNS",
@@ -138,6 +136,21 @@ _DTYPES: dict[str, Any] = {
 _DECIDED = frozenset({EvalStatus.PASSED, EvalStatus.FAILED})
 
 
+class CaseAcrossRuns(Protocol):
+    """What a row of the case table is made from (a :class:`~agenteval.report.CaseSummary`)."""
+
+    @property
+    def eval_id(self) -> str: ...
+    @property
+    def overall_status(self) -> EvalStatus: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def runs(self) -> list[EvalCaseResult]: ...
+    @property
+    def metric_results(self) -> list[EvalMetricResult]: ...
+
+
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
     """A frame of ``rows`` whose columns have their documented dtypes, even with no rows.
 
@@ -224,7 +237,7 @@ def cases_frame(result: EvalSetResult) -> pd.DataFrame:
     return _frame(rows, CASE_COLUMNS)
 
 
-def case_table_frame(summaries: Sequence[CaseSummary], metric_names: Iterable[str]) -> pd.DataFrame:
+def case_table_frame(summaries: Sequence[CaseAcrossRuns], metric_names: Iterable[str]) -> pd.DataFrame:
     """One row per case across runs (``CASE_SUMMARY_COLUMNS`` and a score column per metric)."""
     names = list(metric_names)
     for summary in summaries:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,6 +12,9 @@ from agenteval.service.multirun import scored_metric_results
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+
     import pandas as pd
 
 __all__ = ["CASE_COMPARISON_COLUMNS", "COMPARISON_COLUMNS", "Comparison", "compare"]
@@ -210,15 +212,29 @@ class Comparison:
         }
 
     def _repr_html_(self) -> str:
-        summary = self.summary
-        counts = ", ".join(f"{count} {change}" for change, count in summary["cases"].items() if count)
-        parts = [f"<p><b>Cases:</b> {html.escape(counts or 'none')}</p>"]
-        if summary["same_eval_set"] is False:
-            parts.append("<p><b>Note:</b> the two reports evaluated different eval-set contents.</p>")
-        for title, frame in (("Regressions", self.regressions), ("Fixes", self.fixes)):
-            if len(frame):
-                parts.append(f"<h4>{title}</h4>" + frame.to_html(index=False, na_rep=""))
-        return "<div>" + "".join(parts) + "</div>"
+        from agenteval.notebook.comparison_view import comparison_html
+
+        return comparison_html(self)
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write one self-contained HTML file of the comparison that opens without a kernel.
+
+        It is styled like :meth:`EvaluationReport.to_html`: both reports, the counts of fixed and
+        regressed cases, a note when the eval sets differ, each metric's mean score change, the
+        regressions and fixes, and the full :attr:`table` and :attr:`cases` (folded).
+
+        Args:
+            path: Where to write; parent directories are created. The file is replaced atomically.
+
+        Returns:
+            The path written.
+
+        Raises:
+            StorageError: The file could not be written.
+        """
+        from agenteval.notebook.comparison_view import export_comparison_html
+
+        return export_comparison_html(self, path)
 
     def __repr__(self) -> str:
         summary = self.summary["cases"]

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, describe_exception
-from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
-from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult
+from agenteval.evalset.models import EvalCase
 from agenteval.evaluators.base import status_for
 from agenteval.metric.models import EvalMetric
 from agenteval.provenance import Provenance, current_environment
-from agenteval.report import EvaluationReport, build_report, report_from_result
+from agenteval.report import EvaluationReport, build_report
 from agenteval.service.aggregation import (
     AggregationInput,
     AggregatorFunction,
@@ -31,20 +31,7 @@ from agenteval.service.scoring import metrics_of_results
 from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
-__all__ = ["assemble_report", "original_aggregator", "reaggregate", "with_thresholds"]
-
-
-def assemble_report(
-    app_name: str,
-    eval_set: EvalSet | None,
-    result: EvalSetResult,
-    metrics: list[EvalMetric],
-    inference_results: list[list[InferenceResult]],
-    num_runs: int,
-) -> EvaluationReport:
-    """Deprecated shim for tests being migrated to :func:`~agenteval.report.report_from_result`."""
-    del metrics, inference_results, num_runs
-    return report_from_result(result, app_name=app_name, eval_set=eval_set)
+__all__ = ["original_aggregator", "reaggregate", "with_thresholds"]
 
 
 async def reaggregate(

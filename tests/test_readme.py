@@ -10,21 +10,22 @@ import pytest
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def runnable_blocks() -> list[str]:
-    """The README's Python blocks that start with an import; the others are fragments to adapt."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
-    return [block for block in blocks if block.startswith(("import ", "from "))]
+def python_blocks() -> list[str]:
+    """The README's Python blocks, in order: each builds on the ones before it."""
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
 
 
 def test_the_quick_start_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    blocks = runnable_blocks()
-    assert len(blocks) == 2
+    blocks = python_blocks()
+    assert len(blocks) == 4
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "readme"}
 
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)
 
+    weather = namespace["weather_report"]
+    assert weather.overall_status is namespace["ae"].EvalStatus.PASSED  # type: ignore[attr-defined]
     report, again = namespace["report"], namespace["again"]
     assert report.num_runs == 3  # type: ignore[attr-defined]
     assert again.cases.equals(report.cases)  # type: ignore[attr-defined]

@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING, Any
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.notebook._html import CSS, badge, fmt_score, pretty_json
+from agenteval.notebook._html import CSS, badge, bound, clip, compact_json, fmt_score, fold, pretty_json
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
     from agenteval.report import CaseSummary, EvaluationReport
 
-__all__ = ["case_html"]
+__all__ = ["case_html", "metric_reason"]
 
-_TEXT_LIMIT = 20_000
+_TEXT_PREVIEW = 300  # characters of a long text shown before it is folded
+_REASON_PREVIEW = 200
+_JSON_PREVIEW = 160
 _DIFF_LIMIT = 2_000  # tokens per side; SequenceMatcher is quadratic
 _Turn = tuple[Invocation | None, Invocation | None, list[EvalMetricResult]]
 
@@ -53,10 +55,6 @@ def _pick_run(summary: CaseSummary, run_id: int | None) -> EvalCaseResult:
             return run
     runs = ", ".join(str(run.run_id) for run in summary.runs)
     raise NotFoundError(f"case {summary.eval_id!r} has no run {run_id}; its runs are: {runs}")
-
-
-def _clip_text(text: str) -> str:
-    return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + f"\n… ({len(text) - _TEXT_LIMIT} more characters)"
 
 
 def _mark(tokens: Sequence[str]) -> str:
@@ -90,6 +88,12 @@ def _cell(label: str, body: str, css: str = "") -> str:
     return f'<div class="ae-cell {css}"><span class="ae-label">{html.escape(label)}</span>{body}</div>'
 
 
+def _text_block(text: str, markup: str | None = None) -> str:
+    """A message (``markup`` when it carries marks, else ``text`` escaped), folded when long."""
+    body = html.escape(bound(text)) if markup is None else markup
+    return fold(text, f"<div class='ae-text'>{body}</div>", _TEXT_PREVIEW)
+
+
 def _responses(expected: Invocation | None, actual: Invocation | None) -> str:
     want = expected.final_response if expected else None
     got = actual.final_response if actual else None
@@ -99,38 +103,42 @@ def _responses(expected: Invocation | None, actual: Invocation | None) -> str:
         left = _cell("Final response", "<div class='ae-muted'>— none expected</div>", "ae-absent")
         right = _cell("Final response", "<div class='ae-muted'>— no response</div>", "ae-absent")
         if want is not None:
-            left = _cell("Final response", f"<div class='ae-text'>{html.escape(_clip_text(want.content))}</div>")
+            left = _cell("Final response", _text_block(want.content))
         if got is not None:
-            right = _cell("Final response", f"<div class='ae-text'>{html.escape(_clip_text(got.content))}</div>")
+            right = _cell("Final response", _text_block(got.content))
         return left + right
     differs = want.content.strip() != got.content.strip()
     if differs:
-        left_text, right_text = _word_diff(_clip_text(want.content), _clip_text(got.content))
+        left_text, right_text = _word_diff(bound(want.content), bound(got.content))
     else:
-        left_text, right_text = html.escape(_clip_text(want.content)), html.escape(_clip_text(got.content))
+        left_text, right_text = html.escape(bound(want.content)), html.escape(bound(got.content))
     css = "ae-mismatch" if differs else ""
     label = "Final response (differs)" if differs else "Final response"
-    return _cell(label, f"<div class='ae-text'>{left_text}</div>", css) + _cell(
-        label, f"<div class='ae-text'>{right_text}</div>", css
+    return _cell(label, _text_block(want.content, left_text), css) + _cell(
+        label, _text_block(got.content, right_text), css
     )
 
 
 def _json_block(value: Any, other: Any, compare: bool) -> str:
-    """Pretty JSON; against ``other``, top-level keys whose values differ or are missing are marked."""
+    """Pretty JSON, folded to one line when long; against ``other``, keys whose values differ are marked."""
+    return fold(compact_json(value), _json_markup(value, other, compare), _JSON_PREVIEW)
+
+
+def _json_markup(value: Any, other: Any, compare: bool) -> str:
     if compare and isinstance(value, dict) and isinstance(other, dict) and value:
         lines = ["{"]
         items = list(value.items())
         for index, (key, item) in enumerate(items):
             text = f"{json.dumps(str(key), ensure_ascii=False)}: " + pretty_json(item).replace("\n", "\n  ")
             text += "," if index < len(items) - 1 else ""
-            escaped = html.escape(_clip_text(text))
+            escaped = html.escape(bound(text))
             differs = key not in other or other[key] != item
             lines.append("  " + (f'<span class="ae-hl">{escaped}</span>' if differs else escaped))
         missing = [html.escape(json.dumps(str(key), ensure_ascii=False)) for key in other if key not in value]
         lines += [f'  <span class="ae-hl ae-muted">(no {key})</span>' for key in missing]
         lines.append("}")
         return '<pre class="ae-json">' + "\n".join(lines) + "</pre>"
-    escaped = html.escape(_clip_text(pretty_json(value)))
+    escaped = html.escape(bound(pretty_json(value)))
     if compare and value != other:
         escaped = f'<span class="ae-hl">{escaped}</span>'
     return f'<pre class="ae-json">{escaped}</pre>'
@@ -139,14 +147,17 @@ def _json_block(value: Any, other: Any, compare: bool) -> str:
 def _tool_cell(tool: Tool, other: Tool | None, side: str) -> str:
     compare = other is not None
     other_arguments, other_result = (other.arguments, other.result) if other is not None else (None, None)
+    # An expected call that states no result says nothing about it: nothing to show or compare.
+    expected_result = tool.result if side == "expected" else other_result
     body = f'<div class="ae-tool-name">{html.escape(tool.name or "(unnamed)")}</div>'
     body += '<span class="ae-label">arguments</span>' + _json_block(tool.arguments, other_arguments, compare)
-    if tool.result is not None or other_result is not None:
-        body += '<span class="ae-label">result</span>' + _json_block(tool.result, other_result, compare)
+    if tool.result is not None:
+        compare_result = compare and expected_result is not None
+        body += '<span class="ae-label">result</span>' + _json_block(tool.result, other_result, compare_result)
     if other is None:
         label = "Tool call (not in actual)" if side == "expected" else "Tool call (not expected)"
         return _cell(label, body, "ae-only")
-    differs = (tool.arguments, tool.result) != (other.arguments, other.result)
+    differs = tool.arguments != other.arguments or (expected_result is not None and tool.result != other.result)
     return _cell("Tool call (differs)" if differs else "Tool call", body, "ae-mismatch" if differs else "")
 
 
@@ -180,24 +191,48 @@ def _tools(expected: Invocation | None, actual: Invocation | None) -> str:
     return "".join(cells)
 
 
+def metric_reason(metric: EvalMetricResult) -> str:
+    """The metric's reason, trimmed."""
+    # Overall reasons join the per-turn ones with ';', so a multi-turn pass leaves only separators.
+    return metric.details.reason.strip().strip(";").strip() if metric.details else ""
+
+
+def _by_reason(metrics: list[EvalMetricResult]) -> list[list[EvalMetricResult]]:
+    """The metrics grouped by reason, in order of first appearance; one with no reason or with rubrics stays alone."""
+    groups: dict[str | int, list[EvalMetricResult]] = {}
+    for index, metric in enumerate(metrics):
+        reason = metric_reason(metric)
+        alone = not reason or (metric.details is not None and bool(metric.details.rubric_scores))
+        groups.setdefault(index if alone else reason, []).append(metric)
+    return list(groups.values())
+
+
+def _reason_cell(metric: EvalMetricResult, rows: int) -> str:
+    """The reason of ``metric`` and its rubric scores, spanning the ``rows`` metrics that share it."""
+    reason = metric_reason(metric)
+    rubrics = metric.details.rubric_scores if metric.details else []
+    extra = "".join(
+        f'<div class="ae-reason">{clip(f"• {r.id} {r.score:.2f}: {r.reason}", _REASON_PREVIEW)}</div>' for r in rubrics
+    )
+    span = f' rowspan="{rows}"' if rows > 1 else ""
+    return f'<td{span}><div class="ae-reason">{clip(reason, _REASON_PREVIEW) or "—"}</div>{extra}</td>'
+
+
 def _metrics_table(metrics: list[EvalMetricResult]) -> str:
+    """Each metric's score and verdict; a reason several metrics share shows once, next to all of them."""
     if not metrics:
         return '<p class="ae-muted">No metric results.</p>'
     rows = []
-    for metric in metrics:
-        reason = metric.details.reason.strip().strip(";").strip() if metric.details else ""
-        rubrics = metric.details.rubric_scores if metric.details else []
-        extra = "".join(
-            f'<div class="ae-reason">• {html.escape(r.id)} {r.score:.2f}: {html.escape(r.reason)}</div>'
-            for r in rubrics
-        )
-        rows.append(
-            f'<tr class="ae-row-{html.escape(str(metric.eval_status or "not_evaluated"))}">'
-            f'<td class="ae-id">{html.escape(metric.metric_name)}</td>'
-            f'<td class="ae-num">{fmt_score(metric.score)}</td><td class="ae-num">{metric.threshold:g}</td>'
-            f"<td>{badge(metric.eval_status)}</td>"
-            f'<td><div class="ae-reason">{html.escape(_clip_text(reason)) or "—"}</div>{extra}</td></tr>'
-        )
+    for group in _by_reason(metrics):
+        for position, metric in enumerate(group):
+            rows.append(
+                f'<tr class="ae-row-{html.escape(str(metric.eval_status or "not_evaluated"))}">'
+                f'<td class="ae-id">{html.escape(metric.metric_name)}</td>'
+                f'<td class="ae-num">{fmt_score(metric.score)}</td><td class="ae-num">{metric.threshold:g}</td>'
+                f"<td>{badge(metric.eval_status)}</td>"
+                + (_reason_cell(metric, len(group)) if position == 0 else "")
+                + "</tr>"
+            )
     return (
         "<table class='ae-table'><thead><tr><th>Metric</th><th class='ae-num'>Score</th>"
         "<th class='ae-num'>Threshold</th><th>Status</th><th>Reason</th></tr></thead>"
@@ -213,16 +248,16 @@ def _turn_html(
         statuses = {m.eval_status for m in metrics}
         status = next((s for s in _STATUS_ORDER if s in statuses), EvalStatus.NOT_EVALUATED)
     user = (actual.user_content if actual else None) or (expected.user_content if expected else None)
-    user_html = html.escape(_clip_text(user.content)) if user else "<span class='ae-muted'>—</span>"
+    user_html = _text_block(user.content) if user else "<div class='ae-text ae-muted'>—</div>"
     expected_user = expected.user_content if expected else None
     if expected_user and user and expected_user.content != user.content:
         user_html += (
-            f"<div class='ae-muted'>expected user message: {html.escape(_clip_text(expected_user.content))}</div>"
+            f"<div class='ae-muted'>{clip(f'expected user message: {expected_user.content}', _TEXT_PREVIEW)}</div>"
         )
     grid = _responses(expected, actual) + _tools(expected, actual)
     return (
         f'<div class="ae-turn"><div class="ae-turn-head">Turn {number} {badge(status) if status else ""}</div>'
-        f'<div class="ae-user"><span class="ae-label">User</span><div class="ae-text">{user_html}</div></div>'
+        f'<div class="ae-user"><span class="ae-label">User</span>{user_html}</div>'
         f'<div class="ae-grid"><div class="ae-colhead">Expected</div><div class="ae-colhead">Actual</div>{grid}</div>'
         f"<h4>Metrics for turn {number}</h4>{_metrics_table(metrics)}</div>"
     )
@@ -274,7 +309,8 @@ def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None,
     Expected is on the left, actual on the right. Final responses that differ are framed in red with
     the differing words marked; tool calls are paired by name in call order, a call present on one
     side only is framed with a dashed red border, and argument or result keys whose values differ
-    are marked.
+    are marked. Messages, tool arguments and reasons that are long are folded to their start (one
+    click unfolds them), and a reason several metrics share shows once, next to all of them.
 
     With several runs one run is shown, by default the first run in which the case failed (or run 1
     when it never failed), because that is the one worth reading; a strip shows every run's status.
@@ -306,7 +342,7 @@ def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None,
     meta += [f"user <span class='ae-id'>{html.escape(run.user_id)}</span>"] if run.user_id else []
     body = head + f"<div class='ae-meta'>{' '.join(f'<span>{m}</span>' for m in meta)}</div>"
     if run.error_message:
-        error = html.escape(_clip_text(run.error_message))
+        error = clip(run.error_message, _REASON_PREVIEW)
         body += f'<div class="ae-error"><span class="ae-label">Error</span><div class="ae-reason">{error}</div></div>'
     turns = _turns(report, run)
     if len(turns) != 1 or not turns[0][2]:  # with one scored turn, the case's metrics are that turn's

@@ -1,24 +1,49 @@
-"""Building blocks shared by the report and case views: scoped CSS, escaping, badges, a text fallback."""
+"""Building blocks shared by the HTML views: scoped CSS, escaping, folded long text, tables, pages, a text fallback."""
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
+import math
+import numbers
 import re
+from collections.abc import Callable, Mapping, Sequence
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 
+from agenteval.provenance import package_version
 from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CSS",
     "HTML",
+    "Format",
+    "MAX_TABLE_ROWS",
+    "PAGE_CSS",
+    "TEXT_LIMIT",
     "badge",
+    "bound",
     "clip",
+    "compact_json",
+    "data_table",
+    "folded_table",
     "fmt_duration",
     "fmt_score",
+    "fold",
     "html_to_text",
+    "page",
     "pretty_json",
 ]
+
+TEXT_LIMIT = 20_000
+"""Most characters of one text a page holds; the rest is counted, not shown."""
+
+MAX_TABLE_ROWS = 2_000
+"""Most rows of a data table a page holds."""
 
 # Every rule hangs off the root class so the styles never leak into the rest of a notebook. Text
 # keeps the theme's colour; only borders, badges (white on a solid colour) and translucent
@@ -80,6 +105,35 @@ text-decoration:underline wavy rgba(207,34,46,.8);text-decoration-skip-ink:none}
 .agenteval .ae-run.ae-run-failed{border-color:#cf222e}
 .agenteval .ae-run.ae-run-passed{border-color:#1a7f37}
 .agenteval .ae-error{border:1px solid #cf222e;border-radius:4px;padding:.4em .7em;margin:.4em 0 .8em}
+.agenteval .ae-note{border:1px solid #bf8700;border-radius:4px;padding:.4em .7em;margin:.4em 0 .8em}
+.agenteval details.ae-clip>summary{cursor:pointer}
+.agenteval details.ae-clip>summary::after{content:"more";margin-left:.5em;font-family:system-ui,sans-serif;
+font-size:.8em;opacity:.65;text-decoration:underline}
+.agenteval details.ae-clip[open]>summary::after{content:"less"}
+.agenteval details.ae-clip[open]>summary .ae-peek{display:none}
+.agenteval details.ae-fold>summary{cursor:pointer;font-weight:600;margin:.5em 0}
+.agenteval table.ae-data td{white-space:pre-wrap;word-break:break-word;max-width:36em;font-size:.92em}
+.agenteval .ae-up{color:#1a7f37}
+.agenteval .ae-down{color:#cf222e}
+"""
+
+# A page is a document of its own, so it fixes a light scheme rather than inheriting one.
+PAGE_CSS = """
+:root{color-scheme:light}
+html{background:#fff;color:#1f2328}
+body{margin:0;padding:24px 32px 48px}
+.ae-page{max-width:1280px;margin:0 auto}
+.ae-page>section{margin:0 0 28px}
+.agenteval h2{font-size:1.35em;font-weight:650;margin:1.4em 0 .5em;padding-bottom:.2em;
+border-bottom:1px solid rgba(127,127,127,.35)}
+.ae-nav{display:flex;gap:1.2em;flex-wrap:wrap;font-size:.92em;margin:0 0 1em;padding:.4em 0;
+border-bottom:1px solid rgba(127,127,127,.35)}
+.ae-nav a{text-decoration:none;font-weight:600}
+.ae-plot{max-width:100%;height:auto;border:1px solid rgba(127,127,127,.3);border-radius:6px}
+details.ae-case{border:1px solid rgba(127,127,127,.4);border-radius:6px;padding:.4em .8em;margin:.6em 0}
+details.ae-case>summary{cursor:pointer;font-weight:600;padding:.2em 0}
+details.ae-case>summary .ae-id{margin-left:.4em}
+.ae-footer{margin-top:2em;font-size:.85em;opacity:.7}
 """
 
 
@@ -119,12 +173,28 @@ def badge(status: EvalStatus | str | None) -> str:
     return f'<span class="ae-badge ae-{css}">{html.escape(value.replace("_", " "))}</span>'
 
 
-def clip(text: str, limit: int) -> str:
-    """Escape ``text``, cut to ``limit`` characters; the full text (up to a bound) goes in a tooltip."""
+def bound(text: str) -> str:
+    """``text`` cut to :data:`TEXT_LIMIT` characters, saying how many were left out."""
+    if len(text) <= TEXT_LIMIT:
+        return text
+    return text[:TEXT_LIMIT] + f"\n… ({len(text) - TEXT_LIMIT} more characters)"
+
+
+def fold(text: str, body: str, limit: int) -> str:
+    """``body`` (the markup of ``text``) as it is, or folded when ``text`` is longer than ``limit`` characters.
+
+    Folded, the first ``limit`` characters of ``text`` show, and one click on them unfolds the
+    whole ``body``: a ``<details>`` element, so it needs no script.
+    """
     if len(text) <= limit:
-        return html.escape(text)
-    title = html.escape(text[:4000], quote=True)
-    return f'<span title="{title}">{html.escape(text[:limit].rstrip())}…</span>'
+        return body
+    preview = html.escape(" ".join(text[:limit].split()))
+    return f'<details class="ae-clip"><summary><span class="ae-peek">{preview}…</span></summary>{body}</details>'
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` escaped, folded to its first ``limit`` characters when longer (see :func:`fold`)."""
+    return fold(text, html.escape(bound(text)), limit)
 
 
 def fmt_score(value: float | None) -> str:
@@ -147,6 +217,98 @@ def pretty_json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
 
 
+def compact_json(value: object) -> str:
+    """One-line JSON of any value; anything JSON cannot encode is shown with ``str``."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=False, default=str)
+
+
+_CELL_LIMIT = 120
+Format = Callable[[object], str]
+"""Markup of one table cell from its value."""
+
+
+def _is_missing(value: object) -> bool:
+    import pandas as pd
+
+    return value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value))
+
+
+def _data_cell(value: object) -> str:
+    if _is_missing(value):
+        return "<td></td>"
+    if isinstance(value, bool):
+        return f"<td>{value}</td>"
+    if isinstance(value, numbers.Integral):
+        return f'<td class="ae-num">{value}</td>'
+    if isinstance(value, numbers.Real):
+        return f'<td class="ae-num">{float(value):.4g}</td>'
+    text = value if isinstance(value, str) else compact_json(value)
+    return f"<td>{clip(text, _CELL_LIMIT)}</td>"
+
+
+def data_table(frame: pd.DataFrame, formats: Mapping[str, Format] | None = None) -> str:
+    """A DataFrame as a table: long texts folded, lists and dicts as JSON, at most :data:`MAX_TABLE_ROWS` rows.
+
+    Args:
+        frame: The rows; its index is left out.
+        formats: Markup of a whole ``<td>`` cell per column name, for columns that read better
+            formatted (the rest are shown as values).
+
+    Returns:
+        The ``<table>``, followed by a note when rows were left out.
+    """
+    formats = formats or {}
+    columns = [str(column) for column in frame.columns]
+    shown = frame.head(MAX_TABLE_ROWS)
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
+    rows = [
+        "<tr>"
+        + "".join(
+            formats[column](value) if column in formats else _data_cell(value)
+            for column, value in zip(columns, row, strict=True)
+        )
+        + "</tr>"
+        for row in shown.itertuples(index=False, name=None)
+    ]
+    table = f"<table class='ae-table ae-data'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if len(frame) > len(shown):
+        table += f'<p class="ae-muted">First {len(shown)} of {len(frame)} rows.</p>'
+    return table
+
+
+def folded_table(name: str, what: str, frame: pd.DataFrame, formats: Mapping[str, Format] | None = None) -> str:
+    """:func:`data_table` folded under a line naming it and saying how many rows it holds (one click unfolds it)."""
+    return (
+        f'<details class="ae-fold"><summary><code>{html.escape(name)}</code> '
+        f'<span class="ae-muted">({len(frame)} rows: {html.escape(what)})</span></summary>'
+        f"{data_table(frame, formats)}</details>"
+    )
+
+
+def page(title: str, sections: Sequence[tuple[str, str, str]]) -> str:
+    """A complete, self-contained HTML document: ``sections`` are ``(anchor, heading, markup)``.
+
+    Styles are inline and nothing is loaded from elsewhere; with several sections a bar at the
+    top links to each.
+    """
+    nav = ""
+    if len(sections) > 1:
+        links = "".join(f'<a href="#{key}">{html.escape(heading.split(",")[0])}</a>' for key, heading, _ in sections)
+        nav = f'<nav class="ae-nav">{links}</nav>'
+    body = "".join(
+        f'<section id="{key}"><h2>{html.escape(heading)}</h2>{content}</section>' for key, heading, content in sections
+    )
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{PAGE_CSS}{CSS}</style></head>"
+        f'<body><div class="agenteval ae-page">{nav}{body}'
+        f'<div class="ae-footer">Generated by agenteval {html.escape(package_version())} on {generated}.</div>'
+        "</div></body></html>"
+    )
+
+
 _BLOCK = {"div", "p", "tr", "table", "h1", "h2", "h3", "h4", "h5", "h6", "li", "details", "summary", "section"}
 
 
@@ -157,9 +319,18 @@ class _TextRenderer(HTMLParser):
         self._skip = 0
         self._pre = 0
         self._cells = 0
+        self._folds: list[bool] = []  # per open <details>: whether it folds a long text (see fold)
 
+    def _in_fold(self) -> bool:
+        return bool(self._folds) and self._folds[-1]
+
+    # Text has room for the whole of a folded text: its preview is left out and the text stays in line.
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in {"style", "script"}:
+        if tag == "details":
+            self._folds.append("ae-clip" in (dict(attrs).get("class") or "").split())
+            if self._in_fold():
+                return
+        if tag in {"style", "script"} or (tag == "summary" and self._in_fold()):
             self._skip += 1
         elif tag == "pre":
             self._pre += 1
@@ -172,7 +343,9 @@ class _TextRenderer(HTMLParser):
             self._cells += 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in {"style", "script"}:
+        if tag == "details" and self._folds and self._folds.pop():
+            return
+        if tag in {"style", "script"} or (tag == "summary" and self._in_fold()):
             self._skip = max(0, self._skip - 1)
         elif tag == "pre":
             self._pre = max(0, self._pre - 1)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from agenteval.errors import AgentEvalError
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.notebook._case_view import case_html
+from agenteval.notebook._case_view import case_html, metric_reason
 from agenteval.notebook._html import CSS, HTML, badge, clip, fmt_duration, fmt_score
 from agenteval.status import EvalStatus
 
@@ -101,13 +101,12 @@ def _metrics_table(report: EvaluationReport) -> str:
     )
 
 
-def _clean_reason(reason: str) -> str:
-    # Overall reasons join the per-turn ones with ';', so a multi-turn pass leaves only separators.
-    return reason.strip().strip(";").strip()
+def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[list[str], str, list[int]]]:
+    """Why a case did not pass: ``(labels, reason, run ids)``, errors first, then failing metrics.
 
-
-def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[str, str, list[int]]]:
-    """Why a case did not pass: ``(label, reason, run ids)``; errors first, then failing metrics, deduplicated."""
+    Each reason shows once: with the labels (``error``, or a metric with its score) of every
+    metric it was given for, in the same runs.
+    """
     found: dict[tuple[str, str], list[int]] = {}
     for run in runs:
         if run.error_message:
@@ -116,12 +115,15 @@ def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[str, str, list[i
             found.setdefault(("error", message.strip()), []).append(run.run_id)
         for metric in run.overall_eval_metric_results:
             if metric.eval_status is EvalStatus.FAILED:
-                reason = _clean_reason(metric.details.reason if metric.details else "")
+                reason = metric_reason(metric)
                 # A custom evaluator may fail a score above its threshold: never print a false "<".
                 relation = " <" if metric.score < metric.threshold else ", threshold"
                 label = f"{metric.metric_name} ({metric.score:.2f}{relation} {metric.threshold:g})"
                 found.setdefault((label, reason), []).append(run.run_id)
-    return [(label, reason, run_ids) for (label, reason), run_ids in found.items()]
+    shared: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    for (label, reason), run_ids in found.items():
+        shared.setdefault((reason, tuple(run_ids)), []).append(label)
+    return [(labels, reason, list(run_ids)) for (reason, run_ids), labels in shared.items()]
 
 
 def _reasons_cell(summary: CaseSummary, several_runs: bool) -> str:
@@ -129,9 +131,10 @@ def _reasons_cell(summary: CaseSummary, several_runs: bool) -> str:
     if not reasons:
         return '<td class="ae-muted">—</td>'
     parts = []
-    for label, reason, run_ids in reasons[:_REASONS_PER_CASE]:
+    for labels, reason, run_ids in reasons[:_REASONS_PER_CASE]:
         where = f" [run {', '.join(map(str, run_ids))}]" if several_runs else ""
-        text = f"{label}{where}: {reason}" if reason else f"{label}{where}"
+        label = ", ".join(labels) + where
+        text = f"{label}: {reason}" if reason else label
         parts.append(f'<div class="ae-reason">{clip(text, _REASON_LIMIT)}</div>')
     if len(reasons) > _REASONS_PER_CASE:
         parts.append(f'<div class="ae-muted">+{len(reasons) - _REASONS_PER_CASE} more</div>')
@@ -213,8 +216,9 @@ def report_html(
     It shows the overall status, the app, eval set, runs and duration (with pass@1 and pass^k when
     there are several runs; the duration reads "unknown" when the report does not know it), each
     metric's pass rate (also per run), then the cases, failing first, each with its status, mean
-    score and the reasons it failed (truncated; the full text is in the tooltip). Styles are
-    inline and scoped; nothing external is loaded.
+    score and the reasons it failed (a reason given for several metrics shows once, naming them;
+    a long one is folded to its start, one click unfolds it). Styles are inline and scoped;
+    nothing external is loaded and no script runs.
 
     Args:
         report: The report to show.

@@ -5,9 +5,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
 
 import pytest
 
+import agenteval as ae
 from agenteval import (
     ConfigError,
     EvalCase,
@@ -25,12 +28,11 @@ from agenteval import (
     Turn,
 )
 from agenteval._async import run_sync
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.examples.math.agent import calculator
-from agenteval.notebook._html import fmt_duration
+from agenteval.notebook._html import TEXT_LIMIT, clip, fmt_duration
 from agenteval.notebook.display import HTML, case_html, report_html
-from agenteval.reanalysis import assemble_report
 from agenteval.status import EvalStatus
 
 HOSTILE = '<script>alert("owned")</script>'
@@ -108,6 +110,54 @@ def visible_text(markup: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<style>.*?</style>", "", markup, flags=re.S)))
 
 
+@dataclass
+class Fold:
+    """A long text folded by the views: what shows (``preview``) and what one click unfolds (``full``)."""
+
+    preview: str = ""
+    full: str = ""
+
+
+class Folds(HTMLParser):
+    """The folded texts of some markup (``<details class="ae-clip">``), as text, and every tag met."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[Fold] = []
+        self.tags: list[str] = []
+        self._depth = 0  # <details> open inside the current fold
+        self._in_summary = False
+
+    @classmethod
+    def of(cls, markup: str) -> list[Fold]:
+        parser = cls()
+        parser.feed(markup)
+        parser.close()
+        return parser.found
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "details" and self._depth:
+            self._depth += 1
+        elif tag == "details" and "ae-clip" in (dict(attrs).get("class") or "").split():
+            self._depth = 1
+            self.found.append(Fold())
+        elif tag == "summary" and self._depth == 1:
+            self._in_summary = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "details" and self._depth:
+            self._depth -= 1
+        elif tag == "summary" and self._in_summary:
+            self._in_summary = False
+
+    def handle_data(self, data: str) -> None:
+        if self._depth and self._in_summary:
+            self.found[-1].preview += data
+        elif self._depth:
+            self.found[-1].full += data
+
+
 def test_summary_shows_status_metrics_and_the_failing_case_first(one_run: EvaluationReport) -> None:
     page = report_html(one_run)
 
@@ -149,18 +199,25 @@ def test_summary_gives_a_case_error_as_its_reason(sloppy: EvaluationReport) -> N
     assert text.index("calc_divide_by_zero") < text.index("calc_add")
 
 
-def test_summary_truncates_long_reasons_and_limits_the_rows() -> None:
+def test_summary_folds_long_reasons_and_limits_the_rows() -> None:
     def verbose(message: str, turn: Turn) -> str:
         return "x" * 2000
 
     report = evaluate(verbose)
-    page = report_html(report, max_cases=2)
+    page = report_html(report, max_cases=None)
 
-    assert "…</span>" in page
-    assert 'title="' in page
-    assert "x" * 2000 not in visible_text(page)
-    assert "and 3 more cases" in page
-    assert report_html(report, max_cases=None).count("ae-row-failed") > 2
+    folds = Folds.of(page)
+    assert folds, "no long reason was folded"
+    for fold in folds:
+        assert fold.preview.endswith("…")
+        assert len(fold.preview) <= 241
+        assert fold.full.startswith(fold.preview[:-1])
+    one_turn = report.metrics[report.metrics["eval_id"] != "calc_follow_up"]
+    reasons = [reason for reason in one_turn["reason"] if len(reason) > 240]
+    assert reasons
+    assert all(any(reason in fold.full for fold in folds) for reason in reasons)  # one click away
+    assert "and 3 more cases" in report_html(report, max_cases=2)
+    assert page.count("ae-row-failed") > 2
 
 
 def test_hostile_content_is_escaped_everywhere(hostile: EvaluationReport) -> None:
@@ -290,7 +347,7 @@ def _no_ipython_needed() -> Iterator[None]:
 
 
 def test_an_empty_report_says_so() -> None:
-    report = Evaluator(APP_NAME, calculator_agent).evaluate(EvalSet(eval_set_id="empty"), metrics=[])
+    report = EvaluationReport.from_result(EvalSetResult(eval_set_id="empty"), app_name=APP_NAME)
 
     text = visible_text(report_html(report))
     assert "No metric results." in text
@@ -326,7 +383,7 @@ def scored_report(score: float, status: EvalStatus, *, execution_time: float = 0
     case = EvalCaseResult(
         eval_set_id="s", eval_id="c", run_id=1, final_eval_status=status, overall_eval_metric_results=[metric]
     )
-    report = assemble_report("app", None, EvalSetResult(eval_set_id="s", eval_case_results=[case]), [], [], 1)
+    report = EvaluationReport.from_result(EvalSetResult(eval_set_id="s", eval_case_results=[case]), app_name="app")
     report.execution_time = execution_time
     return report
 
@@ -356,3 +413,121 @@ def test_a_run_id_that_is_not_an_int_is_refused(three_runs: EvaluationReport) ->
             three_runs.show_case("calc_add", run_id=bad)  # type: ignore[arg-type]
 
     assert "showing run 2;" in str(three_runs.show_case("calc_add", run_id=2))
+
+
+def test_a_folded_text_keeps_markup_quotes_and_ampersands_as_text() -> None:
+    text = '<script>alert("x & y")</script> \'single\' & "double" &amp; ' * 20
+    parser = Folds()
+    parser.feed(clip(text, 50))
+    parser.close()
+
+    assert parser.tags == ["details", "summary", "span"]  # nothing from the text became a tag
+    [fold] = parser.found
+    assert fold.full == text
+    assert fold.preview == " ".join(text[:50].split()) + "…"
+    assert clip("a<b & 'c'", 50) == "a&lt;b &amp; &#x27;c&#x27;"  # short: no fold
+
+
+def test_a_huge_text_is_bounded_and_says_how_much_was_left_out() -> None:
+    [fold] = Folds.of(clip("y" * (TEXT_LIMIT + 123), 10))
+
+    assert fold.full == "y" * TEXT_LIMIT + "\n… (123 more characters)"
+
+
+def test_text_rendering_shows_a_folded_text_once_in_full() -> None:
+    long = "word " * 100
+
+    text = str(HTML(f"<table><tr><td>a</td><td>{clip(long, 20)}</td></tr></table>"))
+
+    assert text == "a | " + long.strip()
+
+
+SHARED = 'the agent raised <RuntimeError> & "gave up"'
+
+
+def shared_reason_report() -> EvaluationReport:
+    """Two runs of one case whose three metrics fail for the same reason, and a fourth for its own."""
+
+    def metric(name: str, reason: str) -> EvalMetricResult:
+        details = EvalMetricResultDetails(reason=reason)
+        return EvalMetricResult(
+            metric_name=name, score=0.0, threshold=1.0, eval_status=EvalStatus.FAILED, details=details
+        )
+
+    runs = [
+        EvalCaseResult(
+            eval_set_id="s",
+            eval_id="c",
+            run_id=run,
+            final_eval_status=EvalStatus.FAILED,
+            overall_eval_metric_results=[
+                metric("m_one", SHARED),
+                metric("m_own", "too short"),
+                metric("m_two", SHARED),
+                metric("m_three", SHARED),
+            ],
+        )
+        for run in (1, 2)
+    ]
+    return EvaluationReport.from_result(EvalSetResult(eval_set_id="s", eval_case_results=runs), app_name="app")
+
+
+def test_the_summary_shows_a_reason_shared_by_several_metrics_once_naming_them() -> None:
+    text = visible_text(report_html(shared_reason_report()))
+
+    assert text.count(SHARED) == 1
+    assert f"m_one (0.00 < 1), m_two (0.00 < 1), m_three (0.00 < 1) [run 1, 2]: {SHARED}" in text
+    assert "m_own (0.00 < 1) [run 1, 2]: too short" in text
+
+
+def test_the_case_view_shows_a_reason_shared_by_several_metrics_once_next_to_all_of_them() -> None:
+    view = case_html(shared_reason_report(), "c")
+
+    assert visible_text(view).count(SHARED) == 1
+    assert f'<td rowspan="3"><div class="ae-reason">{html.escape(SHARED)}</div></td>' in view
+    rows = re.findall(r"<tr class=\"ae-row-failed\"><td class=\"ae-id\">(\w+)</td>", view)
+    assert rows == ["m_one", "m_two", "m_three", "m_own"]  # the metrics sharing it are its rows
+
+
+def test_the_case_view_folds_long_replies_tool_arguments_and_reasons() -> None:
+    reply = 'A long reply <with markup> & "quotes". ' * 40
+    note = "keep it exact & 'careful' " * 40
+
+    def wordy(message: str, turn: Turn) -> str:
+        if "multiply" in message:
+            turn.record_tool("calculator", {"operation": "multiply", "a": 6, "b": 7, "note": note})
+            return reply
+        return calculator_agent(message, turn)
+
+    report = evaluate(wordy)
+    view = case_html(report, "calc_multiply")
+    folds = Folds.of(view)
+
+    assert any(fold.full == reply for fold in folds)
+    assert any(note in fold.full and fold.preview.startswith('{"operation": "multiply"') for fold in folds)
+    reason = next(r for r in report.metrics["reason"] if r.startswith("final response mismatch"))
+    assert any(fold.full == reason for fold in folds)
+    assert all(len(fold.preview) <= 301 for fold in folds)
+    # Short texts stay as they are.
+    assert "calc multiply 6 7" in view and "calc multiply 6 7" not in "".join(fold.full for fold in folds)
+
+
+def test_the_case_view_does_not_show_a_result_the_expected_call_does_not_state() -> None:
+    def agent(message: str, turn: Turn) -> str:
+        turn.record_tool("get_weather", {"city": "Paris"}, {"sky": "sunny"})
+        return "Sunny"
+
+    eval_set = ae.EvalSet.of(
+        "weather",
+        [
+            ae.EvalCase.of(
+                "paris", "Weather?", expect="Sunny", tools=[ae.Tool(name="get_weather", arguments={"city": "Paris"})]
+            )
+        ],
+    )
+    report = ae.Evaluator("app", agent, progress=False).evaluate(eval_set, metrics=[ae.EvalMetric.tool_trajectory()])
+    view = case_html(report, "paris")
+
+    assert "Tool call (differs)" not in view and "ae-cell ae-mismatch" not in view
+    assert view.count('<span class="ae-label">result</span>') == 1  # the actual call's result only
+    assert "null" not in view

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import html
+import json
 import os
 import re
 import shutil
@@ -26,9 +28,11 @@ from agenteval import (
     SessionInput,
     Turn,
 )
+from agenteval.evalresult.models import EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion
 from agenteval.notebook.html_export import export_html, report_page
+from tests.notebook.sample_reports import NUM_CASES, NUM_RUNS, big_report
 
 SCREENSHOT_TIMEOUT = 20.0
 """Seconds Chromium may take; it normally renders the page in one or two."""
@@ -98,7 +102,6 @@ def test_export_references_nothing_outside_itself(exported: Path) -> None:
     # The agent's hostile reply is there, as text.
     assert "&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;" in page
     assert "&lt;img src=&quot;https://example.com/x.png&quot;&gt;" in page
-    assert '&lt;img src="https://example.com/x.png"&gt;' in page  # pandas escapes < and > only: still text
 
 
 def test_export_embeds_the_plots_as_png(exported: Path) -> None:
@@ -121,7 +124,7 @@ def test_export_holds_summary_cases_provenance_and_tables(report: EvaluationRepo
     assert provenance.metrics_hash in page
     assert provenance.agenteval_version in page
     assert report.result.eval_set_result_id in page
-    assert "FunctionRunner(&#x27;hostile_agent&#x27;)" in page
+    assert f'<td class="ae-id">{html.escape(provenance.agent)}</td>' in page and "hostile_agent" in provenance.agent
     assert "Metric configuration" in page
     assert page.count("<style>") == 1
     for case in ("calc_add", "calc_multiply", "calc_divide_by_zero", "calc_follow_up", "calc_power"):
@@ -217,7 +220,7 @@ def test_exported_page_renders_in_headless_chromium(exported: Path, tmp_path: Pa
 
 
 def test_an_empty_report_exports(tmp_path: Path) -> None:
-    report = Evaluator(APP_NAME, calculator_agent).evaluate(EvalSet(eval_set_id="empty"), metrics=[])
+    report = EvaluationReport.from_result(EvalSetResult(eval_set_id="empty"), app_name=APP_NAME)
 
     page = export_html(report, tmp_path / "empty.html").read_text(encoding="utf-8")
     assert "No cases." in page
@@ -260,3 +263,97 @@ def test_a_plot_that_fails_leaves_a_note_and_the_rest_of_the_page(
     assert '<p class="ae-error">The plots could not be drawn: ValueError: no room for the legend</p>' in page
     assert "data:image/png;base64," not in page
     assert "<code>report.metrics</code>" in page and 'id="provenance"' in page
+
+
+@pytest.fixture(scope="module")
+def big_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[EvaluationReport, Path]:
+    report = big_report()
+    return report, export_html(report, tmp_path_factory.mktemp("big") / "big.html")
+
+
+def test_the_raw_tables_are_folded_saying_how_many_rows_they_hold(
+    big_export: tuple[EvaluationReport, Path],
+) -> None:
+    report, path = big_export
+    page = path.read_text(encoding="utf-8")
+
+    folded = re.findall(
+        r'<details class="ae-fold"( open)?><summary><code>(report\.\w+)</code> '
+        r'<span class="ae-muted">\((\d+) rows: [^<]*\)</span></summary><table class=\'ae-table ae-data\'>',
+        page,
+    )
+    assert [name for _, name, _ in folded] == ["report.cases", "report.metrics", "report.invocations"]
+    assert all(not opened for opened, _, _ in folded)
+    rows = {name: int(count) for _, name, count in folded}
+    assert rows["report.metrics"] == len(report.metrics) == 162
+    assert rows["report.cases"] == len(report.cases) == NUM_CASES * NUM_RUNS
+
+
+def test_long_cells_of_the_raw_tables_are_folded(big_export: tuple[EvaluationReport, Path]) -> None:
+    report, path = big_export
+    page = path.read_text(encoding="utf-8")
+    tables = page[page.index('<section id="tables">') :]
+
+    reason = next(reason for reason in report.metrics["reason"] if len(reason) > 300)
+    assert f'<details class="ae-clip"><summary><span class="ae-peek">{html.escape(reason[:120])}…' in tables
+    assert f"</span></summary>{html.escape(reason)}</details>" in tables
+
+
+def page_heights(browser: str, page: Path, profile: Path) -> dict[str, int]:
+    """The page's height in px (``body``) and each section's, as laid out by headless Chromium at 1280 px wide.
+
+    The page runs no script, so a copy with one that records the heights once laid out is loaded.
+    """
+    probe = (
+        "<script>addEventListener('load', () => {document.body.dataset.heights = JSON.stringify(Object.fromEntries("
+        "[['body', document.body.scrollHeight], ...[...document.querySelectorAll('section')].map("
+        "s => [s.id, s.offsetHeight])]))})</script>"
+    )
+    copy = page.with_name(f"probe-{page.name}")
+    copy.write_text(page.read_text(encoding="utf-8").replace("</body>", probe + "</body>"), encoding="utf-8")
+    command = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,2000",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        copy.as_uri(),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        dom, stderr = process.communicate(timeout=SCREENSHOT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"Chromium did not lay the page out within {SCREENSHOT_TIMEOUT:.0f} s")
+    found = re.search(rb'data-heights="([^"]+)"', dom)
+    assert found, f"Chromium reported no heights (exit {process.returncode}): {stderr.decode()[-2000:]}"
+    heights: dict[str, int] = json.loads(html.unescape(found.group(1).decode()))
+    return heights
+
+
+def test_folding_keeps_a_big_report_short_in_headless_chromium(
+    big_export: tuple[EvaluationReport, Path], tmp_path: Path
+) -> None:
+    browser = find_chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed")
+    _, path = big_export
+    unfolded = tmp_path / "unfolded.html"
+    unfolded.write_text(re.sub(r"<details ", "<details open ", path.read_text(encoding="utf-8")), encoding="utf-8")
+
+    folded = page_heights(browser, path, tmp_path / "profile")
+    everything = page_heights(browser, unfolded, tmp_path / "profile")
+
+    assert folded["tables"] < 300  # three summary lines
+    assert everything["tables"] > 5_000
+    assert folded["body"] < everything["body"] / 2
+    assert folded["plots"] == everything["plots"] > 500  # the plots stay open

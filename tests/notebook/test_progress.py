@@ -431,6 +431,7 @@ def test_three_runs_of_five_cases_with_one_failing_case_end_red(parallel: bool) 
     assert bar.footer.value.endswith(" s")
 
 
+@pytest.mark.filterwarnings("ignore::agenteval.errors.NoMetricsWarning")
 def test_an_evaluation_that_scored_nothing_ends_not_evaluated_not_passed() -> None:
     bar = WidgetProgress(display=False, refresh=None)
     ev = evaluator(bar.callbacks(), ["c1", "c2"])
