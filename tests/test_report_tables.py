@@ -1,0 +1,144 @@
+"""The report's tables say what happened (tool arguments, turns, measures, error types); concurrent defaults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+
+import pytest
+
+import agenteval as ae
+from agenteval.service.aggregation import AggregationInput, AggregationResult
+
+WEATHER = ae.Tool(name="get_weather", arguments={"city": "Paris"})
+
+
+def weather_agent(message: str, turn: ae.Turn) -> str:
+    turn.record_tool("get_weather", {"city": "Paris" if "Paris" in message else "Rome"})
+    return "Sunny and warm in Paris" if "Paris" in message else "Rain in Rome, 12 degrees and windy"
+
+
+def two_turns() -> ae.EvalSet:
+    return ae.EvalSet.of(
+        "weather",
+        [
+            ae.EvalCase.of(
+                "trip",
+                ae.Invocation.of("Weather in Paris?", "Sunny and warm in Paris", tools=[WEATHER]),
+                ae.Invocation.of("And in Rome?", "Sunny in Rome", tools=[WEATHER]),
+            )
+        ],
+    )
+
+
+METRICS = [ae.EvalMetric.tool_trajectory(), ae.EvalMetric.rouge(f1=0.5)]
+
+
+@pytest.fixture(scope="module")
+def report() -> ae.EvaluationReport:
+    return ae.Evaluator("app", weather_agent, progress=False).evaluate(two_turns(), metrics=METRICS)
+
+
+def test_turns_has_one_row_per_turn_with_a_score_column_per_metric(report: ae.EvaluationReport) -> None:
+    turns = report.turns
+
+    assert list(turns.columns) == [*ae.report.TURN_COLUMNS, "tool_trajectory_avg_score", "final_response_rouge"]
+    assert list(turns["turn"]) == [1, 2]
+    assert list(turns["tool_trajectory_avg_score"]) == [1.0, 0.0]
+    assert list(turns["final_response_rouge"]) == [1.0, 0.0]
+    assert turns["actual_tools"][1] == [{"name": "get_weather", "arguments": {"city": "Rome"}}]
+    assert turns["expected_tools"][1] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    assert len(report.invocations) == 2 * len(METRICS)
+
+
+def test_the_underlying_measure_is_a_column_per_turn_and_per_case(report: ae.EvaluationReport) -> None:
+    rouge = report.invocations[report.invocations["metric_name"] == "final_response_rouge"]
+    assert list(rouge["measure_name"]) == ["rougeL_f1", "rougeL_f1"]
+    assert rouge["measure"].iloc[0] == 1.0
+    second = rouge["measure"].iloc[1]
+    assert second == pytest.approx(0.4)  # "in Rome": precision 2/7, recall 2/3
+
+    metrics = report.metrics.set_index("metric_name")
+    assert metrics.loc["final_response_rouge", "measure"] == pytest.approx((1.0 + second) / 2)
+    assert metrics.loc["tool_trajectory_avg_score", "measure_name"] == ""
+    assert math.isnan(metrics.loc["tool_trajectory_avg_score", "measure"])
+    written = json.loads(report.result.to_json())
+    overall = written["evalCaseResults"][0]["overallEvalMetricResults"][1]["details"]
+    assert set(overall["measures"]) == {"rougeL_f1", "rougeL_precision", "rougeL_recall"}
+
+
+def test_cases_say_what_kind_of_failure_each_error_is() -> None:
+    def agent(message: str) -> str:
+        if message == "crash":
+            raise RuntimeError("boom")
+        if message == "slow":
+            time.sleep(0.5)
+        return message
+
+    def fussy(data: AggregationInput) -> AggregationResult:
+        if data.eval_case.eval_id == "fussy":
+            raise ValueError("cannot decide")
+        return ae.AllPassAggregator().aggregate(data)
+
+    def broken_metric(actuals: object, expecteds: object, metric: ae.EvalMetric) -> ae.EvaluateResult:
+        raise RuntimeError("the metric broke")
+
+    registry = ae.default_registry()
+    registry.register("broken", broken_metric)
+    eval_set = ae.EvalSet.of(
+        "errors",
+        [
+            ae.EvalCase.of("ok", "ok", expect="ok"),
+            ae.EvalCase.of("crash", "crash", expect="crash"),
+            ae.EvalCase.of("slow", "slow", expect="slow"),
+            ae.EvalCase.of("fussy", "fussy", expect="fussy"),
+            ae.EvalCase(eval_id="empty"),
+        ],
+    )
+    ev = ae.Evaluator("app", agent, progress=False, turn_timeout=0.2, aggregator=fussy, registry=registry)
+
+    cases = ev.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()]).cases.set_index("eval_id")
+    assert cases["error_type"].to_dict() == {
+        "ok": "",
+        "crash": "agent",
+        "slow": "timeout",
+        "fussy": "aggregator",
+        "empty": "case",
+    }
+    broken = ae.EvalMetric(metric_name="broken", threshold=0.5)
+    scored = ev.evaluate(eval_set, metrics=[broken], eval_case_ids=["ok"]).cases
+    assert scored["error_type"].tolist() == ["metric"]
+
+
+def test_a_result_written_by_the_reference_names_no_error_type_but_other() -> None:
+    result = ae.EvalSetResult(
+        eval_set_id="s",
+        eval_case_results=[
+            ae.EvalCaseResult(eval_id="a", run_id=1, final_eval_status=ae.EvalStatus.FAILED, error_message="x"),
+            ae.EvalCaseResult(eval_id="b", run_id=1, final_eval_status=ae.EvalStatus.PASSED),
+        ],
+    )
+    assert ae.EvaluationReport.from_result(result).cases["error_type"].tolist() == ["other", ""]
+
+
+def test_cases_run_concurrently_by_default_within_a_cap() -> None:
+    in_flight = peak = 0
+
+    async def slow_agent(message: str) -> str:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.02)
+        in_flight -= 1
+        return message
+
+    eval_set = ae.EvalSet.of("many", [ae.EvalCase.of(f"c{i}", f"m{i}", expect=f"m{i}") for i in range(40)])
+    ev = ae.Evaluator("app", slow_agent, progress=False)
+
+    assert ev.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()]).overall_status is ae.EvalStatus.PASSED
+    assert peak == ae.evaluation.DEFAULT_PARALLELISM == 16
+    peak = 0
+    ev.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()], parallel_inference=False)
+    assert peak == 1
