@@ -13,6 +13,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from agenteval.errors import ConfigError
+
 __all__ = ["run_sync"]
 
 T = TypeVar("T")
@@ -35,7 +37,8 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
 
     Ctrl-C cancels the coroutine (its ``finally`` blocks run) and re-raises ``KeyboardInterrupt``,
     carrying the ``report`` that the cancelled coroutine attached to its error, if any (an
-    evaluation keeps its finished cases that way).
+    evaluation keeps its finished cases that way). A :class:`~agenteval.errors.ConfigError` (bad input)
+    is raised without the frames inside the event loop and without its chained causes.
 
     Args:
         coroutine: The coroutine to run.
@@ -75,3 +78,7 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         if report is not None and not hasattr(interrupt, "report"):
             interrupt.report = report  # type: ignore[attr-defined]
         raise
+    except ConfigError as bad_input:
+        # Its message says what to fix; the frames inside the event loop, and the errors it was built
+        # from, would only bury that under a long traceback.
+        raise bad_input.with_traceback(None) from None

@@ -50,8 +50,8 @@ async def in_runs(
 def check_metrics(metrics: Sequence[EvalMetric], options: ServiceOptions) -> None:
     """Fail before any case runs on a metric that would fail every case.
 
-    Rejects a missing metric, an unregistered compare or tokenizer name, and whatever the metric's
-    evaluator rejects through its optional ``check_metric`` hook
+    Rejects a missing metric, two metrics with one name, an unregistered compare or tokenizer name,
+    and whatever the metric's evaluator rejects through its optional ``check_metric`` hook
     (:meth:`~agenteval.evaluators.registry.EvaluatorRegistry.check_metric`), run as scoring runs it: with the
     options' metric registry and judge override active. The
     :class:`~agenteval.service.LocalService` leaves the hooks to fail cases, as the reference does.
@@ -61,10 +61,19 @@ def check_metrics(metrics: Sequence[EvalMetric], options: ServiceOptions) -> Non
     """
     registry = options.metric_registry or active_metric_registry()
     judge = use_judge(options.judge_override) if options.judge_override is not None else contextlib.nullcontext()
+    first_of: dict[str, int] = {}
     with use_metric_registry(registry), judge:
         for index, metric in enumerate(metrics):
             if metric is None:
                 raise ConfigError(f"resolve metric at index {index}: eval metric is nil")
+            earlier = first_of.setdefault(metric.metric_name, index)
+            if earlier != index:
+                # Results, tables and thresholds are keyed by metric name: the two would be mixed up.
+                raise ConfigError(
+                    f"metrics at index {earlier} and {index} are both named {metric.metric_name!r}: give each metric"
+                    " its own name (the constructors take name=, e.g. ae.EvalMetric.final_response('contains',"
+                    " name='reply_contains'))"
+                )
             where = f"resolve metric at index {index} ({metric.metric_name})"
             try:
                 registry.check(metric)

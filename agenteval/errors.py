@@ -19,6 +19,11 @@ evaluator is not registered; :class:`NoMetricsWarning` an evaluation with no met
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import warnings
+from pathlib import Path
+
 __all__ = [
     "AgentEvalError",
     "CallbackError",
@@ -31,6 +36,7 @@ __all__ = [
     "UnknownFieldWarning",
     "describe_exception",
     "rewrap",
+    "warn_user",
 ]
 
 
@@ -95,3 +101,25 @@ def rewrap(prefix: str, error: BaseException) -> AgentEvalError:
         if isinstance(error, kind):
             return kind(message)
     return AgentEvalError(message)
+
+
+# Frames of these folders are the library and the event loop between the user's call and a warning.
+_INTERNAL = (str(Path(__file__).parent), str(Path(asyncio.__file__).parent))
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_INTERNAL) or "nest_asyncio" in filename
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """Warn, pointing at the user's line: the first caller outside agenteval and the event loop.
+
+    An evaluation runs inside an event loop (and ``nest_asyncio2`` in a kernel), so a fixed
+    ``stacklevel`` would point into the library.
+    """
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_INTERNAL) or "nest_asyncio" in frame.f_code.co_filename
+    ):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level + 1)

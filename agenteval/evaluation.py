@@ -6,7 +6,6 @@ import asyncio
 import logging
 import numbers
 import time
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,7 @@ from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
-from agenteval.errors import ConfigError, NoMetricsWarning, SkippedMetricWarning, StorageError, rewrap
+from agenteval.errors import ConfigError, NoMetricsWarning, SkippedMetricWarning, StorageError, rewrap, warn_user
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
@@ -313,6 +312,11 @@ class Evaluator:
         started = time.perf_counter()
         started_at = time.time()
         options = replace(self.options, **_normalized(overrides)) if overrides else self.options
+        if not isinstance(eval_set, str | EvalSet):
+            raise ConfigError(
+                f"eval_set must be an eval-set id or an ae.EvalSet, got {type(eval_set).__name__}"
+                " (for a list of cases, ae.EvalSet.of('my-set', cases))"
+            )
         if isinstance(eval_set, EvalSet):
             if not eval_set.eval_set_id:
                 raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
@@ -333,12 +337,11 @@ class Evaluator:
         check_metrics(eval_metrics, options.service_options())
         _warn_unregistered(eval_metrics, options.registry)
         if selected and not eval_metrics:
-            warnings.warn(
+            warn_user(
                 f"eval set {eval_set_id} has no metrics (none stored for it in the metric manager, none given with"
                 " metrics=[...]), so every case will be not_evaluated; pass metrics=[ae.EvalMetric.final_response()]"
                 " or add metrics to the metric manager",
                 NoMetricsWarning,
-                stacklevel=3,
             )
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
@@ -708,12 +711,11 @@ def _warn_unregistered(metrics: list[EvalMetric], registry: EvaluatorRegistry) -
     """The reference skips a metric whose evaluator is unknown: do it too, but say so."""
     for metric in metrics:
         if metric is not None and metric.evaluator not in registry:
-            warnings.warn(
+            warn_user(
                 f"metric {metric.metric_name!r} names evaluator {metric.evaluator!r}, which is not registered, so it"
                 f" is skipped; register one with registry.register({metric.evaluator!r}, ...)"
                 f" (registered: {', '.join(registry.names())})",
                 SkippedMetricWarning,
-                stacklevel=2,
             )
 
 

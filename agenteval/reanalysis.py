@@ -15,6 +15,7 @@ from agenteval.errors import ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import EvalCase
 from agenteval.evaluators.base import status_for
+from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
 from agenteval.provenance import Provenance, current_environment
 from agenteval.report import EvaluationReport, build_report
@@ -70,8 +71,8 @@ async def with_thresholds(
 
     Raises:
         ConfigError: A name is not a metric of the report, a threshold is not a finite real
-            number, or no ``aggregator`` was given for a loaded report that a custom aggregator
-            produced (it cannot be rebuilt from the file).
+            number or lies outside a built-in metric's score range, or no ``aggregator`` was given
+            for a loaded report that a custom aggregator produced (it cannot be rebuilt from the file).
     """
     started = time.perf_counter()
     known = {
@@ -89,6 +90,19 @@ async def with_thresholds(
             raise ConfigError(f"the threshold of {name} must be a finite number, got {value!r}")
         checked[name] = number
     thresholds = checked
+    metrics = [
+        metric.model_copy(update={"threshold": thresholds[metric.metric_name]})
+        if metric.metric_name in thresholds
+        else metric
+        for metric in report.eval_metrics
+    ]
+    registry = default_registry()
+    for metric in metrics:
+        if metric.metric_name in thresholds:
+            try:
+                registry.check_threshold(metric)
+            except ConfigError as exc:
+                raise ConfigError(f"the threshold of {metric.metric_name}: {exc}") from None
     cases = []
     for case in report.result.eval_case_results:
         updated = case.model_copy(deep=True)
@@ -98,12 +112,6 @@ async def with_thresholds(
             for result in turn.eval_metric_results:
                 _rethreshold(result, thresholds)
         cases.append(updated)
-    metrics = [
-        metric.model_copy(update={"threshold": thresholds[metric.metric_name]})
-        if metric.metric_name in thresholds
-        else metric
-        for metric in report.eval_metrics
-    ]
     chosen = (
         as_aggregator(aggregator)
         if aggregator is not None
@@ -209,7 +217,7 @@ async def _aggregate_again(
         )
     except Exception as exc:
         case.score, case.final_eval_status = 0.0, EvalStatus.FAILED
-        case.error_message, case.error_type = describe_exception(exc), ErrorType.AGGREGATOR
+        case.error_message, case.error_type = describe_exception(exc), ErrorType.AGGREGATOR.value
         return case
     case.score, case.final_eval_status = outcome.score, outcome.status
     case.error_message = case.error_type = ""

@@ -472,9 +472,15 @@ def report_from_result(
     Raises:
         ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
             ``failed`` or ``not_evaluated`` (the stores load such results, but a report cannot
-            place or summarize them).
+            place or summarize them), or ``eval_set`` is another eval set than the result's.
     """
-    _check_case_results(result, source or f"result {result.eval_set_result_id or '(without an evalSetResultId)'}")
+    source = source or f"result {result.eval_set_result_id or '(without an evalSetResultId)'}"
+    _check_case_results(result, source)
+    if eval_set is not None and eval_set.eval_set_id and eval_set.eval_set_id != result.eval_set_id:
+        raise ConfigError(
+            f"{source} is of eval set {result.eval_set_id!r}, but eval_set= is {eval_set.eval_set_id!r}:"
+            " pass the eval set the result evaluated"
+        )
     provenance = read_provenance(result)
     if provenance is not None:
         metrics = list(provenance.metrics)

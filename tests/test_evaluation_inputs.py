@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +279,43 @@ def test_provenance_names_the_agent_readably_and_never_records_its_state() -> No
     assert named(functools.partial(lambda text, api_key: text, api_key="sk-secret")) == f"{__name__}.<lambda>"
     assert named(WeatherRunner(api_key="sk-secret")) == f"{__name__}.WeatherRunner"
     assert named(calculator_agent) == "agenteval.examples.math.agent.calculator_agent"
+
+
+def test_a_config_error_from_evaluate_shows_the_message_without_internal_frames_or_chained_causes() -> None:
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a")])
+    too_high = ae.EvalMetric(metric_name="final_response_avg_score", threshold=80)
+
+    with pytest.raises(ae.ConfigError, match="threshold 80 is outside the score range") as caught:
+        ae.Evaluator(APP, echo).evaluate(eval_set, metrics=[too_high])
+
+    printed = "".join(traceback.format_exception(caught.value))
+    assert "The above exception was the direct cause" not in printed
+    assert "During handling" not in printed
+    assert "asyncio" not in printed
+    assert printed.count("threshold 80 is outside") == 1
+
+
+def test_two_metrics_with_one_name_are_refused_before_the_agent_runs() -> None:
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a")])
+    metrics = [ae.EvalMetric.final_response(), ae.EvalMetric.final_response("contains")]
+
+    with pytest.raises(ae.ConfigError, match=r"metrics at index 0 and 1 are both named 'final_response_avg_score'"):
+        ae.Evaluator(APP, echo).evaluate(eval_set, metrics=metrics)
+
+
+def test_warnings_point_at_the_users_line() -> None:
+    eval_set = ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("a")])
+    unknown = ae.EvalMetric(metric_name="no_such_evaluator", threshold=0.5)
+
+    with pytest.warns(ae.SkippedMetricWarning) as skipped:
+        ae.Evaluator(APP, echo).evaluate(eval_set, metrics=[unknown])
+    with pytest.warns(ae.NoMetricsWarning) as no_metrics:
+        ae.Evaluator(APP, echo).evaluate(eval_set)
+
+    assert [warning.filename for warning in [*skipped, *no_metrics]] == [__file__, __file__]
+
+
+@pytest.mark.parametrize("wrong", [[make_case("a")], {"a": make_case("a")}, None])
+def test_evaluate_refuses_what_is_neither_an_id_nor_an_eval_set(wrong: object) -> None:
+    with pytest.raises(ae.ConfigError, match=r"^eval_set must be an eval-set id or an ae.EvalSet, got "):
+        ae.Evaluator(APP, echo).evaluate(wrong, metrics=[final_response()])  # type: ignore[arg-type]

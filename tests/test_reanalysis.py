@@ -579,3 +579,20 @@ def test_a_result_with_an_unplaceable_case_is_refused_naming_the_result_and_fiel
     assert str(from_file.value) == f"result file {path}: {problem}"
     assert str(from_store.value) == f"result r: {problem}"
     assert str(unsaved.value) == f"result (without an evalSetResultId): {problem}"
+
+
+@pytest.mark.parametrize("threshold", [80, -3])
+def test_with_thresholds_refuses_a_threshold_outside_the_score_range(threshold: float) -> None:
+    report = _evaluator(calculator_agent).evaluate(EVAL_SET_ID)
+
+    with pytest.raises(ae.ConfigError, match=r"^the threshold of final_response_avg_score: threshold .* is outside"):
+        report.with_thresholds({"final_response_avg_score": threshold})
+
+
+def test_loading_a_result_with_another_eval_set_is_refused(tmp_path: Path) -> None:
+    report = _evaluator(calculator_agent).evaluate(EVAL_SET_ID)
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    other = ae.EvalSet.of("other", [ae.EvalCase.of("x", "hi")])
+
+    with pytest.raises(ae.ConfigError, match=r"is of eval set 'math-basic', but eval_set= is 'other'"):
+        ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json", eval_set=other)

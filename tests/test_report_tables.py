@@ -141,3 +141,12 @@ def test_cases_run_concurrently_by_default_within_a_cap() -> None:
     peak = 0
     ev.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()], parallel_inference=False)
     assert peak == 1
+
+
+def test_reaggregating_records_the_error_type_as_text(report: ae.EvaluationReport) -> None:
+    def broken(data: AggregationInput) -> AggregationResult:
+        raise RuntimeError("no verdict")
+
+    errors = report.reaggregate(broken).cases["error_type"].tolist()
+
+    assert errors == ["aggregator"] and type(errors[0]) is str

@@ -91,13 +91,23 @@ class EvaluatorRegistry:
             ConfigError: The threshold is outside the evaluator's ``score_range``.
             Exception: Whatever the evaluator's check raised.
         """
+        self.check_threshold(metric)
+        with self._lock:
+            evaluator = self._evaluators.get(metric.evaluator)
+        if isinstance(evaluator, MetricChecker):
+            evaluator.check_metric(metric)
+
+    def check_threshold(self, metric: EvalMetric) -> None:
+        """Refuse ``metric``'s threshold when it lies outside its evaluator's declared ``score_range``.
+
+        Raises:
+            ConfigError: It does (see :func:`~agenteval.evaluators.base.check_threshold`).
+        """
         with self._lock:
             evaluator = self._evaluators.get(metric.evaluator)
         score_range = getattr(evaluator, "score_range", None)
         if score_range is not None:
             check_threshold(metric, score_range)
-        if isinstance(evaluator, MetricChecker):
-            evaluator.check_metric(metric)
 
     def names(self) -> list[str]:
         """Return the registered names, sorted."""
