@@ -443,13 +443,13 @@ def test_the_ends_of_the_score_range_are_valid_thresholds(
 
 
 def test_check_metrics_refuses_a_percentage_threshold_naming_the_evaluator_the_metric_runs() -> None:
-    metric = ae.EvalMetric.final_response("exact", name="exact").model_copy(update={"threshold": 90.0})
+    metric = ae.EvalMetric.final_response("exact", name="percent").model_copy(update={"threshold": 90.0})
 
     with pytest.raises(ConfigError) as caught:
         check_metrics([VALID_FIRST, metric], ServiceOptions())
 
     assert str(caught.value) == (
-        "resolve metric at index 1 (exact): threshold 90 is outside the score range of final_response_avg_score "
+        "resolve metric at index 1 (percent): threshold 90 is outside the score range of final_response_avg_score "
         "(0 to 1): scores are fractions, so write e.g. threshold=0.9 for 90%"
     )
 
