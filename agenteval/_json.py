@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+import numbers
+from collections.abc import Callable, Collection, Iterator, Mapping
 from difflib import get_close_matches
-from typing import Annotated, Any, ClassVar, Self, TypeVar
+from functools import cache
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Self, TypeVar, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -33,6 +36,7 @@ __all__ = [
     "GoFloat",
     "GoInt",
     "WireModel",
+    "check_arguments",
     "json_copy",
     "non_finite_path",
     "reject_non_finite",
@@ -92,7 +96,10 @@ class WireModel(BaseModel):
     Unknown keys are kept only when loading data (:meth:`from_json`, ``model_validate``, the
     stores), so that a file written by a newer version survives a round trip. Constructing a model
     from keywords refuses an unknown one (``EvalMetric(threshhold=0.5)``), which would otherwise
-    silently leave the field at its default; a keyword may be the Python name or the JSON key.
+    silently leave the field at its default; a keyword may be the Python name or the JSON key. The
+    same goes for keys inside a dict or list given to the constructor
+    (``EvalMetric(criterion={"finalResponse": {"txt": {}}})``); model objects given to it, and
+    free-form values (``Any``, ``dict[str, Any]``), are not checked.
     """
 
     _keywords: ClassVar[frozenset[str]] = frozenset()
@@ -110,13 +117,17 @@ class WireModel(BaseModel):
         """Build the model from keyword arguments (Python names or JSON keys).
 
         Raises:
-            ConfigError: A keyword is not a field; the message suggests the closest one.
+            ConfigError: A keyword is not a field, or a dict given as a value (at any depth) has a
+                key that no field takes; the message names it and suggests the closest one.
             pydantic.ValidationError: A value does not fit its field.
         """
         __tracebackhide__ = True
         if not data.keys() <= self._keywords:
             raise ConfigError(_unknown_keywords(type(self), data))
         super().__init__(**data)
+        nested = _model_keywords(type(self))
+        if nested:
+            _refuse_unknown_keys(self, data, nested)
 
     # Tells pydantic that __init__ adds nothing to validation, so nested models are still
     # validated directly (keeping unknown keys from files) rather than through this constructor.
@@ -200,10 +211,155 @@ def _closest(key: str, known: frozenset[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+@cache
+def _model_keywords(model: type[BaseModel]) -> Mapping[str, str]:
+    """The keywords (Python name and JSON key) of ``model``'s fields that can hold a model, to field names.
+
+    Only these can hold keys that no field takes: the others hold plain or free-form values.
+    """
+    return {
+        key: name
+        for name, info in model.model_fields.items()
+        if _holds_models(info.annotation)
+        for key in (info.alias, name)
+        if key is not None
+    }
+
+
+def _holds_models(annotation: object) -> bool:
+    if get_origin(annotation) is None and isinstance(annotation, type):
+        return issubclass(annotation, BaseModel)
+    return any(_holds_models(argument) for argument in get_args(annotation))
+
+
+def _is_raw(value: object) -> bool:
+    """Whether a constructor's value is raw data that may hold misspelt keys: a dict, or a list with one."""
+    if isinstance(value, list | tuple):
+        # By kind rather than item by item: lists of thousands of result objects pass through here.
+        return any(issubclass(kind, dict) for kind in set(map(type, value)))
+    return isinstance(value, dict)
+
+
+def _refuse_unknown_keys(model: WireModel, data: Mapping[str, Any], nested: Mapping[str, str]) -> None:
+    """Raise for keys inside the raw values of ``data`` that no field of the models built from them took.
+
+    Only values that are dicts, or lists holding dicts, are searched, so building a model from model
+    objects (as results are, in hot paths) costs little more than a glance at its values.
+    """
+    problems = []
+    for keyword, value in data.items():
+        if keyword in nested and _is_raw(value):
+            found = list(_unknown_keys(value, getattr(model, nested[keyword]), ""))
+            if found:
+                noun = "key" if len(found) == 1 else "keys"
+                problems.append(f"{type(model).__name__}({keyword}=...): unknown {noun} {', '.join(found)}")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+def _unknown_keys(raw: object, built: object, path: str) -> Iterator[str]:
+    """The JSON paths, with a suggestion, of keys in ``raw`` that no field of the model built from it took.
+
+    ``built`` is what validation made of ``raw``; model objects inside ``raw`` are not searched.
+    """
+    if isinstance(raw, dict) and isinstance(built, WireModel):
+        model = type(built)
+        for key in built.model_extra or {}:
+            fix = _closest(key, model._keywords) or f" ({model.__name__} takes: {', '.join(_json_keys(model))})"
+            yield f"{_joined(path, key)}{fix}"
+        for key, name in _model_keywords(model).items():
+            if key in raw:
+                yield from _unknown_keys(raw[key], getattr(built, name), _joined(path, key))
+    elif isinstance(raw, dict) and isinstance(built, dict):
+        for key, item in raw.items():
+            if key in built:
+                yield from _unknown_keys(item, built[key], _joined(path, str(key)))
+    elif isinstance(raw, list | tuple) and isinstance(built, list | tuple) and len(raw) == len(built):
+        # Lengths differ only where a validator dropped entries (null eval cases): items no longer line up.
+        for index, (item, made) in enumerate(zip(raw, built, strict=True)):
+            yield from _unknown_keys(item, made, f"{path}[{index}]")
+
+
+def _json_keys(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _joined(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
 class CamelModel(WireModel):
     """A :class:`WireModel` whose JSON keys are the camelCase form of its attribute names."""
 
     model_config = ConfigDict(alias_generator=to_camel)
+
+
+def check_arguments(where: str, **arguments: tuple[object, Any]) -> None:
+    """Refuse a builder's argument whose value is not of the expected type, naming it and what to pass.
+
+    Args:
+        where: The builder, at the start of the message (``"EvalCase.of('c1')"``).
+        **arguments: ``name=(value, expected)``. ``expected`` is a class (``str``, ``bool``,
+            ``Mapping``, ``Tool``…), ``float`` for any real number but a bool (``int``, ``float``, a
+            numpy number), ``list[T]`` for a list, tuple or other collection of ``T`` (not a string
+            or a mapping), or a union such as ``str | None``.
+
+    Raises:
+        ConfigError: ``<where>: <name> must be <what>, got <type> <value>``; for a list, the first
+            item that is not a ``T`` is named by its index, and a lone ``T`` is told to be wrapped.
+    """
+    for label, (value, expected) in arguments.items():
+        problem = _type_problem(label, value, expected)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+
+
+def _type_problem(label: str, value: object, expected: Any) -> str | None:
+    if get_origin(expected) is not list:
+        return None if _fits(value, expected) else f"{label} must be {_described(expected)}, got {_shown(value)}"
+    (item_type,) = get_args(expected)
+    if isinstance(value, Collection) and not isinstance(value, str | bytes | Mapping):
+        return next(
+            (
+                found
+                for index, item in enumerate(value)
+                if (found := _type_problem(f"{label}[{index}]", item, item_type))
+            ),
+            None,
+        )
+    problem = f"{label} must be {_described(expected)}, got {_shown(value)}"
+    if _fits(value, item_type):
+        single = f"{type(value).__name__}(...)" if isinstance(value, BaseModel) else repr(value)
+        problem += f"; wrap it in a list: {label}=[{single}]"
+    return problem
+
+
+def _fits(value: object, expected: Any) -> bool:
+    if isinstance(expected, UnionType):
+        return any(_fits(value, option) for option in get_args(expected))
+    if expected is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return isinstance(value, expected)
+
+
+def _described(expected: Any) -> str:
+    if isinstance(expected, UnionType):
+        return " or ".join(_described(option) for option in get_args(expected))
+    if get_origin(expected) is list:
+        (item_type,) = get_args(expected)
+        return f"a list of {item_type.__name__}"
+    names = {str: "a str", float: "a number", bool: "True or False", Mapping: "a dict", type(None): "None"}
+    return names.get(expected) or _a(expected.__name__)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, BaseModel):
+        return _a(type(value).__name__)
+    return f"{type(value).__name__} {value!r:.40}"
+
+
+def _a(name: str) -> str:
+    return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
 
 
 def unknown_fields(value: Any, path: str = "") -> list[str]:

@@ -220,8 +220,10 @@ class Comparison:
         """Write one self-contained HTML file of the comparison that opens without a kernel.
 
         It is styled like :meth:`EvaluationReport.to_html`: both reports, the counts of fixed and
-        regressed cases, a note when the eval sets differ, each metric's mean score change, the
-        regressions and fixes, and the full :attr:`table` and :attr:`cases` (folded).
+        regressed cases and (case, metric) results, a note when the eval sets differ, each metric's
+        mean score change, the cases whose status changed (from :attr:`cases`), the metric
+        regressions and fixes (:attr:`regressions`, :attr:`fixes`), and the full :attr:`table` and
+        :attr:`cases` (folded).
 
         Args:
             path: Where to write; parent directories are created. The file is replaced atomically.
@@ -237,11 +239,15 @@ class Comparison:
         return export_comparison_html(self, path)
 
     def __repr__(self) -> str:
-        summary = self.summary["cases"]
-        return (
-            f"Comparison(fixed={summary['fixed']}, regressed={summary['regressed']}, "
-            f"unchanged={summary['unchanged']}, new={summary['new']}, removed={summary['removed']})"
-        )
+        summary = self.summary
+        return f"Comparison(cases: {_counted(summary['cases'])}; metrics: {_counted(summary['metrics'])})"
+
+
+def _counted(counts: dict[str, int]) -> str:
+    """``3 fixed, 1 regressed, 5 unchanged``: fixed and regressed always, the other changes when they happened."""
+    return ", ".join(
+        f"{count} {change}" for change, count in counts.items() if count or change in ("fixed", "regressed")
+    )
 
 
 _CHANGES = ("fixed", "regressed", "changed", "unchanged", "new", "removed")

@@ -118,8 +118,6 @@ def warn_user(message: str, category: type[Warning]) -> None:
     ``stacklevel`` would point into the library.
     """
     level, frame = 1, sys._getframe(1)
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_INTERNAL) or "nest_asyncio" in frame.f_code.co_filename
-    ):
+    while _internal(frame.f_code.co_filename) and frame.f_back is not None:
         level, frame = level + 1, frame.f_back
     warnings.warn(message, category, stacklevel=level + 1)

@@ -8,8 +8,10 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import pytest
 
 import agenteval as ae
@@ -252,7 +254,7 @@ def test_json_keys_become_trees() -> None:
         (lambda: EvalMetric.json(ignore_keys=["a"], only_keys=["b"]), "give ignore_keys or only_keys, not both"),
         (
             lambda: EvalMetric.json(ignore_keys="id"),
-            r"ignore_keys is one string; give a list of keys, e.g. ignore_keys=\['id'\]",
+            r"ignore_keys must be a list of str, got str 'id'; wrap it in a list: ignore_keys=\['id'\]",
         ),
         (lambda: EvalMetric.json(number_tolerance=-1), "number_tolerance must be a non-negative number, got -1"),
     ],
@@ -260,6 +262,118 @@ def test_json_keys_become_trees() -> None:
 def test_metric_constructors_refuse_bad_arguments(build: Callable[[], EvalMetric], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build()
+
+
+def wrong(value: object) -> Any:
+    """``value``, for an argument its type does not fit (as an untyped notebook may pass it)."""
+    return value
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: EvalMetric.rouge(wrong(0.7)), "EvalMetric.rouge: rouge_type must be a str, got float 0.7"),
+        (lambda: EvalMetric.rouge(f1=wrong("0.5")), "EvalMetric.rouge: f1 must be a number, got str '0.5'"),
+        (
+            lambda: EvalMetric.rouge(f1=0.5, use_stemmer=wrong("yes")),
+            "use_stemmer must be True or False, got str 'yes'",
+        ),
+        (
+            lambda: EvalMetric.rouge(f1=0.5, tokenizer_name=wrong(None)),
+            "tokenizer_name must be a str, got NoneType None",
+        ),
+        (
+            lambda: EvalMetric.final_response(threshold=wrong("0.8")),
+            "EvalMetric.final_response: threshold must be a number, got str '0.8'",
+        ),
+        (lambda: EvalMetric.final_response(threshold=True), "threshold must be a number, got bool True"),
+        (lambda: EvalMetric.final_response(case_insensitive=wrong("no")), "case_insensitive must be True or False"),
+        (lambda: EvalMetric.final_response(name=wrong(3)), "EvalMetric.final_response: name must be a str, got int 3"),
+        (
+            lambda: EvalMetric.tool_trajectory(threshold=wrong("1")),
+            "EvalMetric.tool_trajectory: threshold must be a number, got str '1'",
+        ),
+        (lambda: EvalMetric.tool_trajectory(subset=wrong(1)), "subset must be True or False, got int 1"),
+        (lambda: EvalMetric.json(threshold=wrong("1")), "EvalMetric.json: threshold must be a number, got str '1'"),
+        (
+            lambda: EvalMetric.json(number_tolerance=wrong("0.1")),
+            "number_tolerance must be a number or None, got str '0.1'",
+        ),
+        (lambda: EvalMetric.json(only_keys=wrong(["a", 1])), "only_keys[1] must be a str, got int 1"),
+    ],
+)
+def test_metric_constructors_refuse_an_argument_of_the_wrong_type(
+    build: Callable[[], EvalMetric], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        build()
+
+
+@pytest.mark.parametrize("threshold", [1, 0.5, np.float32(0.5), np.float64(0.5), np.int64(1)])
+def test_a_threshold_may_be_any_real_number(threshold: Any) -> None:
+    metrics = [
+        EvalMetric.tool_trajectory(threshold=threshold),
+        EvalMetric.final_response(threshold=threshold),
+        EvalMetric.rouge(f1=threshold, threshold=threshold),
+        EvalMetric.json(threshold=threshold),
+    ]
+    assert [metric.threshold for metric in metrics] == [float(threshold)] * 4
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: EvalCase.of("c", "hi", tools=wrong(WEATHER)),
+            "EvalCase.of('c'): tools must be a list of Tool, got a Tool; wrap it in a list: tools=[Tool(...)]",
+        ),
+        (
+            lambda: Invocation.of("hi", tools=wrong(WEATHER)),
+            "Invocation.of: tools must be a list of Tool, got a Tool; wrap it in a list: tools=[Tool(...)]",
+        ),
+        (
+            lambda: EvalCase.of("c", "hi", tools=wrong([WEATHER, "add"])),
+            "EvalCase.of('c'): tools[1] must be a Tool, got str",
+        ),
+        (
+            lambda: Invocation.of("hi", tools=wrong([{"name": "add"}])),
+            "Invocation.of: tools[0] must be a Tool, got dict",
+        ),
+        (lambda: Invocation.of("hi", tools=wrong("weather")), "Invocation.of: tools must be a list of Tool, got str"),
+        (lambda: Invocation.of(wrong(["hi"])), "Invocation.of: user must be a str, got list ['hi']"),
+        (lambda: Invocation.of("hi", wrong(5)), "Invocation.of: expect must be a str or None, got int 5"),
+        (lambda: EvalCase.of(wrong(1), "hi"), "EvalCase.of(1): eval_id must be a str, got int 1"),
+        (lambda: EvalCase.of("c", "hi", expect=wrong(5)), "EvalCase.of('c'): expect must be a str or None, got int 5"),
+        (lambda: EvalCase.of("c", "hi", user_id=wrong(7)), "EvalCase.of('c'): user_id must be a str, got int 7"),
+        (
+            lambda: EvalCase.of("c", "hi", state=wrong([("k", 1)])),
+            "EvalCase.of('c'): state must be a dict or None, got list",
+        ),
+        (
+            lambda: EvalCase.of("c", "hi", context=wrong(Message.system("Be brief"))),
+            "context must be a list of Message, got a Message; wrap it in a list: context=[Message(...)]",
+        ),
+        (lambda: EvalSet.of("s", wrong(["hi"])), "EvalSet.of('s'): cases[0] must be an EvalCase, got str 'hi'"),
+        (
+            lambda: EvalSet.of("s", wrong(EvalCase.of("c", "hi"))),
+            "EvalSet.of('s'): cases must be a list of EvalCase, got an EvalCase; "
+            "wrap it in a list: cases=[EvalCase(...)]",
+        ),
+        (lambda: EvalSet.of("s", wrong(case for case in ["hi"])), "EvalSet.of('s'): cases[0] must be an EvalCase"),
+        (lambda: EvalSet.of(wrong(None), []), "EvalSet.of(None): eval_set_id must be a str, got NoneType None"),
+        (lambda: EvalSet.of("s", [], name=wrong(1)), "EvalSet.of('s'): name must be a str, got int 1"),
+    ],
+)
+def test_eval_set_builders_refuse_an_argument_of_the_wrong_type(build: Callable[[], object], message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        build()
+
+
+def test_builders_take_any_mapping_and_any_sequence() -> None:
+    case = EvalCase.of("c", "hi", tools=(WEATHER,), state=MappingProxyType({"k": 1}), context=(Message.system("x"),))
+
+    assert (case.conversation[0].tools, case.session_input) == ([WEATHER], SessionInput(user_id="user", state={"k": 1}))
+    assert EvalSet.of("s", (case,)).eval_cases == [case]
 
 
 # ---------------------------------------------------------------------------------------------- scoring, end to end

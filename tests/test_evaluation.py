@@ -6,6 +6,7 @@ import asyncio
 import builtins
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -674,7 +675,9 @@ def test_a_timeout_error_raised_by_the_agent_itself_is_reported_as_such() -> Non
     report = ev.evaluate(SET)
 
     [message] = report.cases["error_message"].tolist()
-    assert message.endswith("): runner run: TimeoutError: upstream API")
+    assert re.search(
+        r"\): runner run: TimeoutError: upstream API \(raised at \S*test_evaluation\.py:\d+ in agent\)$", message
+    )
 
 
 def test_without_an_agent_trace_cases_evaluate_and_reports_rescore() -> None:

@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 import agenteval
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, unknown_fields
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.message import Message, Role
@@ -22,10 +22,13 @@ from agenteval.evalset.models import EvalCase, EvalSet, Invocation, SessionInput
 from agenteval.evalset.trace import TraceStep
 from agenteval.metric.criterion import (
     CategoryScore,
+    Criterion,
+    FinalResponseCriterion,
     GenerationConfig,
     JudgeModelOptions,
     LengthCriterion,
     TextCriterion,
+    ToolTrajectoryCriterion,
 )
 from agenteval.metric.models import EvalMetric
 
@@ -213,6 +216,105 @@ def test_a_subclass_takes_its_own_and_its_parents_fields_as_keywords() -> None:
     assert Extended(name="a", extraCount=1).to_dict() == {"name": "a", "extraCount": 1}
     with pytest.raises(ConfigError, match=r"^_Sample\(\) got an unknown field 'extra_count'"):
         _Sample(extra_count=1)
+
+
+# --- constructors: a misspelt key inside a dict given to a constructor is an error too
+
+MISSPELT_OPTION: dict[str, Any] = {"finalResponse": {"text": {"matchStrategy": "contains", "caseInsensitve": True}}}
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: EvalMetric(metric_name="final_response_avg_score", threshold=1, criterion=MISSPELT_OPTION),
+            "EvalMetric(criterion=...): unknown key finalResponse.text.caseInsensitve "
+            "(did you mean 'caseInsensitive'?)",
+        ),
+        (
+            lambda: EvalMetric(metric_name="m", criterion={"finalResponse": {"txt": {}}}),
+            "EvalMetric(criterion=...): unknown key finalResponse.txt (did you mean 'text'?)",
+        ),
+        (
+            lambda: EvalMetric(metric_name="m", criterion={"final_response": {"text": {"case_insensitve": True}}}),
+            "EvalMetric(criterion=...): unknown key final_response.text.case_insensitve "
+            "(did you mean 'case_insensitive'?)",
+        ),
+        (
+            lambda: EvalCase(eval_id="c", conversation=[{"userContent": {"role": "user", "contnet": "hi"}}]),
+            "EvalCase(conversation=...): unknown key [0].userContent.contnet (did you mean 'content'?)",
+        ),
+        (
+            lambda: Invocation(tools=[Tool(name="a"), {"name": "b", "reslt": 1}]),
+            "Invocation(tools=...): unknown key [1].reslt (did you mean 'result'?)",
+        ),
+        (
+            lambda: ToolTrajectoryCriterion(tool_strategy={"weather": {"argumnts": {}}}),
+            "ToolTrajectoryCriterion(tool_strategy=...): unknown key weather.argumnts (did you mean 'arguments'?)",
+        ),
+        (
+            lambda: EvalMetric(metric_name="m", criterion={"finalResponse": {"fuzzy": {}}}),
+            "EvalMetric(criterion=...): unknown key finalResponse.fuzzy "
+            "(FinalResponseCriterion takes: text, json, rouge, xml, compareName)",
+        ),
+    ],
+    ids=["camel-case", "unknown-criterion", "snake-case", "list", "list-with-a-model", "mapping", "no-close-key"],
+)
+def test_a_misspelt_key_in_a_dict_given_to_a_constructor_is_refused_naming_its_path(build: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        build()
+    assert str(info.value) == message
+
+
+def test_every_misspelt_key_in_every_argument_is_named() -> None:
+    with pytest.raises(ConfigError) as info:
+        EvalCase(
+            conversation=[{"userContent": {"contnet": "hi"}, "tols": []}],
+            session_input={"userID": "u"},
+        )
+    assert str(info.value) == (
+        "EvalCase(conversation=...): unknown keys [0].tols (did you mean 'tools'?), "
+        "[0].userContent.contnet (did you mean 'content'?); "
+        "EvalCase(session_input=...): unknown key userID (did you mean 'userId'?)"
+    )
+
+
+def test_model_objects_given_to_a_constructor_keep_their_unknown_keys() -> None:
+    # A model loaded from a newer file legitimately holds keys this version does not know.
+    loaded = Criterion.model_validate(MISSPELT_OPTION)
+    final = FinalResponseCriterion.model_validate({"txt": {}})
+    case = EvalCase.model_validate({"evalId": "c", "futureField": 1})
+
+    metrics = [
+        EvalMetric(metric_name="m", criterion=loaded),
+        EvalMetric(metric_name="m", criterion={"finalResponse": final}),
+    ]
+    es = EvalSet(eval_set_id="s", eval_cases=[case])
+
+    assert [unknown_fields(metric) for metric in metrics] == [
+        ["criterion.finalResponse.text.caseInsensitve"],
+        ["criterion.finalResponse.txt"],
+    ]
+    assert unknown_fields(es) == ["evalCases[0].futureField"]
+
+
+def test_free_form_values_given_to_a_constructor_are_data_not_checked() -> None:
+    metric = EvalMetric(
+        metric_name="m",
+        extension={"weihgt": {"nested": [{"anything": 1}]}},
+        criterion={"finalResponse": {"json": {"schema": {"propertes": {}}, "ignoreTree": {"idd": True}}}},
+    )
+    tool = Tool(name="t", arguments={"qurey": 1}, result=[{"any": "thing"}])
+    session = SessionInput(state={"anything": {"at": "all"}})
+    message = Message(content_parts=[{"type": "txt"}], tool_calls=[{"fn": {}}])
+
+    assert unknown_fields([metric, tool, session, message]) == []
+
+
+def test_loading_keeps_misspelt_keys_as_before() -> None:
+    document = {"metricName": "m", "criterion": MISSPELT_OPTION}
+    for metric in (EvalMetric.model_validate(document), EvalMetric.from_json(json.dumps(document))):
+        assert unknown_fields(metric) == ["criterion.finalResponse.text.caseInsensitve"]
 
 
 @pytest.mark.parametrize(

@@ -215,7 +215,7 @@ def test_compare_lines_up_cases_and_metrics(report_and_agent: tuple[ae.Evaluatio
     assert diff.summary["same_eval_set"] is True
     back = ae.compare(lenient, strict)
     assert len(back.regressions) == 2
-    assert "Regressions" in back._repr_html_()
+    assert "Metric regressions (2)" in back._repr_html_()
 
 
 def _crashes_on(message_part: str, every: int = 1) -> Any:

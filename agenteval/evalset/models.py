@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, check_arguments
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.trace import ExecutionTrace
@@ -124,11 +124,15 @@ class Invocation(CamelModel):
         Returns:
             The turn, for :meth:`EvalCase.of`.
 
+        Raises:
+            ConfigError: An argument of the wrong type (e.g. one :class:`Tool` rather than a list).
+
         Example:
             >>> turn = Invocation.of("2 + 3?", "5", tools=[Tool(name="add", arguments={"a": 2, "b": 3})])
             >>> turn.user_content.content, turn.final_response.content, turn.tools[0].name
             ('2 + 3?', '5', 'add')
         """
+        check_arguments("Invocation.of", user=(user, str), expect=(expect, str | None), tools=(tools, list[Tool]))
         return cls(
             user_content=Message.user(user),
             final_response=None if expect is None else Message.assistant(expect),
@@ -253,9 +257,9 @@ class EvalCase(CamelModel):
             The case, with its :class:`SessionInput`.
 
         Raises:
-            ConfigError: An empty ``eval_id``; no turns; several user messages, or messages mixed
-                with :meth:`Invocation.of` turns (ambiguous: is a second text a reply or a turn?);
-                ``expect`` or ``tools`` given with :meth:`Invocation.of` turns.
+            ConfigError: An argument of the wrong type; an empty ``eval_id``; no turns; several user
+                messages, or messages mixed with :meth:`Invocation.of` turns (ambiguous: is a second
+                text a reply or a turn?); ``expect`` or ``tools`` given with :meth:`Invocation.of` turns.
 
         Example:
             >>> case = EvalCase.of("sf", "Weather in SF?", expect="Sunny", tools=[Tool(name="weather")])
@@ -266,6 +270,15 @@ class EvalCase(CamelModel):
             2
         """
         where = f"EvalCase.of({eval_id!r})"
+        check_arguments(
+            where,
+            eval_id=(eval_id, str),
+            expect=(expect, str | None),
+            tools=(tools, list[Tool]),
+            user_id=(user_id, str),
+            state=(state, Mapping | None),
+            context=(context, list[Message]),
+        )
         if not eval_id:
             raise ConfigError("EvalCase.of: eval_id is empty; give the case an id, unique within its eval set")
         return cls(
@@ -311,17 +324,26 @@ class EvalSet(CamelModel):
             The eval set, ready for ``Evaluator.evaluate(eval_set, metrics=[...])``.
 
         Raises:
-            ConfigError: An empty ``eval_set_id``, a case without an id, or case ids used more than once.
+            ConfigError: An argument of the wrong type (e.g. a case that is not an :class:`EvalCase`), an
+                empty ``eval_set_id``, a case without an id, or case ids used more than once.
 
         Example:
             >>> es = EvalSet.of("weather", [EvalCase.of("sf", "Weather in SF?", expect="Sunny")])
             >>> es.eval_set_id, [case.eval_id for case in es.eval_cases]
             ('weather', ['sf'])
         """
+        where = f"EvalSet.of({eval_set_id!r})"
+        listed = list(cases) if isinstance(cases, Iterator) else cases
+        check_arguments(
+            where,
+            eval_set_id=(eval_set_id, str),
+            cases=(listed, list[EvalCase]),
+            name=(name, str),
+            description=(description, str),
+        )
         if not eval_set_id:
             raise ConfigError("EvalSet.of: eval_set_id is empty; give the eval set an id")
-        cases = list(cases)
-        where = f"EvalSet.of({eval_set_id!r})"
+        cases = list(listed)
         unnamed = [str(index) for index, case in enumerate(cases) if not case.eval_id]
         if unnamed:
             raise ConfigError(

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from agenteval._json import CamelModel, GoFloat
+from agenteval._json import CamelModel, GoFloat, check_arguments
 from agenteval.errors import ConfigError
 from agenteval.metric.criterion import (
     _ROUGE_TYPE,
@@ -89,8 +89,8 @@ class EvalMetric(CamelModel):
             The metric.
 
         Raises:
-            ConfigError: An unknown ``arguments`` or ``results`` value, a threshold outside
-                ``[0, 1]``, or an empty name.
+            ConfigError: An argument of the wrong type, an unknown ``arguments`` or ``results``
+                value, a threshold outside ``[0, 1]``, or an empty name.
 
         Example:
             >>> metric = EvalMetric.tool_trajectory(order_sensitive=True)
@@ -98,6 +98,13 @@ class EvalMetric(CamelModel):
             ('tool_trajectory_avg_score', 1.0, True)
         """
         where = "EvalMetric.tool_trajectory"
+        check_arguments(
+            where,
+            order_sensitive=(order_sensitive, bool),
+            subset=(subset, bool),
+            threshold=(threshold, float),
+            name=(name, str),
+        )
         strategy = ToolTrajectoryStrategy(
             name=TextCriterion(match_strategy=TextMatchStrategy.EXACT),
             arguments=_tool_part(where, "arguments", arguments),
@@ -134,7 +141,8 @@ class EvalMetric(CamelModel):
             The metric.
 
         Raises:
-            ConfigError: An unknown ``match``, a threshold outside ``[0, 1]``, or an empty name.
+            ConfigError: An argument of the wrong type, an unknown ``match``, a threshold outside
+                ``[0, 1]``, or an empty name.
 
         Example:
             >>> metric = EvalMetric.final_response("contains", case_insensitive=True)
@@ -142,6 +150,9 @@ class EvalMetric(CamelModel):
             ('final_response_avg_score', 'contains')
         """
         where = "EvalMetric.final_response"
+        check_arguments(
+            where, case_insensitive=(case_insensitive, bool), threshold=(threshold, float), name=(name, str)
+        )
         _check_choice(where, "match", match, TextMatch)
         text = TextCriterion(match_strategy=TextMatchStrategy(match), case_insensitive=case_insensitive)
         return _metric(where, name, FINAL_RESPONSE, threshold, _final_response(text=text))
@@ -182,9 +193,9 @@ class EvalMetric(CamelModel):
             The metric.
 
         Raises:
-            ConfigError: An unknown ``rouge_type``; a minimum outside ``[0, 1]``, or all three at
-                0; a threshold outside ``[0, 1]``; an empty name. An unregistered
-                ``tokenizer_name`` is refused when the evaluation starts.
+            ConfigError: An argument of the wrong type; an unknown ``rouge_type``; a minimum
+                outside ``[0, 1]``, or all three at 0; a threshold outside ``[0, 1]``; an empty
+                name. An unregistered ``tokenizer_name`` is refused when the evaluation starts.
 
         Example:
             >>> metric = EvalMetric.rouge("rouge1", f1=0.6)
@@ -192,6 +203,17 @@ class EvalMetric(CamelModel):
             ('final_response_rouge', 0.6)
         """
         where = "EvalMetric.rouge"
+        check_arguments(
+            where,
+            rouge_type=(rouge_type, str),
+            f1=(f1, float),
+            precision=(precision, float),
+            recall=(recall, float),
+            use_stemmer=(use_stemmer, bool),
+            tokenizer_name=(tokenizer_name, str),
+            threshold=(threshold, float),
+            name=(name, str),
+        )
         if not _ROUGE_TYPE.fullmatch(rouge_type):
             raise ConfigError(f"{where}: unknown rouge_type {rouge_type!r}; use rouge1, rouge2, …, rougeL or rougeLsum")
         minimums = {"f1": f1, "precision": precision, "recall": recall}
@@ -242,9 +264,10 @@ class EvalMetric(CamelModel):
             The metric.
 
         Raises:
-            ConfigError: Both ``ignore_keys`` and ``only_keys``; keys given as one string; a
-                negative or non-finite ``number_tolerance``; a threshold outside ``[0, 1]``; an
-                empty name. An invalid ``schema`` is refused when the evaluation starts.
+            ConfigError: An argument of the wrong type (keys given as one string, for instance);
+                both ``ignore_keys`` and ``only_keys``; a negative or non-finite
+                ``number_tolerance``; a threshold outside ``[0, 1]``; an empty name. An invalid
+                ``schema`` is refused when the evaluation starts.
 
         Example:
             >>> metric = EvalMetric.json(ignore_keys=["id"], number_tolerance=0.01)
@@ -252,6 +275,14 @@ class EvalMetric(CamelModel):
             ('final_response_json', {'id': True})
         """
         where = "EvalMetric.json"
+        check_arguments(
+            where,
+            number_tolerance=(number_tolerance, float | None),
+            ignore_keys=(ignore_keys, list[str]),
+            only_keys=(only_keys, list[str]),
+            threshold=(threshold, float),
+            name=(name, str),
+        )
         if number_tolerance is not None and not (math.isfinite(number_tolerance) and number_tolerance >= 0):
             raise ConfigError(f"{where}: number_tolerance must be a non-negative number, got {number_tolerance!r}")
         if ignore_keys and only_keys:
@@ -259,8 +290,8 @@ class EvalMetric(CamelModel):
         json_criterion = JSONCriterion(
             match_strategy=JSONMatchStrategy.EXACT,
             number_tolerance=number_tolerance,
-            ignore_tree=_key_tree(where, "ignore_keys", ignore_keys),
-            only_tree=_key_tree(where, "only_keys", only_keys),
+            ignore_tree=dict.fromkeys(ignore_keys, True),
+            only_tree=dict.fromkeys(only_keys, True),
             json_schema=schema,
         )
         return _metric(where, name, FINAL_RESPONSE, threshold, _final_response(json_=json_criterion))
@@ -293,9 +324,3 @@ def _tool_part(where: str, label: str, choice: ToolPart) -> JSONCriterion | None
     """The JSON criterion of one tool-call part; ``None``, so not compared, for ``"ignore"``."""
     _check_choice(where, label, choice, ToolPart)
     return JSONCriterion(match_strategy=JSONMatchStrategy.EXACT) if choice == "exact" else None
-
-
-def _key_tree(where: str, label: str, keys: Sequence[str]) -> dict[str, Any]:
-    if isinstance(keys, str):
-        raise ConfigError(f"{where}: {label} is one string; give a list of keys, e.g. {label}=[{keys!r}]")
-    return dict.fromkeys(keys, True)

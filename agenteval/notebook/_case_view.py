@@ -6,13 +6,13 @@ import html
 import json
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 from agenteval.errors import ConfigError, NotFoundError
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, RubricScore
 from agenteval.evalset.models import Invocation, Tool
 from agenteval.notebook._html import CSS, badge, bound, clip, compact_json, fmt_score, fold, pretty_json
 from agenteval.status import EvalStatus
@@ -197,40 +197,56 @@ def metric_reason(metric: EvalMetricResult) -> str:
     return metric.details.reason.strip().strip(";").strip() if metric.details else ""
 
 
-def _by_reason(metrics: list[EvalMetricResult]) -> list[list[EvalMetricResult]]:
-    """The metrics grouped by reason, in order of first appearance; one with no reason or with rubrics stays alone."""
-    groups: dict[str | int, list[EvalMetricResult]] = {}
+def _by_reason(metrics: list[EvalMetricResult], notes: Mapping[str, str]) -> list[list[EvalMetricResult]]:
+    """The metrics grouped by what their reason cell shows, in order of first appearance.
+
+    A metric with a note in ``notes`` shows the note; one with no reason or with rubrics stays alone.
+    """
+    groups: dict[tuple[str, str] | int, list[EvalMetricResult]] = {}
     for index, metric in enumerate(metrics):
+        note = notes.get(metric.metric_name)
         reason = metric_reason(metric)
-        alone = not reason or (metric.details is not None and bool(metric.details.rubric_scores))
-        groups.setdefault(index if alone else reason, []).append(metric)
+        key: tuple[str, str] | int
+        if note is not None:
+            key = ("note", note)
+        elif not reason or (metric.details is not None and bool(metric.details.rubric_scores)):
+            key = index
+        else:
+            key = ("reason", reason)
+        groups.setdefault(key, []).append(metric)
     return list(groups.values())
 
 
-def _reason_cell(metric: EvalMetricResult, rows: int) -> str:
-    """The reason of ``metric`` and its rubric scores, spanning the ``rows`` metrics that share it."""
+def _reason_cell(metric: EvalMetricResult, rows: int, note: str | None) -> str:
+    """The reason of ``metric`` and its rubric scores (or ``note``), spanning the ``rows`` metrics that share it."""
+    span = f' rowspan="{rows}"' if rows > 1 else ""
+    if note is not None:
+        return f'<td{span}><div class="ae-muted">{html.escape(note)}</div></td>'
     reason = metric_reason(metric)
     rubrics = metric.details.rubric_scores if metric.details else []
     extra = "".join(
         f'<div class="ae-reason">{clip(f"• {r.id} {r.score:.2f}: {r.reason}", _REASON_PREVIEW)}</div>' for r in rubrics
     )
-    span = f' rowspan="{rows}"' if rows > 1 else ""
     return f'<td{span}><div class="ae-reason">{clip(reason, _REASON_PREVIEW) or "—"}</div>{extra}</td>'
 
 
-def _metrics_table(metrics: list[EvalMetricResult]) -> str:
-    """Each metric's score and verdict; a reason several metrics share shows once, next to all of them."""
+def _metrics_table(metrics: list[EvalMetricResult], notes: Mapping[str, str] | None = None) -> str:
+    """Each metric's score and verdict; a reason several metrics share shows once, next to all of them.
+
+    A metric named in ``notes`` shows its note in place of its reason.
+    """
     if not metrics:
         return '<p class="ae-muted">No metric results.</p>'
+    notes = notes or {}
     rows = []
-    for group in _by_reason(metrics):
+    for group in _by_reason(metrics, notes):
         for position, metric in enumerate(group):
             rows.append(
                 f'<tr class="ae-row-{html.escape(str(metric.eval_status or "not_evaluated"))}">'
                 f'<td class="ae-id">{html.escape(metric.metric_name)}</td>'
                 f'<td class="ae-num">{fmt_score(metric.score)}</td><td class="ae-num">{metric.threshold:g}</td>'
                 f"<td>{badge(metric.eval_status)}</td>"
-                + (_reason_cell(metric, len(group)) if position == 0 else "")
+                + (_reason_cell(metric, len(group), notes.get(metric.metric_name)) if position == 0 else "")
                 + "</tr>"
             )
     return (
@@ -238,6 +254,34 @@ def _metrics_table(metrics: list[EvalMetricResult]) -> str:
         "<th class='ae-num'>Threshold</th><th>Status</th><th>Reason</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _said_by_turns(metrics: list[EvalMetricResult], turns: list[_Turn]) -> dict[str, str]:
+    """For each case metric whose reason and rubric scores only repeat its turns': a note naming those turns.
+
+    The case's reason joins the turns' reasons, so showing it again above the turns says nothing
+    new; a reason that adds to them (a custom evaluator's summary, say) is shown.
+    """
+    notes: dict[str, str] = {}
+    for metric in metrics:
+        rubrics = metric.details.rubric_scores if metric.details else []
+        rest = metric.details.reason if metric.details else ""
+        if not rest.strip() and not rubrics:
+            continue
+        said: list[int] = []
+        turn_rubrics: list[RubricScore] = []
+        for number, (_, _, results) in enumerate(turns, start=1):
+            for result in results:
+                reason = metric_reason(result)
+                found = result.details.rubric_scores if result.details else []
+                if result.metric_name != metric.metric_name or not (reason or found):
+                    continue
+                said.append(number)
+                turn_rubrics += found
+                rest = rest.replace(reason, "", 1) if reason else rest
+        if said and not rest.strip("; \n\t") and all(rubric in turn_rubrics for rubric in rubrics):
+            notes[metric.metric_name] = f"see turn{'s' if len(said) > 1 else ''} {', '.join(map(str, said))} below"
+    return notes
 
 
 def _turn_html(
@@ -284,7 +328,7 @@ def _turns(report: EvaluationReport, run: EvalCaseResult) -> list[_Turn]:
     return [(want, got, []) for want, got in zip_longest(expected, actual)]
 
 
-def _runs_strip(summary: CaseSummary, shown: EvalCaseResult, run_id: int | None) -> str:
+def _runs_strip(summary: CaseSummary, shown: EvalCaseResult, run_id: int | None, page: bool) -> str:
     if len(summary.runs) < 2:
         return ""
     chips = []
@@ -296,14 +340,42 @@ def _runs_strip(summary: CaseSummary, shown: EvalCaseResult, run_id: int | None)
     why = (
         "" if run_id is not None else " (the first failing run)" if shown.final_eval_status is EvalStatus.FAILED else ""
     )
-    note = f"showing run {shown.run_id}{why}; pass <code>run_id=</code> for another"
+    # A page has no kernel to pass run_id to: say where the other runs are instead.
+    other = "the Data tables below hold every run" if page else "pass <code>run_id=</code> for another"
+    note = f"showing run {shown.run_id}{why}; {other}"
     return (
         f'<div class="ae-runs"><span class="ae-muted">Runs:</span> {" ".join(chips)} '
         f'<span class="ae-muted">{note}</span></div>'
     )
 
 
-def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None, *, style: bool = True) -> str:
+def _head(summary: CaseSummary, run: EvalCaseResult) -> str:
+    """The case's title with its overall status and, with several runs, the status of the run shown, each labelled."""
+    title = f'<span class="ae-title">Case <span class="ae-id">{html.escape(summary.eval_id)}</span></span>'
+    if len(summary.runs) < 2:
+        return f'<div class="ae-head">{badge(summary.overall_status)} {title}</div>'
+    return (
+        f'<div class="ae-head">{title} <span>overall: {badge(summary.overall_status)}</span> '
+        f"<span>run {run.run_id}: {badge(run.final_eval_status)}</span></div>"
+    )
+
+
+def _meta(summary: CaseSummary, run: EvalCaseResult) -> str:
+    if len(summary.runs) < 2:
+        meta = [f"run <b>{run.run_id}</b>", f"score <b>{fmt_score(run.score)}</b>"]
+    else:
+        meta = [
+            f"overall score <b>{fmt_score(summary.score)}</b>",
+            f"run {run.run_id} score <b>{fmt_score(run.score)}</b>",
+        ]
+    meta += [f"session <span class='ae-id'>{html.escape(run.session_id)}</span>"] if run.session_id else []
+    meta += [f"user <span class='ae-id'>{html.escape(run.user_id)}</span>"] if run.user_id else []
+    return f"<div class='ae-meta'>{' '.join(f'<span>{m}</span>' for m in meta)}</div>"
+
+
+def case_html(
+    report: EvaluationReport, eval_id: str, run_id: int | None = None, *, style: bool = True, page: bool = False
+) -> str:
     """One case side by side: per turn, the user message, expected vs actual, and each metric's verdict.
 
     Expected is on the left, actual on the right. Final responses that differ are framed in red with
@@ -313,13 +385,18 @@ def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None,
     click unfolds them), and a reason several metrics share shows once, next to all of them.
 
     With several runs one run is shown, by default the first run in which the case failed (or run 1
-    when it never failed), because that is the one worth reading; a strip shows every run's status.
+    when it never failed), because that is the one worth reading; the head gives the case's overall
+    status (the case aggregator's verdict across runs) and the shown run's, each labelled, and a
+    strip shows every run's status. The metrics above the turns are the shown run's; a reason there
+    shows only when it says more than the turns' reasons below it.
 
     Args:
         report: The report holding the case.
         eval_id: The case id.
         run_id: The run to show (1-based); ``None`` picks as described above.
         style: Include the ``<style>`` block (leave it out when the page already has it).
+        page: The view is part of an exported page, which has no kernel: it says where the other
+            runs are rather than how to show them.
 
     Returns:
         A self-contained HTML fragment.
@@ -330,23 +407,15 @@ def case_html(report: EvaluationReport, eval_id: str, run_id: int | None = None,
     """
     summary = _find(report, eval_id)
     run = _pick_run(summary, run_id)
-    head = (
-        f'<div class="ae-head">{badge(run.final_eval_status)} '
-        f'<span class="ae-title">Case <span class="ae-id">{html.escape(eval_id)}</span></span>'
-    )
-    if len(summary.runs) > 1:
-        head += f' <span class="ae-muted">across runs</span> {badge(summary.overall_status)}'
-    head += "</div>" + _runs_strip(summary, run, run_id)
-    meta = [f"run <b>{run.run_id}</b>", f"score <b>{fmt_score(run.score)}</b>"]
-    meta += [f"session <span class='ae-id'>{html.escape(run.session_id)}</span>"] if run.session_id else []
-    meta += [f"user <span class='ae-id'>{html.escape(run.user_id)}</span>"] if run.user_id else []
-    body = head + f"<div class='ae-meta'>{' '.join(f'<span>{m}</span>' for m in meta)}</div>"
+    body = _head(summary, run) + _runs_strip(summary, run, run_id, page) + _meta(summary, run)
     if run.error_message:
         error = clip(run.error_message, _REASON_PREVIEW)
         body += f'<div class="ae-error"><span class="ae-label">Error</span><div class="ae-reason">{error}</div></div>'
     turns = _turns(report, run)
     if len(turns) != 1 or not turns[0][2]:  # with one scored turn, the case's metrics are that turn's
-        body += f"<h4>Metrics for the case</h4>{_metrics_table(run.overall_eval_metric_results)}"
+        heading = "Metrics for the case" + (f", run {run.run_id}" if len(summary.runs) > 1 else "")
+        notes = _said_by_turns(run.overall_eval_metric_results, turns)
+        body += f"<h4>{heading}</h4>{_metrics_table(run.overall_eval_metric_results, notes)}"
     body += "".join(_turn_html(number, *turn) for number, turn in enumerate(turns, start=1))
     if not turns:
         body += '<p class="ae-muted">No turns were recorded.</p>'

@@ -35,7 +35,21 @@ _CHANGE_COLUMNS = {
     "baseline_pass_rate": "Baseline pass rate",
     "candidate_pass_rate": "Candidate pass rate",
 }
-"""The columns of the regressions and fixes tables, and their headings."""
+"""The columns of the metric regressions and fixes tables, and their headings."""
+
+_CASE_COLUMNS = {
+    "eval_id": "Case",
+    "change": "Change",
+    "baseline_status": "Baseline",
+    "candidate_status": "Candidate",
+    "baseline_pass_rate": "Baseline pass rate",
+    "candidate_pass_rate": "Candidate pass rate",
+    "pass_rate_change": "Pass rate change",
+}
+"""The columns of the table of cases whose status changed, and their headings."""
+
+_CASE_ORDER = {"regressed": 0, "fixed": 1, "changed": 2, "new": 3, "removed": 4}
+"""The order of the changed cases: the worst news first."""
 
 
 def _number(value: object) -> float | None:
@@ -140,13 +154,19 @@ def _summary(comparison: Comparison) -> str:
     return "".join(parts)
 
 
-def _changes(frame: pd.DataFrame, none: str) -> str:
-    """The rows of ``frame`` (regressions or fixes) with readable headings, or ``none`` when there are none."""
+def _changes(frame: pd.DataFrame, columns: dict[str, str], what: str, none: str) -> str:
+    """``what`` the rows of ``frame`` are, then the rows with readable headings (``columns``); or ``none``."""
     if not len(frame):
         return f'<p class="ae-muted">{none}</p>'
-    columns = [column for column in _CHANGE_COLUMNS if column in frame.columns]
-    shown = frame[columns].rename(columns=_CHANGE_COLUMNS)
-    return data_table(shown, _formats(_CHANGE_COLUMNS))
+    shown = frame[[column for column in columns if column in frame.columns]].rename(columns=columns)
+    return f"<p class='ae-muted'>{what}</p>{data_table(shown, _formats(columns))}"
+
+
+def _changed_cases(comparison: Comparison) -> pd.DataFrame:
+    """The rows of :attr:`Comparison.cases` whose status changed, regressions first."""
+    cases = comparison.cases
+    changed = cases[cases["change"] != "unchanged"]
+    return changed.sort_values("change", key=lambda column: column.map(_CASE_ORDER), kind="stable")
 
 
 def _data(comparison: Comparison) -> str:
@@ -159,12 +179,44 @@ def _data(comparison: Comparison) -> str:
 
 
 def _sections(comparison: Comparison) -> list[tuple[str, str, str]]:
+    cases = _changed_cases(comparison)
     regressions = comparison.regressions
     fixes = comparison.fixes
+    averaged = "scores averaged over the runs"
     return [
         ("summary", "Summary", _summary(comparison)),
-        ("regressions", f"Regressions ({len(regressions)})", _changes(regressions, "No regressions.")),
-        ("fixes", f"Fixes ({len(fixes)})", _changes(fixes, "No fixes.")),
+        (
+            "cases",
+            f"Cases whose status changed ({len(cases)})",
+            _changes(
+                cases,
+                _CASE_COLUMNS,
+                "Each case's overall status, as the case aggregator decided it (<code>comparison.cases</code>).",
+                "No case changed its status.",
+            ),
+        ),
+        (
+            "regressions",
+            f"Metric regressions ({len(regressions)})",
+            _changes(
+                regressions,
+                _CHANGE_COLUMNS,
+                "(case, metric) results that passed in the baseline and do not in the candidate "
+                f"(<code>comparison.regressions</code>; {averaged}).",
+                "No metric regressions.",
+            ),
+        ),
+        (
+            "fixes",
+            f"Metric fixes ({len(fixes)})",
+            _changes(
+                fixes,
+                _CHANGE_COLUMNS,
+                "(case, metric) results that did not pass in the baseline and pass in the candidate "
+                f"(<code>comparison.fixes</code>; {averaged}).",
+                "No metric fixes.",
+            ),
+        ),
         ("tables", "Data", _data(comparison)),
     ]
 
@@ -174,8 +226,10 @@ def comparison_html(comparison: Comparison, *, style: bool = True) -> str:
 
     It shows both reports, how many cases and (case, metric) results were fixed, regressed or
     stayed, a note when the reports evaluated different eval sets, each metric's mean score
-    change, the regressions and the fixes, then the full ``table`` and ``cases`` folded. Long
-    texts are folded to their start (one click unfolds them); no script runs.
+    change, the cases whose overall status changed (from ``cases``), the (case, metric) results
+    that regressed and those fixed (``regressions`` and ``fixes``), then the full ``table`` and
+    ``cases`` folded. Long texts are folded to their start (one click unfolds them); no script
+    runs.
 
     Args:
         comparison: The comparison to show.

@@ -141,26 +141,37 @@ def _reasons_cell(summary: CaseSummary, several_runs: bool) -> str:
     return f"<td>{''.join(parts)}</td>"
 
 
+_ACROSS_RUNS = (
+    "<p class='ae-muted'>Overall status and score: the case aggregator's verdict across the runs "
+    "(<code>status</code> and <code>score</code> in <code>report.case_table</code>). Runs: how many runs passed "
+    "on their own (<code>runs_passed</code> of <code>num_runs</code>).</p>"
+)
+
+
+def _runs_passed(summary: CaseSummary) -> str:
+    passed = sum(1 for run in summary.runs if run.final_eval_status is EvalStatus.PASSED)
+    return f"passed {passed}/{len(summary.runs)} run{'s' if len(summary.runs) != 1 else ''}"
+
+
 def _cases_table(report: EvaluationReport, max_cases: int | None, link_cases: bool) -> str:
     summaries = sorted(report.case_summaries, key=lambda s: _ORDER.get(s.overall_status, 1))
     if not summaries:
         return '<p class="ae-muted">No cases.</p>'
     several = report.num_runs > 1
     shown = summaries if max_cases is None else summaries[:max_cases]
-    head = "<th>Status</th><th>Case</th><th class='ae-num'>Score</th>"
-    head += "<th class='ae-num'>Runs passed</th>" if several else ""
+    if several:
+        head = "<th>Overall status</th><th>Case</th><th class='ae-num'>Overall score</th><th class='ae-num'>Runs</th>"
+    else:
+        head = "<th>Status</th><th>Case</th><th class='ae-num'>Score</th>"
     rows = []
     for summary in shown:
-        scores = [run.score for run in summary.runs]
-        mean = sum(scores) / len(scores) if scores else None
         name = html.escape(summary.eval_id)
         if link_cases:
             name = f'<a href="#{case_anchor(summary.eval_id)}">{name}</a>'
         cells = f'<td>{badge(summary.overall_status)}</td><td class="ae-id">{name}</td>'
-        cells += f'<td class="ae-num">{fmt_score(mean)}</td>'
+        cells += f'<td class="ae-num">{fmt_score(summary.score)}</td>'
         if several:
-            passed = sum(1 for run in summary.runs if run.final_eval_status is EvalStatus.PASSED)
-            cells += f'<td class="ae-num">{passed}/{len(summary.runs)}</td>'
+            cells += f'<td class="ae-num">{_runs_passed(summary)}</td>'
         cells += _reasons_cell(summary, several)
         rows.append(f'<tr class="ae-row-{html.escape(str(summary.overall_status))}">{cells}</tr>')
     more = ""
@@ -170,8 +181,9 @@ def _cases_table(report: EvaluationReport, max_cases: int | None, link_cases: bo
             "(all of them are in <code>report.cases</code>).</p>"
         )
     return (
-        "<h4>Cases <span class='ae-muted'>(failing first)</span></h4><table class='ae-table'>"
-        f"<thead><tr>{head}<th>Reason</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+        f"<h4>Cases <span class='ae-muted'>(failing first)</span></h4>{_ACROSS_RUNS if several else ''}"
+        f"<table class='ae-table'><thead><tr>{head}<th>Reason</th></tr></thead><tbody>{''.join(rows)}</tbody>"
+        f"</table>{more}"
     )
 
 
@@ -215,10 +227,12 @@ def report_html(
 
     It shows the overall status, the app, eval set, runs and duration (with pass@1 and pass^k when
     there are several runs; the duration reads "unknown" when the report does not know it), each
-    metric's pass rate (also per run), then the cases, failing first, each with its status, mean
-    score and the reasons it failed (a reason given for several metrics shows once, naming them;
-    a long one is folded to its start, one click unfolds it). Styles are inline and scoped;
-    nothing external is loaded and no script runs.
+    metric's pass rate (also per run), then the cases, failing first, each with its status and
+    score (the case aggregator's verdict across runs: ``case_table``'s ``status`` and ``score``),
+    with several runs how many of them passed on their own ("passed 2/3 runs"), and the reasons it
+    failed (a reason given for several metrics shows once, naming them; a long one is folded to its
+    start, one click unfolds it). Styles are inline and scoped; nothing external is loaded and no
+    script runs.
 
     Args:
         report: The report to show.

@@ -103,7 +103,7 @@ def _cases(report: EvaluationReport) -> str:
         parts.append(
             f'<details class="ae-case" id="{case_anchor(summary.eval_id)}"{" open" if failed else ""}>'
             f'<summary>{badge(summary.overall_status)}<span class="ae-id">{html.escape(summary.eval_id)}</span>'
-            f"</summary>{case_html(report, summary.eval_id, style=False)}</details>"
+            f"</summary>{case_html(report, summary.eval_id, style=False, page=True)}</details>"
         )
     return "".join(parts) or '<p class="ae-muted">No cases.</p>'
 

@@ -10,8 +10,9 @@ import functools
 import inspect
 import math
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from types import CodeType
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from pydantic import BaseModel
@@ -19,7 +20,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agenteval._names import short_name
 from agenteval.context import EvalContext
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
@@ -72,6 +73,8 @@ class Turn:
         self.execution_trace: ExecutionTrace | None = None
         self.tool_mocks: ToolMocks | None = request.tool_mocks
         self._loop = loop
+        self._async_calls: list[tuple[str, Coroutine[Any, Any, Any]]] = []
+        """The coroutines of the turn's async tool calls, so that the turn can tell one never awaited."""
 
     @property
     def text(self) -> str:
@@ -123,6 +126,9 @@ class Turn:
         (``@turn.tool``, ``@turn.tool(name="search")``). The tool may be a plain or ``async``
         function, a method, a :func:`functools.partial` or an object with a (plain or ``async``)
         ``__call__``.
+
+        An async tool is recorded when the agent awaits the call; a call the agent never awaits
+        (a forgotten ``await``, or a plain agent calling an async tool) fails the turn.
 
         A call is recorded with the arguments it passes, bound to parameter names: positional
         arguments get their names, the arguments a :func:`functools.partial` supplies are included,
@@ -191,7 +197,7 @@ class Turn:
                 _record_as_json(call)
                 return result
 
-            return cast(Callable[P, R], record_async)
+            return cast(Callable[P, R], _AsyncTool(record_async, tool_name, self._async_calls))
 
         @functools.wraps(function)
         def record(*args: Any, **kwargs: Any) -> Any:
@@ -205,6 +211,19 @@ class Turn:
             return result
 
         return cast(Callable[P, R], record)
+
+    def _close_unawaited_calls(self) -> str | None:
+        """Close the async tool calls the agent never awaited; return the first one's tool name, if any.
+
+        Closed, they record nothing and Python does not warn that they were never awaited.
+        """
+        unawaited = [
+            (name, call) for name, call in self._async_calls if inspect.getcoroutinestate(call) == inspect.CORO_CREATED
+        ]
+        self._async_calls.clear()
+        for _, call in unawaited:
+            call.close()
+        return unawaited[0][0] if unawaited else None
 
     def _mocked_result(self, mocks: ToolMocks, name: str, arguments: Any) -> Any:
         rule = mocks.rule_for(name, arguments)
@@ -220,6 +239,35 @@ class Turn:
             f'tool "{name}": an LLM-generated mock result needs an async tool (or a plain agent function) '
             "so that the model can be awaited"
         )
+
+
+class _AsyncTool:
+    """An async tool wrapped by :meth:`Turn.tool`: it keeps each call's coroutine for the turn.
+
+    An ``async def`` wrapper runs nothing until awaited, so it could not see a call the agent never
+    awaits. This object passes for a coroutine function with :func:`inspect.iscoroutinefunction`
+    (it has one's attributes, as a compiled function would; ``inspect.markcoroutinefunction`` is
+    Python 3.12+), so frameworks that check it still await the tool.
+    """
+
+    def __init__(
+        self,
+        record: Callable[..., Coroutine[Any, Any, Any]],
+        name: str,
+        calls: list[tuple[str, Coroutine[Any, Any, Any]]],
+    ) -> None:
+        functools.update_wrapper(self, record)  # name, doc and __wrapped__, so the tool's signature shows
+        self.__code__: CodeType = record.__code__
+        self.__defaults__: tuple[Any, ...] | None = None
+        self.__kwdefaults__: dict[str, Any] | None = None
+        self._record = record
+        self._name = name
+        self._calls = calls
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        call = self._record(*args, **kwargs)
+        self._calls.append((self._name, call))
+        return call
 
 
 _JSON_VALUES = "return JSON values (dict, list, str, number, bool, None), pydantic models or dataclasses"
@@ -377,6 +425,12 @@ def _to_result(reply: Any, turn: Turn, agent: str, turn_number: int) -> TurnResu
             f"the agent function {agent} returned None in turn {turn_number} — did it forget to return the reply? "
             f"Return {_REPLY_TYPES} (TurnResult(final_response=None) for a turn with no reply)"
         )
+    if inspect.iscoroutine(reply):
+        reply.close()  # so that Python does not also warn that it was never awaited
+        raise TypeError(
+            f"the agent function {agent} returned a coroutine in turn {turn_number} — did it forget `await`? "
+            f"Return {_REPLY_TYPES}"
+        )
     result = _as_turn_result(reply, turn)
     # Again at the end of the turn: a result may have been set on a recorded call afterwards, a
     # returned TurnResult brings its own calls, and the agent may have caught a recording error.
@@ -402,6 +456,18 @@ def _as_turn_result(reply: Any, turn: Turn) -> TurnResult:
         invocation_id=turn.invocation_id,
         execution_trace=turn.execution_trace,
     )
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[Any, Exception | None]:
+    """What ``call`` returned, or what it raised.
+
+    Passed back as a value because asyncio replaces a ``TimeoutError`` from a worker thread by a
+    copy without its traceback, which is where the agent failed.
+    """
+    try:
+        return call(), None
+    except Exception as error:
+        return None, error
 
 
 class FunctionRunner:
@@ -438,20 +504,19 @@ class FunctionRunner:
         """Call the function for one turn and collect what it did.
 
         Raises:
-            TypeError: The function returned ``None`` or something that is not a reply.
+            TypeError: The function returned ``None`` or something that is not a reply, or it
+                called an async tool (see :meth:`Turn.tool`) without awaiting the call.
         """
         with self._lock:
             history = list(self._history.get(request.session_id, ()))
             turn_number = self._turns_done.get(request.session_id, 0) + 1
         turn = Turn(request, history, asyncio.get_running_loop())
-        args: tuple[Any, ...] = (turn.text, turn) if self._pass_turn else (turn.text,)
-        if inspect.iscoroutinefunction(self.function):
-            reply = await self.function(*args)
-        else:
-            call = functools.partial(contextvars.copy_context().run, self.function, *args)
-            reply = await asyncio.get_running_loop().run_in_executor(self._threads(), call)
-            if inspect.isawaitable(reply):
-                reply = await reply
+        try:
+            reply = await self._call(turn)
+        except BaseException as error:
+            self._check_tool_calls_awaited(turn, error)
+            raise
+        self._check_tool_calls_awaited(turn)
         result = _to_result(reply, turn, self._name, turn_number)
         with self._lock:
             self._turns_done[request.session_id] = turn_number
@@ -460,6 +525,39 @@ class FunctionRunner:
             if result.final_response is not None:
                 session.append(result.final_response)
         return result
+
+    async def _call(self, turn: Turn) -> Any:
+        args: tuple[Any, ...] = (turn.text, turn) if self._pass_turn else (turn.text,)
+        if inspect.iscoroutinefunction(self.function):
+            return await self.function(*args)
+        call = functools.partial(contextvars.copy_context().run, self.function, *args)
+        reply, error = await asyncio.get_running_loop().run_in_executor(self._threads(), _outcome, call)
+        if error is not None:
+            raise error
+        # A plain function may hand back the work as an awaitable (an async tool's call included).
+        return await reply if inspect.isawaitable(reply) else reply
+
+    def _check_tool_calls_awaited(self, turn: Turn, error: BaseException | None = None) -> None:
+        """Fail the turn if the agent called an async tool without awaiting the call.
+
+        Such a call did nothing, so it is the likelier cause of an ``error`` the agent raised (using
+        the coroutine as the tool's result), which the message still quotes. A cancelled turn (a
+        ``turn_timeout``) stays cancelled.
+        """
+        name = turn._close_unawaited_calls()
+        if name is None or (error is not None and not isinstance(error, Exception)):
+            return
+        message = f"the agent called the async tool {name} but never awaited it"
+        if _is_async(self.function):
+            message += f": write `await {name}(...)`"
+        else:
+            message += (
+                f", which a plain (not async) agent cannot do: make the agent `async def` and write "
+                f"`await {name}(...)`, or pass a sync tool"
+            )
+        if error is not None:
+            message += f"; the agent then raised {describe_exception(error)}"
+        raise TypeError(message) from error
 
     def end_session(self, session_id: str) -> None:
         """Forget a finished session's history."""

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
+from traceback import walk_tb
 from typing import Any
 
 from agenteval.context import EvalContext
-from agenteval.errors import ConfigError, describe_exception
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import (
@@ -29,6 +32,9 @@ from agenteval.runner.toolmock import ToolMocks
 from agenteval.service.options import ServiceOptions
 
 __all__ = ["CaseFailure", "CaseInference", "infer_case", "user_input_only"]
+
+_log = logging.getLogger("agenteval")
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 class CaseFailure(Exception):
@@ -112,13 +118,13 @@ class _Session:
                 result = await self.runner.run(request)
         except TimeoutError as exc:
             if not deadline.expired():
-                raise CaseFailure(f"runner run: {describe_exception(exc)}", error_type=ErrorType.AGENT) from exc
+                raise CaseFailure(f"runner run: {self._agent_error(exc)}", error_type=ErrorType.AGENT) from exc
             raise CaseFailure(
                 f"runner run: turn {self.turns_run} timed out after {self.turn_timeout:g} s (turn_timeout)",
                 error_type=ErrorType.TIMEOUT,
             ) from exc
         except Exception as exc:
-            raise CaseFailure(f"runner run: {describe_exception(exc)}", error_type=ErrorType.AGENT) from exc
+            raise CaseFailure(f"runner run: {self._agent_error(exc)}", error_type=ErrorType.AGENT) from exc
         if not isinstance(result, TurnResult):
             raise CaseFailure(
                 f"runner run: the runner returned {type(result).__name__}; return a TurnResult",
@@ -131,6 +137,13 @@ class _Session:
             tools=list(result.tools),
         )
         return invocation, result.execution_trace
+
+    def _agent_error(self, error: Exception) -> str:
+        """Describe what the agent raised, ending with where it was raised, and log its traceback."""
+        _log.debug("the agent raised in turn %d of session %s", self.turns_run, self.session_id, exc_info=error)
+        text = describe_exception(error)
+        where = None if isinstance(error, AgentEvalError) else _raised_at(error)
+        return f"{text} (raised at {where})" if where else text
 
     async def run_turns(self, inputs: list[Invocation]) -> CaseInference:
         """Run the user turns of ``inputs`` in order; on a failure, keep the traces gathered so far."""
@@ -151,6 +164,34 @@ class _Session:
             produced.inferences.append(invocation)
             produced.traces.append(trace)
         return produced
+
+
+def _raised_at(error: BaseException) -> str | None:
+    """Where ``error`` was raised, as ``file.py:42 in function``: its innermost frame outside agenteval.
+
+    An error agenteval raises for the agent (a tool called with wrong arguments, a missing context
+    key) thus points at the agent's line; one with no frame outside agenteval (an agent that
+    returned ``None``) gets ``None``.
+    """
+    for frame, line in reversed(list(walk_tb(error.__traceback__))):
+        shown = _file_name(frame.f_code.co_filename)
+        if shown is not None:
+            return f"{shown}:{line} in {frame.f_code.co_name}"
+    return None
+
+
+def _file_name(filename: str) -> str | None:
+    """A source file as an error message names it; ``None`` for agenteval's own files.
+
+    Relative to the working directory when it is under it, else its base name: short either way.
+    """
+    path = Path(filename)
+    if not path.is_absolute():  # such as "<string>"
+        return path.name
+    path, cwd = path.resolve(), Path.cwd()
+    if path.is_relative_to(_PACKAGE):
+        return None
+    return path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.name
 
 
 async def _expected_turns(

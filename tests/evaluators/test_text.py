@@ -182,6 +182,64 @@ def test_reason_is_one_line_and_truncated() -> None:
     assert "…" in result
 
 
+WORDS = " ".join(f"word{i}" for i in range(60))
+"""A text of 409 characters: too long for a reason to show whole."""
+
+
+def test_long_texts_that_differ_near_the_end_are_shown_around_the_difference() -> None:
+    actual, expected = WORDS.replace("word42", "blue"), WORDS.replace("word42", "red")
+
+    reason = match_text(actual, expected, _text())
+
+    at = WORDS.index("word42") + 1
+    assert reason == (
+        'actual "…word34 word35 word36 word37 word38 word39 word40 word41 blue word43 word44 word45 word46 word47 '
+        'word48 word49 word50 word51 word52 word53 word54 word55…" and expected "…word34 word35 word36 word37 word38 '
+        "word39 word40 word41 red word43 word44 word45 word46 word47 word48 word49 word50 word51 word52 word53 "
+        f'word54 word55…" do not match (they differ from character {at})'
+    )
+
+
+def test_a_long_text_that_only_adds_to_the_other_shows_where_the_shorter_ends() -> None:
+    reason = match_text(WORDS + " and more", WORDS, _text())
+
+    assert reason is not None
+    assert reason.startswith('actual "…word52 word53 word54 word55 word56 word57 word58 word59 and more" and expected ')
+    tail = '"…word52 word53 word54 word55 word56 word57 word58 word59" do not match'
+    assert reason.endswith(f"{tail} (they differ from character {len(WORDS) + 1})")
+
+
+def test_a_long_case_insensitive_mismatch_shows_the_original_texts_around_the_difference() -> None:
+    reason = match_text(WORDS.upper().replace("WORD50", "BLUE"), WORDS, _text(caseInsensitive=True))
+
+    assert reason is not None
+    assert "WORD49 BLUE WORD51" in reason and "word49 word50 word51" in reason
+    assert reason.endswith(f"do not match (case-insensitive; they differ from character {WORDS.index('word50') + 1})")
+
+
+def test_a_long_reply_to_a_short_expected_text_shows_its_start() -> None:
+    reply = "calc result: 9. " + "Here is a long explanation. " * 30
+
+    reason = match_text(reply, "calc result: 9", _text())
+
+    assert reason is not None
+    assert reason.startswith('actual "calc result: 9. Here is a long explanation.')
+    assert reason.endswith('…" and expected "calc result: 9" do not match (they differ from character 15)')
+
+
+@pytest.mark.parametrize("strategy", ["contains", "regex"])
+def test_only_the_exact_match_shows_long_texts_around_a_difference(strategy: str) -> None:
+    reason = match_text(WORDS.replace("word42", "blue"), WORDS, _text(matchStrategy=strategy))
+
+    assert reason is not None and "blue" not in reason and "differ from" not in reason
+
+
+def test_short_texts_show_whole_with_no_position() -> None:
+    assert match_text("Same", "other", _text(caseInsensitive=True)) == (
+        'actual "Same" and expected "other" do not match (case-insensitive)'
+    )
+
+
 @pytest.mark.parametrize(
     ("fields", "expected", "message"),
     [

@@ -14,6 +14,7 @@ import agenteval as ae
 from agenteval import EvalCase, EvalSet, EvaluationReport, Evaluator, Invocation, Message, SessionInput, Turn
 from agenteval.notebook._html import CSS
 from agenteval.notebook.comparison_view import comparison_page
+from agenteval.service.aggregation import AggregationInput, AggregationResult
 from tests.notebook.test_display import Folds, example_metrics, visible_text
 from tests.notebook.test_html_export import Tags
 
@@ -66,11 +67,11 @@ def test_the_view_shows_counts_regressions_fixes_and_the_folded_tables(compariso
 
     assert "Cases: 1 fixed, 1 regressed, 1 unchanged" in text
     assert "Note:" not in text  # the same eval set
-    regressions = markup[markup.index("<h4>Regressions (1)</h4>") : markup.index("<h4>Fixes (1)</h4>")]
+    regressions = markup[markup.index("<h4>Metric regressions (1)</h4>") : markup.index("<h4>Metric fixes (1)</h4>")]
     assert '<span class="ae-badge ae-passed">passed</span>' in regressions
     assert '<span class="ae-badge ae-failed">failed</span>' in regressions
     assert "<th>Case</th><th>Metric</th>" in regressions
-    fixes = markup[markup.index("<h4>Fixes (1)</h4>") :]
+    fixes = markup[markup.index("<h4>Metric fixes (1)</h4>") :]
     assert "<td>flip</td>" in fixes
     for name, rows in (("comparison.table", 3), ("comparison.cases", 3)):
         assert f'<details class="ae-fold"><summary><code>{name}</code> <span class="ae-muted">({rows} rows: ' in markup
@@ -100,7 +101,8 @@ def test_a_comparison_without_changes_says_so() -> None:
     text = visible_text(ae.compare(report, report)._repr_html_())
 
     assert "Cases: 3 unchanged" in text
-    assert "No regressions." in text and "No fixes." in text
+    assert "No case changed its status." in text
+    assert "No metric regressions." in text and "No metric fixes." in text
 
 
 def test_to_html_writes_one_self_contained_page(comparison: ae.Comparison, tmp_path: Path) -> None:
@@ -119,7 +121,7 @@ def test_to_html_writes_one_self_contained_page(comparison: ae.Comparison, tmp_p
     ids = {value for _, attrs in tags.found for name, value in attrs if name == "id"}
     hrefs = [value for _, attrs in tags.found for name, value in attrs if name == "href"]
     assert hrefs and all((href or "").startswith("#") and (href or "")[1:] in ids for href in hrefs)
-    for heading in ("Summary", "Regressions (1)", "Fixes (1)", "Data"):
+    for heading in ("Summary", "Cases whose status changed (2)", "Metric regressions (1)", "Metric fixes (1)", "Data"):
         assert f"<h2>{heading}</h2>" in page
 
     def strip(text: str) -> str:
@@ -135,3 +137,38 @@ def test_showing_a_comparison_loads_the_views_only_then() -> None:
         "assert 'agenteval.notebook._html' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_cases_whose_status_changed_come_first_regressions_before_fixes(comparison: ae.Comparison) -> None:
+    markup = comparison._repr_html_()
+
+    cases = markup[markup.index("<h4>Cases whose status changed (2)</h4>") : markup.index("<h4>Metric regressions")]
+    assert "<th>Case</th><th>Change</th><th>Baseline</th><th>Candidate</th>" in cases
+    assert '<td class="ae-down">regressed</td>' in cases and '<td class="ae-up">fixed</td>' in cases
+    assert cases.index("regressed") < cases.index("<td>flip</td>")
+    assert "steady" not in cases  # unchanged
+
+
+def weighted(data: AggregationInput) -> AggregationResult:
+    """Passes a case whose metric scores average at least 0.5 (across runs: each averaged over the runs)."""
+    scores = [metric.score for metric in data.metric_results]
+    score = sum(scores) / len(scores) if scores else 0.0
+    return AggregationResult(score=score, status=ae.EvalStatus.PASSED if score >= 0.5 else ae.EvalStatus.FAILED)
+
+
+def test_cases_fixed_by_another_aggregator_are_counted_and_listed_apart_from_metric_fixes() -> None:
+    report = ae.Evaluator("app", agent(wrong="3"), num_runs=2).evaluate(
+        eval_set(), metrics=[ae.EvalMetric.final_response(), ae.EvalMetric.tool_trajectory()]
+    )
+    diff = ae.compare(report, report.reaggregate(weighted))
+
+    assert (
+        repr(diff) == "Comparison(cases: 1 fixed, 0 regressed, 2 unchanged; metrics: 0 fixed, 0 regressed, 6 unchanged)"
+    )
+    assert len(diff.fixes) == 0 and len(diff.regressions) == 0
+    markup = diff._repr_html_()
+    cases = markup[markup.index("<h4>Cases whose status changed (1)</h4>") : markup.index("<h4>Metric regressions")]
+    assert "<td>flip</td>" in cases and '<td class="ae-up">fixed</td>' in cases
+    assert '<h4>Metric regressions (0)</h4><p class="ae-muted">No metric regressions.</p>' in markup
+    assert '<h4>Metric fixes (0)</h4><p class="ae-muted">No metric fixes.</p>' in markup
+    assert "Cases: 1 fixed, 2 unchanged" in visible_text(markup)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -28,7 +28,13 @@ from agenteval import (
     Turn,
 )
 from agenteval._async import run_sync
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalMetricResultDetails, EvalSetResult
+from agenteval.evalresult.models import (
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultDetails,
+    EvalMetricResultPerInvocation,
+    EvalSetResult,
+)
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.examples.math.agent import calculator
 from agenteval.notebook._html import TEXT_LIMIT, clip, fmt_duration
@@ -187,8 +193,8 @@ def test_multi_run_summary_shows_per_run_pass_rates_and_pass_at_1(three_runs: Ev
     assert text.count("80% (4/5)") == 2 * 3
     assert "pass@1 0.00" in text
     assert "3 runs" in text
-    assert "Runs passed" in page
-    assert "0/3" in text and "3/3" in text
+    assert "<th class='ae-num'>Runs</th>" in page
+    assert "passed 0/3 runs" in text and "passed 3/3 runs" in text
 
 
 def test_summary_gives_a_case_error_as_its_reason(sloppy: EvaluationReport) -> None:
@@ -531,3 +537,125 @@ def test_the_case_view_does_not_show_a_result_the_expected_call_does_not_state()
     assert "Tool call (differs)" not in view and "ae-cell ae-mismatch" not in view
     assert view.count('<span class="ae-label">result</span>') == 1  # the actual call's result only
     assert "null" not in view
+
+
+def flaky_add(passing_runs: set[int]) -> Callable[[str, Turn], str]:
+    """The calculator, except that ``calc add 2 3`` is answered wrong in the runs not in ``passing_runs``."""
+    calls = 0
+
+    def agent(message: str, turn: Turn) -> str:
+        nonlocal calls
+        if "add 2 3" in message:
+            calls += 1
+            if calls not in passing_runs:
+                return "calc result: 6"
+        return calculator_agent(message, turn)
+
+    return agent
+
+
+@pytest.fixture(scope="module")
+def passed_once() -> EvaluationReport:
+    """Three runs; ``calc_add`` passes in run 1 only, so its overall score (0) is not its mean run score (0.33)."""
+    return evaluate(flaky_add({1}), num_runs=3)
+
+
+def case_row(page: str, eval_id: str) -> str:
+    """The visible text of the summary's row of one case."""
+    [row] = [row for row in page.split("<tr") if f'<td class="ae-id">{eval_id}</td>' in row]
+    return visible_text("<tr" + row)
+
+
+def test_the_summary_score_is_the_case_tables_and_the_runs_passed_are_labelled(passed_once: EvaluationReport) -> None:
+    table = passed_once.case_table.set_index("eval_id")
+    assert table.loc["calc_add", "score"] == 0.0 and table.loc["calc_add", "mean_score"] == pytest.approx(1 / 3)
+
+    page = report_html(passed_once)
+
+    assert "<th>Overall status</th><th>Case</th><th class='ae-num'>Overall score</th>" in page
+    assert case_row(page, "calc_add").startswith("failedcalc_add0.00passed 1/3 runs")
+    assert "0.33" not in case_row(page, "calc_add")
+    assert case_row(page, "calc_multiply").startswith("passedcalc_multiply1.00passed 3/3 runs")
+    assert "the case aggregator's verdict across the runs" in visible_text(page)
+
+
+def test_with_one_run_the_summary_shows_the_score_without_run_counts(one_run: EvaluationReport) -> None:
+    page = report_html(one_run)
+
+    assert "<th>Status</th><th>Case</th><th class='ae-num'>Score</th><th>Reason</th>" in page
+    assert "runs" not in case_row(page, "calc_add")
+
+
+def test_the_case_head_labels_the_overall_status_and_the_shown_runs() -> None:
+    # calc_add fails run 2 and passes overall: its metrics, averaged over the runs (0.67), reach 0.5.
+    thresholds = {"tool_trajectory_avg_score": 0.5, "final_response_avg_score": 0.5}
+    report = evaluate(flaky_add({1, 3}), num_runs=3).with_thresholds(thresholds)
+    assert report.case_table.set_index("eval_id").loc["calc_add", "status"] == "passed"
+
+    text = visible_text(case_html(report, "calc_add"))
+
+    assert "Case calc_add overall: passed run 2: failed" in text
+    assert "overall score 1.00" in text and "run 2 score 0.00" in text
+    assert "across runs" not in text
+    assert "Case calc_add overall: passed run 1: passed" in visible_text(case_html(report, "calc_add", run_id=1))
+
+
+def test_with_one_run_the_case_head_shows_one_status(sloppy: EvaluationReport) -> None:
+    text = visible_text(case_html(sloppy, "calc_multiply"))
+
+    assert "failed Case calc_multiply" in text
+    assert "overall" not in text and "run 1:" not in text
+
+
+def follow_up_fails(message: str, turn: Turn) -> str:
+    """The calculator, but the follow-up's second turn answers wrong."""
+    if "multiply it by 3" in message:
+        turn.record_tool("calculator", {"operation": "multiply", "a": 15, "b": 3}, calculator("multiply", 15, 3))
+        return "calc result: 46"
+    return calculator_agent(message, turn)
+
+
+def test_the_case_metrics_name_their_run_and_do_not_repeat_the_turns_reasons() -> None:
+    report = evaluate(follow_up_fails, num_runs=2)
+
+    view = case_html(report, "calc_follow_up")
+    text = visible_text(view)
+
+    assert "<h4>Metrics for the case, run 1</h4>" in view
+    assert "<h4>Metrics for the case, run 2</h4>" in case_html(report, "calc_follow_up", run_id=2)
+    reason = 'final response mismatch: text mismatch: actual "calc result: 46" and expected "calc result: 45"'
+    assert text.count(reason) == 1  # in turn 2's table only
+    case_table = view[view.index("Metrics for the case") : view.index("Turn 1")]
+    assert "see turn 2 below" in visible_text(case_table)
+    assert "<h4>Metrics for the case</h4>" in case_html(evaluate(follow_up_fails), "calc_follow_up")
+
+
+def two_turn_report(case_reason: str) -> EvaluationReport:
+    """One run of a two-turn case whose metric failed turn 2 (``"off by one"``), with ``case_reason`` overall."""
+
+    def metric(score: float, reason: str) -> EvalMetricResult:
+        status = EvalStatus.PASSED if score >= 1 else EvalStatus.FAILED
+        details = EvalMetricResultDetails(reason=reason)
+        return EvalMetricResult(metric_name="m", score=score, threshold=1.0, eval_status=status, details=details)
+
+    turns = [
+        EvalMetricResultPerInvocation(eval_metric_results=[metric(1.0, "")]),
+        EvalMetricResultPerInvocation(eval_metric_results=[metric(0.0, "off by one")]),
+    ]
+    case = EvalCaseResult(
+        eval_set_id="s",
+        eval_id="c",
+        run_id=1,
+        final_eval_status=EvalStatus.FAILED,
+        overall_eval_metric_results=[metric(0.5, case_reason)],
+        eval_metric_result_per_invocation=turns,
+    )
+    return EvaluationReport.from_result(EvalSetResult(eval_set_id="s", eval_case_results=[case]), app_name="app")
+
+
+def test_the_case_metrics_show_a_reason_that_says_more_than_the_turns() -> None:
+    joined = visible_text(case_html(two_turn_report(";off by one"), "c"))
+    own = visible_text(case_html(two_turn_report("1 of 2 turns failed: off by one"), "c"))
+
+    assert joined.count("off by one") == 1 and "see turn 2 below" in joined
+    assert "1 of 2 turns failed: off by one" in own and "see turn" not in own

@@ -156,6 +156,18 @@ def test_report_page_is_what_export_writes(report: EvaluationReport, tmp_path: P
     assert strip(page) == strip(expected)
 
 
+def test_the_page_says_where_the_other_runs_are_not_how_to_pass_run_id(
+    report: EvaluationReport, exported: Path
+) -> None:
+    page = exported.read_text(encoding="utf-8")
+
+    assert "run_id=" not in page  # a file has no kernel to pass it to
+    power = page[page.index('id="case-calc_power"') : page.index('id="case-calc_add"')]
+    assert "showing run 1 (the first failing run); the Data tables below hold every run" in power
+    assert 'Case <span class="ae-id">calc_power</span></span> <span>overall: ' in power
+    assert "pass <code>run_id=</code> for another" in report.show_case("calc_power").html
+
+
 def find_chromium() -> str | None:
     if Path("/usr/bin/chromium").is_file():
         return "/usr/bin/chromium"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from types import EllipsisType
 from typing import Any, Unpack
 
@@ -274,6 +275,19 @@ async def infer_one(runner: RecordingRunner, case: EvalCase, **overrides: Unpack
     results = await service.inference(request())
     assert len(results) == 1
     return results[0]
+
+
+def raised_at(function: Callable[..., Any], statement: str) -> str:
+    """How a case's error message ends when ``function`` raised at its line holding ``statement``."""
+    lines, first = inspect.getsourcelines(function)
+    line = first + next(index for index, source in enumerate(lines) if statement in source)
+    path, cwd = Path(inspect.getfile(function)).resolve(), Path.cwd()
+    shown = path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.name
+    return f" (raised at {shown}:{line} in {function.__name__})"
+
+
+BOOM = "runner run: RuntimeError: boom" + raised_at(RecordingRunner.run, 'raise RuntimeError("boom")')
+"""What a case's error message ends with when :class:`RecordingRunner` fails a turn (``fail_on``)."""
 
 
 def case_error(message: str, eval_id: str = "c", session_id: str = SESSION) -> str:

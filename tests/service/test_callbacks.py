@@ -60,6 +60,7 @@ from tests.service._evalfakes import (
     passed_inference,
     request,
 )
+from tests.service._fakes import raised_at
 
 POINTS = {
     "before_inference_set": "BeforeInferenceSet",
@@ -523,8 +524,9 @@ async def test_after_inference_case_error_is_joined_to_a_case_error() -> None:
     (result,) = await service.inference(inference_request())
     assert result.status == FAILED
     case_error, after_error = result.error_message.split("\n")
-    assert (
-        case_error == f"inference eval case (evalCaseID=a, sessionID={SESSION}): runner run: RuntimeError: model down"
+    assert case_error == (
+        f"inference eval case (evalCaseID=a, sessionID={SESSION}): runner run: RuntimeError: model down"
+        + raised_at(EchoRunner.run, "raise self.error")
     )
     assert after_error.startswith("run after inference case callbacks (app=app, evalSetID=set, evalCaseID=a): ")
     assert result.inferences == []

@@ -26,6 +26,7 @@ from agenteval.service import Callbacks, EvaluateConfig, EvaluateRequest, Infere
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
     APP,
+    BOOM,
     SESSION,
     SET,
     RecordingRunner,
@@ -177,7 +178,7 @@ async def test_an_expected_runner_error_fails_the_case_but_keeps_the_traces() ->
     result = await infer_one(runner, make_case("c", "q1", "q2", expected_runner_enabled=True), expected_runner=expected)
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("run expected runner: runner run: RuntimeError: boom")
+    assert result.error_message == case_error(f"run expected runner: {BOOM}")
     assert result.inferences == []
     assert result.expected_inferences == []
     assert result.execution_traces == [trace("one"), trace("two")]
@@ -348,7 +349,7 @@ async def test_expected_driver_agent_failure_fails_the_case_without_expecteds(en
     )
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("runner run: RuntimeError: boom")
+    assert result.error_message == case_error(BOOM)
     assert result.inferences == []
     assert result.expected_inferences == []
     assert expected.messages == ["hi", "more"]
@@ -368,7 +369,7 @@ async def test_expected_driver_expected_runner_failure_fails_the_case() -> None:
     )
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("runner run: RuntimeError: boom")
+    assert result.error_message == case_error(BOOM)
     assert runner.requests == []
     assert simulator.conversation.closed == 1
 
@@ -399,7 +400,7 @@ async def test_actual_driver_expected_runner_failure_keeps_the_actual_traces() -
     result = await infer_one(runner, case, expected_runner=expected, user_simulator=ScriptedSimulator(say("hi")))
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("run expected runner: runner run: RuntimeError: boom")
+    assert result.error_message == case_error(f"run expected runner: {BOOM}")
     assert result.inferences == []
     assert result.expected_inferences == []
     assert result.execution_traces == [trace("hi")]

@@ -46,6 +46,7 @@ from agenteval.service.options import ServiceOverrides
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
     APP,
+    BOOM,
     SESSION,
     SET,
     FixedEvalSetManager,
@@ -220,7 +221,7 @@ async def test_runner_exception_fails_the_case_and_keeps_the_user_id() -> None:
     result = await infer_one(runner, make_case("c", "q", session_input=SessionInput(user_id="bob")))
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("runner run: RuntimeError: boom")
+    assert result.error_message == case_error(BOOM)
     assert result.inferences == []
     assert result.user_id == "bob"
     assert result.session_id == SESSION
@@ -384,7 +385,7 @@ async def test_a_failure_on_turn_two_keeps_the_turn_one_trace_but_clears_inferen
 
     assert runner.messages == ["q1", "q2"]
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("runner run: RuntimeError: boom")
+    assert result.error_message == case_error(BOOM)
     assert result.inferences == []
     assert result.execution_traces == [trace("turn-1")]
 

@@ -27,6 +27,7 @@ from agenteval.service import (
 )
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
+    BOOM,
     RecordingRunner,
     case_error,
     echo,
@@ -284,7 +285,7 @@ async def test_one_failing_case_does_not_affect_the_others() -> None:
         ("b", EvalStatus.FAILED),
         ("c", EvalStatus.PASSED),
     ]
-    assert results[1].error_message == case_error("runner run: RuntimeError: boom", eval_id="b")
+    assert results[1].error_message == case_error(BOOM, eval_id="b")
     assert results[1].inferences == []
     assert [len(r.inferences) for r in results] == [1, 0, 1]
 

@@ -25,6 +25,7 @@ from agenteval.runner import SimulatorDecision, TurnResult
 from agenteval.service import Callbacks
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
+    BOOM,
     SESSION,
     RecordingRunner,
     ScriptedSimulator,
@@ -203,7 +204,7 @@ async def test_a_runner_error_discards_the_partial_conversation() -> None:
     )
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("runner run: RuntimeError: boom")
+    assert result.error_message == case_error(BOOM)
     assert result.user_id == "u"
     assert result.inferences == []
     assert result.execution_traces == []
@@ -271,9 +272,7 @@ async def test_a_close_error_is_joined_to_a_runner_error() -> None:
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
-    assert result.error_message == case_error(
-        "runner run: RuntimeError: boom\nclose user simulator conversation: RuntimeError: close failed"
-    )
+    assert result.error_message == case_error(f"{BOOM}\nclose user simulator conversation: RuntimeError: close failed")
 
 
 # ---------------------------------------------------------------------------- turn limits

@@ -21,6 +21,7 @@ from agenteval.evalset.models import ConversationScenario, EvalMode, Invocation,
 from agenteval.service import Callbacks
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
+    BOOM,
     SESSION,
     RecordingRunner,
     case_error,
@@ -204,7 +205,7 @@ async def test_trace_mode_expected_runner_failure_fails_the_case_but_keeps_the_t
     result = await infer_one(RecordingRunner(), case, expected_runner=expected_runner)
 
     assert result.status == EvalStatus.FAILED
-    assert result.error_message == case_error("run expected runner: runner run: RuntimeError: boom")
+    assert result.error_message == case_error(f"run expected runner: {BOOM}")
     assert result.inferences == []
     assert result.expected_inferences == []
     assert result.execution_traces == [trace("one"), trace("two")]

@@ -13,6 +13,8 @@ escape with an upper-case letter changes meaning (``\D`` becomes ``\d``) or beco
 from __future__ import annotations
 
 import functools
+import json
+import re
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
@@ -147,6 +149,49 @@ def _run_compare(name: str, actual: str, expected: str) -> str | None:
     return named_compare_mismatch("text compare", name, active_metric_registry().text_compare(name), actual, expected)
 
 
+_BEFORE = 60
+"""Characters shown before the first difference of two long texts."""
+_AFTER = 100
+"""Characters shown from the first difference of two long texts on (more when it is near their start)."""
+_SPACE = re.compile(r"\s")
+
+
+def _first_difference(left: str, right: str) -> int:
+    """The index of the first character where the texts differ (the shorter's length if it starts the other)."""
+    return next((i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b), min(len(left), len(right)))
+
+
+def _around(text: str, at: int) -> str:
+    """``text`` as a JSON string cut to the words around index ``at``, with ``…`` where it was cut.
+
+    A cut moves to the nearest word boundary within the outer half of the context, so it neither
+    splits a word nor leaves the difference without context.
+    """
+    start = max(0, at - _BEFORE)
+    end = min(len(text), start + _BEFORE + _AFTER)
+    if start > 0 and (space := _SPACE.search(text, start, start + _BEFORE // 2)) is not None:
+        start = space.end()
+    if end < len(text):
+        end = max((space.start() for space in _SPACE.finditer(text, end - _AFTER // 2, end)), default=end)
+    inner = json.dumps(text[start:end], ensure_ascii=False)[1:-1]
+    return f'"{"…" if start else ""}{inner}{"…" if end < len(text) else ""}"'
+
+
+def _shown_pair(actual: str, expected: str, source: str, target: str) -> tuple[str, str, int | None]:
+    """Both texts as a mismatch reason shows them, and the 1-based character where they differ when that matters.
+
+    Texts that show whole are shown as :func:`format_value` renders them, as in the reference. When
+    either is too long for that, its start would hide a difference further on: both are shown around
+    the first character where the compared texts (``source`` and ``target``, lower-cased for a
+    case-insensitive match, which keeps each character's place) differ.
+    """
+    shown = format_value(actual), format_value(expected)
+    if shown == (json.dumps(actual, ensure_ascii=False), json.dumps(expected, ensure_ascii=False)):
+        return *shown, None
+    at = _first_difference(source, target)
+    return _around(actual, at), _around(expected, at), at + 1
+
+
 def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | None:
     """Compare two texts.
 
@@ -162,7 +207,11 @@ def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | No
         criterion: How to compare.
 
     Returns:
-        ``None`` on a match, else a one-line reason showing both sides.
+        ``None`` on a match, else a one-line reason showing both sides. When an ``exact`` match
+        fails on texts too long to show whole, both are shown around the first character where
+        they differ, and the reason says which character that is (1-based), e.g. ``actual
+        "…word41 blue word43…" and expected "…word41 red word43…" do not match (they differ from
+        character 231)``.
 
     Raises:
         ConfigError: Invalid length bounds or regex, an unknown strategy, an unknown compare, or
@@ -180,11 +229,15 @@ def match_text(actual: str, expected: str, criterion: TextCriterion) -> str | No
         return None
     suffix = " (case-insensitive)" if criterion.case_insensitive else ""
     source, target = (go_lower(actual), go_lower(expected)) if criterion.case_insensitive else (actual, expected)
-    shown_actual, shown_expected = format_value(actual), format_value(expected)
     if strategy in (TextMatchStrategy.DEFAULT, TextMatchStrategy.EXACT):
         if source == target:
             return None
-        return f"actual {shown_actual} and expected {shown_expected} do not match{suffix}"
+        left, right, differ_at = _shown_pair(actual, expected, source, target)
+        notes = ["case-insensitive"] if criterion.case_insensitive else []
+        notes += [f"they differ from character {differ_at}"] if differ_at is not None else []
+        where = f" ({'; '.join(notes)})" if notes else ""
+        return f"actual {left} and expected {right} do not match{where}"
+    shown_actual, shown_expected = format_value(actual), format_value(expected)
     if strategy == TextMatchStrategy.CONTAINS:
         if target in source:
             return None
