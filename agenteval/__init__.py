@@ -7,6 +7,7 @@ pandas DataFrames.
 """
 
 from agenteval import criteria
+from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator, EvalCaseResultAggregator
 from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
 from agenteval.errors import (
@@ -82,16 +83,7 @@ from agenteval.runner import (
     UserSimulator,
 )
 from agenteval.runner.llm_simulator import LLMUserSimulator
-from agenteval.service import (
-    AggregationInput,
-    AggregationResult,
-    AllPassAggregator,
-    Callback,
-    CallbackResult,
-    Callbacks,
-    EvalCaseResultAggregator,
-    LocalService,
-)
+from agenteval.service import Callback, CallbackResult, Callbacks, LocalService
 from agenteval.status import EvalStatus
 
 __version__ = package_version()

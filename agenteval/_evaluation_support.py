@@ -13,6 +13,7 @@ from typing import Any
 
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, describe_exception, rewrap
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResultPerInvocation
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
@@ -22,7 +23,7 @@ from agenteval.metric.registry import active_metric_registry, use_metric_registr
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
 from agenteval.service.options import ServiceOptions
 from agenteval.service.scoring import failed_case_result
-from agenteval.service.types import EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 
 __all__ = ["RunOutcome", "RunRecorder", "SnapshotEvalSetManager", "check_metrics", "in_runs"]

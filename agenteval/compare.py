@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.summarize import scored_metric_results
 from agenteval.report import EvaluationReport
-from agenteval.service.multirun import scored_metric_results
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:

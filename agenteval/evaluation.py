@@ -18,8 +18,16 @@ from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
+from agenteval.aggregation import (
+    AggregatorFunction,
+    AllPassAggregator,
+    EvalCaseResultAggregator,
+    as_aggregator,
+    finite_score,
+)
 from agenteval.errors import ConfigError, NoMetricsWarning, SkippedMetricWarning, StorageError, rewrap, warn_user
 from agenteval.evalresult._prepare import new_result_id
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
@@ -40,13 +48,6 @@ from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.runner.simulation import UserSimulator
-from agenteval.service.aggregation import (
-    AggregatorFunction,
-    AllPassAggregator,
-    EvalCaseResultAggregator,
-    as_aggregator,
-    finite_score,
-)
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.options import (
@@ -55,7 +56,7 @@ from agenteval.service.options import (
     SessionIdSupplier,
     uuid_session_id,
 )
-from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
 __all__ = ["DEFAULT_PARALLELISM", "EvaluationOptions", "Evaluator", "SaveError"]
 

@@ -10,8 +10,19 @@ import math
 import time
 from collections.abc import Mapping
 
+from agenteval.aggregation import (
+    AggregationInput,
+    AggregatorFunction,
+    AllPassAggregator,
+    EvalCaseResultAggregator,
+    as_aggregator,
+    finite_score,
+    metrics_of_results,
+    run_aggregator,
+)
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, describe_exception
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import EvalCase
 from agenteval.evaluators.base import status_for
@@ -19,17 +30,6 @@ from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
 from agenteval.provenance import Provenance, current_environment
 from agenteval.report import EvaluationReport, build_report
-from agenteval.service.aggregation import (
-    AggregationInput,
-    AggregatorFunction,
-    AllPassAggregator,
-    EvalCaseResultAggregator,
-    as_aggregator,
-    finite_score,
-    run_aggregator,
-)
-from agenteval.service.scoring import metrics_of_results
-from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
 __all__ = ["original_aggregator", "reaggregate", "with_thresholds"]

@@ -24,16 +24,22 @@ from agenteval._frames import (
     turns_frame,
 )
 from agenteval._gc import fewer_collections
+from agenteval.aggregation import (
+    AggregatorFunction,
+    AllPassAggregator,
+    EvalCaseResultAggregator,
+    decide_case,
+    recorded_case_outcome,
+)
 from agenteval.errors import AgentEvalError, ConfigError, rewrap
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
 from agenteval.provenance import Provenance, attach_provenance, read_provenance
-from agenteval.service.aggregation import AggregatorFunction, AllPassAggregator, EvalCaseResultAggregator
-from agenteval.service.multirun import CaseOutcome, decide_case, recorded_case_outcome, summarize_multi_run
-from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus, summarize
 
 if TYPE_CHECKING:
@@ -384,7 +390,7 @@ async def build_report(
 ) -> EvaluationReport:
     """The report of an evaluation (fresh, partial, re-scored or re-aggregated) from its case results.
 
-    Each case is decided across its runs by ``aggregator`` (:func:`~agenteval.service.multirun.decide_case`),
+    Each case is decided across its runs by ``aggregator`` (:func:`~agenteval.aggregation.decide_case`),
     the multi-run summary is built from those outcomes, and the result records ``provenance``. The
     objects given become the report's: callers hand over copies they own.
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
-from agenteval.service.aggregation import AggregationInput, AggregationResult
+from agenteval.aggregation import AggregationInput, AggregationResult
 from tests.test_evaluation import APP, SET, final_response, make_case, turn
 
 PASSED = ae.EvalStatus.PASSED

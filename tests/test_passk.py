@@ -11,9 +11,9 @@ import pytest
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.summarize import summarize_multi_run
 from agenteval.evalresult.summary import EvalSetResultSummary, EvalStatusCounts
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
-from agenteval.service.multirun import summarize_multi_run
 from agenteval.status import EvalStatus
 
 

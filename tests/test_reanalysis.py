@@ -10,10 +10,10 @@ import pytest
 
 import agenteval as ae
 from agenteval._async import run_sync
+from agenteval.aggregation import AggregationInput, AggregationResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.service import EvaluateConfig, EvaluateRequest, LocalService
-from agenteval.service.aggregation import AggregationInput, AggregationResult
 
 
 class CountingAgent:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import agenteval as ae
-from agenteval.service.aggregation import AggregationInput, AggregationResult
+from agenteval.aggregation import AggregationInput, AggregationResult
 
 WEATHER = ae.Tool(name="get_weather", arguments={"city": "Paris"})
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agenteval.context import EvalContext
 from agenteval.errors import describe_exception
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -31,7 +32,7 @@ from agenteval.service.callbacks import (
     CallbackFunction,
     Callbacks,
 )
-from agenteval.service.types import EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:

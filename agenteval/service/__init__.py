@@ -1,12 +1,5 @@
-"""The evaluation service: inference, evaluate, case aggregation, callbacks and multi-run summaries."""
+"""The evaluation service: inference (run the agent on each case) and evaluate (score each case), with callbacks."""
 
-from agenteval.service.aggregation import (
-    AggregationInput,
-    AggregationResult,
-    AggregatorFunction,
-    AllPassAggregator,
-    EvalCaseResultAggregator,
-)
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -21,25 +14,14 @@ from agenteval.service.callbacks import (
     Callbacks,
 )
 from agenteval.service.local import LocalService
-from agenteval.service.multirun import CaseOutcome, average_metric_results, decide_case, summarize_multi_run
 from agenteval.service.options import ServiceOptions, SessionIdSupplier
-from agenteval.service.types import (
-    EvalSetRunResult,
-    EvaluateConfig,
-    EvaluateRequest,
-    InferenceRequest,
-    InferenceResult,
-)
+from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest
 
 __all__ = [
     "AfterEvaluateCaseArgs",
     "AfterEvaluateSetArgs",
     "AfterInferenceCaseArgs",
     "AfterInferenceSetArgs",
-    "AggregationInput",
-    "AggregationResult",
-    "AggregatorFunction",
-    "AllPassAggregator",
     "BeforeEvaluateCaseArgs",
     "BeforeEvaluateSetArgs",
     "BeforeInferenceCaseArgs",
@@ -47,17 +29,11 @@ __all__ = [
     "Callback",
     "CallbackResult",
     "Callbacks",
-    "CaseOutcome",
-    "EvalCaseResultAggregator",
     "EvalSetRunResult",
     "EvaluateConfig",
     "EvaluateRequest",
     "InferenceRequest",
-    "InferenceResult",
     "LocalService",
     "ServiceOptions",
     "SessionIdSupplier",
-    "average_metric_results",
-    "decide_case",
-    "summarize_multi_run",
 ]

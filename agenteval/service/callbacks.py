@@ -20,8 +20,9 @@ from typing import Any, Generic, TypeVar
 
 from agenteval.context import EvalContext
 from agenteval.errors import CallbackError, describe_exception
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
 
 __all__ = [
     "AfterEvaluateCaseArgs",

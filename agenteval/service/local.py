@@ -11,6 +11,7 @@ from typing import TypeVar, Unpack
 
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult
 from agenteval.evalset.models import EvalCase, Invocation
 from agenteval.evalset.trace import ExecutionTrace
@@ -31,7 +32,7 @@ from agenteval.service.callbacks import (
 from agenteval.service.inference import CaseFailure, infer_case
 from agenteval.service.options import ServiceOptions, ServiceOverrides
 from agenteval.service.scoring import CaseLookup, failed_case_result, score_case
-from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 
 __all__ = ["CaseLimits", "LocalService"]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
+from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
 from agenteval.evalset.manager import EvalSetManager
@@ -19,7 +20,6 @@ from agenteval.metric.registry import MetricRegistry
 from agenteval.runner.base import Runner
 from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.runner.simulation import UserSimulator
-from agenteval.service.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.service.callbacks import Callbacks
 
 __all__ = [

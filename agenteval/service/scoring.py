@@ -7,8 +7,10 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from agenteval.aggregation import AggregationInput, finite_score, run_aggregator
 from agenteval.context import EvalContext
-from agenteval.errors import NotFoundError, describe_exception
+from agenteval.errors import ConfigError, NotFoundError, describe_exception
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import (
     ErrorType,
     EvalCaseResult,
@@ -19,17 +21,16 @@ from agenteval.evalresult.models import (
 )
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.message import Message
-from agenteval.evalset.models import EvalCase, EvalCaseRubric, EvalMode, Invocation, RubricContent
+from agenteval.evalset.models import EvalCase, EvalMode, Invocation
 from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, MetricEvaluator, PerInvocationResult
-from agenteval.metric.criterion import Criterion, Rubric
+from agenteval.metric.case_rubrics import case_rubrics, effective_metric
+from agenteval.metric.criterion import Criterion
 from agenteval.metric.models import EvalMetric
-from agenteval.service.aggregation import AggregationInput, finite_score, run_aggregator
 from agenteval.service.inference import CaseFailure, user_input_only
 from agenteval.service.options import ServiceOptions
-from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 
-__all__ = ["CaseLookup", "effective_metrics", "failed_case_result", "metrics_of_results", "score_case"]
+__all__ = ["CaseLookup", "failed_case_result", "score_case"]
 
 _REASON_SEPARATOR = ";"
 _RESULT_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
@@ -141,94 +142,6 @@ def _prepare_inputs(case: EvalCase, inference: InferenceResult) -> _Inputs:
     )
 
 
-def _case_rubrics(case: EvalCase, metrics: Sequence[EvalMetric]) -> dict[str, list[Rubric]]:
-    names = {m.metric_name for m in metrics if m.metric_name.strip()}
-    by_metric: dict[str, list[Rubric]] = {}
-    for index, rubric in enumerate(case.rubrics):
-        where = f"case rubric {case.eval_id}[{index}]"
-        if not rubric.metric_name.strip():
-            raise CaseFailure(f"{where}: metricName is empty")
-        if rubric.content is None:
-            raise CaseFailure(f"{where}: content is nil")
-        text = rubric.content.text.strip()
-        if not text:
-            raise CaseFailure(f"{where}: content.text is empty")
-        if rubric.metric_name not in names:
-            raise CaseFailure(f"{where}: metric {rubric.metric_name} not found")
-        by_metric.setdefault(rubric.metric_name, []).append(_as_metric_rubric(rubric, index, text))
-    return by_metric
-
-
-def _as_metric_rubric(rubric: EvalCaseRubric, index: int, text: str) -> Rubric:
-    return Rubric(
-        id=rubric.id.strip() or f"case_rubric_{index + 1}",
-        content=RubricContent(text=text),
-        description=rubric.description,
-        type=rubric.type.strip(),
-    )
-
-
-def _effective_metric(case_id: str, metric: EvalMetric, case_rubrics: list[Rubric]) -> EvalMetric:
-    """The metric with this case's rubrics appended (a copy); the metric itself when there are none."""
-    if not case_rubrics:
-        return metric
-    if metric.criterion is None or metric.criterion.llm_judge is None:
-        raise CaseFailure(
-            f"case rubric {case_id}: metric {metric.metric_name} llmJudge criterion is required as rubric container"
-        )
-    effective = metric.model_copy(deep=True)
-    judge = effective.criterion.llm_judge  # type: ignore[union-attr]
-    assert judge is not None
-    seen: set[str] = set()
-    for rubric in judge.rubrics:
-        rubric_id = rubric.id.strip()
-        if rubric_id and rubric_id in seen:
-            raise CaseFailure(f"case rubric {case_id}: duplicate rubric id {rubric_id}")
-        seen.add(rubric_id)
-    for rubric in case_rubrics:
-        if rubric.id in seen:
-            raise CaseFailure(f"case rubric {case_id}: duplicate rubric id {rubric.id}")
-        seen.add(rubric.id)
-        judge.rubrics.append(rubric)
-    return effective
-
-
-def effective_metrics(case: EvalCase, metrics: Sequence[EvalMetric], names: Sequence[str]) -> list[EvalMetric]:
-    """The named metrics as a case is scored with them (its case-level rubrics merged), in ``names`` order.
-
-    Names without a configured metric, or a case whose rubrics no longer fit the metrics, give
-    the configured metrics as they are.
-    """
-    configured = {metric.metric_name: metric for metric in metrics}
-    try:
-        rubrics = _case_rubrics(case, metrics)
-        return [
-            _effective_metric(case.eval_id, configured[name], rubrics.get(name, []))
-            for name in names
-            if name in configured
-        ]
-    except CaseFailure:
-        return [configured[name] for name in names if name in configured]
-
-
-def metrics_of_results(
-    case: EvalCase, metrics: Sequence[EvalMetric], results: Sequence[EvalMetricResult]
-) -> list[EvalMetric]:
-    """One metric per result, in the results' order, as the case was scored with it.
-
-    A result whose metric is not among ``metrics`` gets one rebuilt from the result (name,
-    threshold, criterion).
-    """
-    scored = {
-        metric.metric_name: metric for metric in effective_metrics(case, metrics, [r.metric_name for r in results])
-    }
-    return [
-        scored.get(result.metric_name)
-        or EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion)
-        for result in results
-    ]
-
-
 def _metric_failure(message: str) -> CaseFailure:
     return CaseFailure(message, error_type=ErrorType.METRIC)
 
@@ -337,7 +250,10 @@ async def score_case(
         inputs = _prepare_inputs(case, inference)
     except CaseFailure as failure:
         raise CaseFailure(f"prepare case evaluation inputs (evalCaseID={inference.eval_case_id}): {failure}") from None
-    rubrics = _case_rubrics(case, metrics)
+    try:
+        rubrics = case_rubrics(case, metrics)
+    except ConfigError as exc:
+        raise CaseFailure(str(exc)) from None
     per_turn = [
         EvalMetricResultPerInvocation(actual_invocation=actual, expected_invocation=expected)
         for actual, expected in zip(inputs.actuals, inputs.expecteds, strict=True)
@@ -348,7 +264,10 @@ async def score_case(
         evaluator = _lookup(options, configured)
         if evaluator is None:
             continue
-        metric = _effective_metric(case.eval_id, configured, rubrics.get(configured.metric_name, []))
+        try:
+            metric = effective_metric(case.eval_id, configured, rubrics.get(configured.metric_name, []))
+        except ConfigError as exc:
+            raise CaseFailure(str(exc)) from None
         result = await _run_evaluator(evaluator, metric, inputs)
         effective_metrics.append(metric)
         reasons: list[str] = []

@@ -12,9 +12,9 @@ import pytest
 
 import agenteval as ae
 from agenteval import EvalCase, EvalSet, EvaluationReport, Evaluator, Invocation, Message, SessionInput, Turn
+from agenteval.aggregation import AggregationInput, AggregationResult
 from agenteval.notebook._html import CSS
 from agenteval.notebook.comparison_view import comparison_page
-from agenteval.service.aggregation import AggregationInput, AggregationResult
 from tests.notebook.test_display import Folds, example_metrics, visible_text
 from tests.notebook.test_html_export import Tags
 

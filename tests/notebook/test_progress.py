@@ -27,6 +27,7 @@ from agenteval import (
     SessionInput,
 )
 from agenteval._async import run_sync
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.notebook import _env, progress
@@ -48,7 +49,7 @@ from agenteval.service.callbacks import (
     BeforeInferenceSetArgs,
     Callbacks,
 )
-from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
 
 pytest.importorskip("ipywidgets")
 

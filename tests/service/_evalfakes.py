@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 from agenteval.context import EvalContext, current_context
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalMetricResultDetails
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.message import Message
@@ -18,7 +19,7 @@ from agenteval.metric.models import EvalMetric
 from agenteval.runner.base import TurnRequest, TurnResult
 from agenteval.service.local import LocalService
 from agenteval.service.options import ServiceOverrides
-from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceResult
+from agenteval.service.types import EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
 
 APP = "app"

@@ -10,6 +10,7 @@ from types import EllipsisType
 from typing import Any, Unpack
 
 from agenteval.context import EvalContext, current_context
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.message import Message, Role
@@ -19,14 +20,7 @@ from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.models import EvalMetric
 from agenteval.runner import SimulationStart, SimulatorDecision, TurnRequest, TurnResult
-from agenteval.service import (
-    EvalSetRunResult,
-    EvaluateConfig,
-    EvaluateRequest,
-    InferenceRequest,
-    InferenceResult,
-    LocalService,
-)
+from agenteval.service import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest, LocalService
 from agenteval.service.options import ServiceOverrides
 from agenteval.status import EvalStatus
 

@@ -18,9 +18,18 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
+from agenteval.aggregation import (
+    AggregationInput,
+    AggregationResult,
+    AllPassAggregator,
+    EvalCaseResultAggregator,
+    as_aggregator,
+    run_aggregator,
+)
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.evalresult.models import EvalMetricResult, EvalSetResult
+from agenteval.evalresult.summarize import summarize_multi_run
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalCaseRubric, RubricContent
@@ -29,17 +38,8 @@ from agenteval.evaluators.registry import default_registry
 from agenteval.metric.criterion import Criterion, LLMCriterion, Rubric
 from agenteval.metric.models import EvalMetric
 from agenteval.runner.base import TurnRequest, TurnResult
-from agenteval.service.aggregation import (
-    AggregationInput,
-    AggregationResult,
-    AllPassAggregator,
-    EvalCaseResultAggregator,
-    as_aggregator,
-    run_aggregator,
-)
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import LocalService
-from agenteval.service.multirun import summarize_multi_run
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 from tests.conftest import REFERENCE_EXAMPLES

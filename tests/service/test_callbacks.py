@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
+from agenteval.aggregation import AggregationInput, AggregationResult
 from agenteval.context import EvalContext, current_context
 from agenteval.errors import CallbackError, NotFoundError
 from agenteval.evalset.message import Message
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.metric.models import EvalMetric
 from agenteval.runner.base import TurnRequest, TurnResult
-from agenteval.service.aggregation import AggregationInput, AggregationResult
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,

@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agenteval.aggregation import AggregationInput, AggregationResult
 from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import (
@@ -55,10 +57,9 @@ from agenteval.metric.criterion import (
 )
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry
-from agenteval.service.aggregation import AggregationInput, AggregationResult
 from agenteval.service.callbacks import AfterEvaluateSetArgs, Callbacks
 from agenteval.service.options import ServiceOptions
-from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest, InferenceResult
+from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 from tests.service._evalfakes import (
     APP,

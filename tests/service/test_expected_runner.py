@@ -18,11 +18,12 @@ from collections.abc import Sequence
 
 import pytest
 
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import ConversationScenario, Invocation, SessionInput
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner import TurnRequest, TurnResult
-from agenteval.service import Callbacks, EvaluateConfig, EvaluateRequest, InferenceResult
+from agenteval.service import Callbacks, EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
     APP,

@@ -35,13 +35,7 @@ from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, Invocation, SessionInput, Tool
 from agenteval.runner import Turn, TurnResult
-from agenteval.service import (
-    BeforeInferenceCaseArgs,
-    BeforeInferenceSetArgs,
-    Callbacks,
-    InferenceRequest,
-    LocalService,
-)
+from agenteval.service import BeforeInferenceCaseArgs, BeforeInferenceSetArgs, Callbacks, InferenceRequest, LocalService
 from agenteval.service.options import ServiceOverrides
 from agenteval.status import EvalStatus
 from tests.service._fakes import (

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from agenteval._async import run_sync
+from agenteval.aggregation import AllPassAggregator, decide_case
 from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalresult.summary import EvalStatusCounts
 from agenteval.evalset.models import EvalCase
 from agenteval.metric.criterion import Criterion
-from agenteval.service.aggregation import AllPassAggregator
-from agenteval.service.multirun import CaseOutcome, decide_case, summarize_multi_run
-from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus
 from tests.conftest import REFERENCE_EXAMPLES
 

@@ -18,13 +18,7 @@ import pytest
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
 from agenteval.runner import TurnRequest, TurnResult
-from agenteval.service import (
-    AfterInferenceCaseArgs,
-    BeforeInferenceCaseArgs,
-    Callbacks,
-    InferenceRequest,
-    LocalService,
-)
+from agenteval.service import AfterInferenceCaseArgs, BeforeInferenceCaseArgs, Callbacks, InferenceRequest, LocalService
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
     BOOM,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult, ScoreKind
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.models import EvalSet
@@ -18,7 +19,7 @@ from agenteval.llm.judge import JudgeOverride, use_judge
 from agenteval.metric.criterion import Criterion
 from agenteval.metric.models import EvalMetric
 from agenteval.service.local import LocalService
-from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceResult
+from agenteval.service.types import EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
 from tests.evaluators.llm_template import ScriptedJudge, template_metric
 from tests.service._evalfakes import actual, make_case, make_manager, make_service, passed_inference, request

@@ -1,10 +1,9 @@
-"""Aggregation of case results across runs: the persisted summary and each case's overall outcome.
+"""The multi-run summary stored with every eval-set result, and the averaging of a case's runs.
 
 Both follow the reference framework (``internal/multirun`` and ``aggregateCaseRuns``): a metric's
-score is averaged over the runs in which it was evaluated. With more than one run the case
-aggregator is asked once more per case, with those averaged metric results, and decides the case's
-overall status and score; for the default all-pass aggregator that is the reference's rule (every
-averaged metric reaches its threshold).
+score is averaged over the runs in which it was evaluated. Each case's overall status comes from
+its :class:`CaseOutcome` (the case aggregator's verdict across runs, see
+:func:`agenteval.aggregation.decide_case`), or else from the reference's rule.
 
 A run that failed with an error (``error_message`` set) counts as having no metric results. In the
 reference such a run has none; the port keeps the metric results of a run whose case aggregator
@@ -17,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalresult.summary import (
     EvalCaseResultSummary,
@@ -28,24 +27,13 @@ from agenteval.evalresult.summary import (
     EvalSetRunSummary,
     EvalStatusCounts,
 )
-from agenteval.evalset.models import EvalCase
 from agenteval.metric.criterion import Criterion
-from agenteval.metric.models import EvalMetric
-from agenteval.service.aggregation import (
-    AggregationInput,
-    EvalCaseResultAggregator,
-    all_pass,
-    run_aggregator,
-)
-from agenteval.service.scoring import metrics_of_results
-from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus, summarize
 
 __all__ = [
     "CaseOutcome",
     "average_metric_results",
-    "decide_case",
-    "recorded_case_outcome",
+    "fail_if_errored",
     "scored_metric_results",
     "summarize_multi_run",
 ]
@@ -150,84 +138,6 @@ def average_metric_results(case_runs: Sequence[EvalCaseResult]) -> list[EvalMetr
             )
         )
     return averaged
-
-
-async def decide_case(
-    case_runs: Sequence[EvalCaseResult],
-    num_runs: int,
-    aggregator: EvalCaseResultAggregator,
-    *,
-    app_name: str,
-    eval_set_id: str,
-    eval_case: EvalCase,
-    inference: InferenceResult,
-    metrics: Sequence[EvalMetric],
-) -> CaseOutcome:
-    """Decide one case's overall status and score from its results in every run.
-
-    With at most one configured run the case's outcome is its run's (the aggregator already decided
-    it). With more, ``aggregator`` is called with the metric results averaged over the runs
-    (:func:`average_metric_results`) and the runs themselves (``AggregationInput.runs``); an
-    aggregator that raises fails the case, with the error in :attr:`CaseOutcome.error_message`.
-    Either way a not-evaluated outcome becomes failed when any run has an error message.
-
-    Args:
-        case_runs: The case's results, one per run, in run order.
-        num_runs: The configured number of runs (it, not how many runs the case has, picks the rule).
-        aggregator: The case aggregator.
-        app_name: The app, for the aggregator's input.
-        eval_set_id: The eval set, for the aggregator's input.
-        eval_case: The case as stored in the eval set.
-        inference: What the agent did in the case's last run.
-        metrics: The configured metrics.
-
-    Raises:
-        AgentEvalError: With one run, its final status is not passed, failed or not evaluated
-            (``unexpected eval status ...``).
-    """
-    averaged = average_metric_results(case_runs)
-    errored = any(run.error_message for run in case_runs)
-    if num_runs <= 1:
-        status = summarize(run.final_eval_status for run in case_runs)
-        score = case_runs[-1].score if case_runs else 0.0
-        return CaseOutcome(_fail_if_errored(status, errored), score, averaged)
-    data = AggregationInput(
-        app_name=app_name,
-        eval_set_id=eval_set_id,
-        eval_case=eval_case,
-        inference_result=inference,
-        eval_metrics=metrics_of_results(eval_case, metrics, averaged),
-        metric_results=averaged,
-        runs=tuple(case_runs),
-    )
-    try:
-        decided = await run_aggregator(aggregator, data)
-    except Exception as exc:
-        return CaseOutcome(EvalStatus.FAILED, 0.0, averaged, error_message=describe_exception(exc))
-    return CaseOutcome(_fail_if_errored(decided.status, errored), decided.score, averaged)
-
-
-def recorded_case_outcome(
-    case_runs: Sequence[EvalCaseResult], num_runs: int, summary: EvalCaseResultSummary | None
-) -> CaseOutcome:
-    """A case's outcome as a saved result records it (no aggregator is called).
-
-    With several runs, the status is the one its case summary records, and the score the one
-    recorded with it (a custom aggregator's) or else what the default aggregator gives for that
-    status; without a case summary (results written before summaries existed) the default
-    aggregator's rule decides. With one run, the outcome is the run's, as :func:`decide_case` gives it.
-    """
-    averaged = average_metric_results(case_runs)
-    errored = any(run.error_message for run in case_runs)
-    if num_runs <= 1:
-        status = summarize(run.final_eval_status for run in case_runs)
-        return CaseOutcome(_fail_if_errored(status, errored), case_runs[-1].score if case_runs else 0.0, averaged)
-    if summary is None or summary.overall_status is None:
-        verdict = all_pass(averaged)
-        return CaseOutcome(_fail_if_errored(verdict.status, errored), verdict.score, averaged)
-    status = summary.overall_status
-    score = summary.overall_score if summary.overall_score is not None else float(status == EvalStatus.PASSED)
-    return CaseOutcome(status, score, averaged, summary.error_message)
 
 
 @dataclass(slots=True)
@@ -372,7 +282,7 @@ def _case_summaries(
         summaries.append(
             EvalCaseResultSummary(
                 eval_id=eval_id,
-                overall_status=_fail_if_errored(status, agg.has_run_error),
+                overall_status=fail_if_errored(status, agg.has_run_error),
                 overall_score=outcome.score if outcome is not None and record_scores else None,
                 error_message=outcome.error_message if outcome is not None else "",
                 run_status_counts=agg.run_counts.to_model(),
@@ -396,7 +306,8 @@ def scored_metric_results(case: EvalCaseResult) -> list[EvalMetricResult]:
     return [] if case.error_message else case.overall_eval_metric_results
 
 
-def _fail_if_errored(status: EvalStatus, has_run_error: bool) -> EvalStatus:
+def fail_if_errored(status: EvalStatus, has_run_error: bool) -> EvalStatus:
+    """Not evaluated becomes failed when a run failed with an error."""
     if status == EvalStatus.NOT_EVALUATED and has_run_error:
         return EvalStatus.FAILED
     return status

@@ -1,4 +1,8 @@
-"""Case aggregation: from a case's metric results to the case's score and status."""
+"""Case aggregation: from a case's metric results to the case's score and status, in a run and across runs.
+
+The aggregator protocol and the default all-pass aggregator, the input an aggregator gets, the call
+that runs one and checks what it returns, and the decision of each case across its runs.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,13 @@ from typing import Protocol, runtime_checkable
 
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.summarize import CaseOutcome, average_metric_results, fail_if_errored
+from agenteval.evalresult.summary import EvalCaseResultSummary
 from agenteval.evalset.models import EvalCase
+from agenteval.metric.case_rubrics import effective_metrics
 from agenteval.metric.models import EvalMetric
-from agenteval.service.types import InferenceResult
 from agenteval.status import EvalStatus, summarize
 
 __all__ = [
@@ -25,7 +32,10 @@ __all__ = [
     "EvalCaseResultAggregator",
     "all_pass",
     "as_aggregator",
+    "decide_case",
     "finite_score",
+    "metrics_of_results",
+    "recorded_case_outcome",
     "run_aggregator",
 ]
 
@@ -191,3 +201,99 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
             "return a finite int or float"
         )
     return AggregationResult(score=score, status=EvalStatus(result.status))
+
+
+def metrics_of_results(
+    case: EvalCase, metrics: Sequence[EvalMetric], results: Sequence[EvalMetricResult]
+) -> list[EvalMetric]:
+    """One metric per result, in the results' order, as the case was scored with it.
+
+    A result whose metric is not among ``metrics`` gets one rebuilt from the result (name,
+    threshold, criterion).
+    """
+    scored = {
+        metric.metric_name: metric for metric in effective_metrics(case, metrics, [r.metric_name for r in results])
+    }
+    return [
+        scored.get(result.metric_name)
+        or EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion)
+        for result in results
+    ]
+
+
+async def decide_case(
+    case_runs: Sequence[EvalCaseResult],
+    num_runs: int,
+    aggregator: EvalCaseResultAggregator,
+    *,
+    app_name: str,
+    eval_set_id: str,
+    eval_case: EvalCase,
+    inference: InferenceResult,
+    metrics: Sequence[EvalMetric],
+) -> CaseOutcome:
+    """Decide one case's overall status and score from its results in every run.
+
+    With at most one configured run the case's outcome is its run's (the aggregator already decided
+    it). With more, ``aggregator`` is called with the metric results averaged over the runs
+    (:func:`average_metric_results`) and the runs themselves (``AggregationInput.runs``); an
+    aggregator that raises fails the case, with the error in :attr:`CaseOutcome.error_message`.
+    Either way a not-evaluated outcome becomes failed when any run has an error message.
+
+    Args:
+        case_runs: The case's results, one per run, in run order.
+        num_runs: The configured number of runs (it, not how many runs the case has, picks the rule).
+        aggregator: The case aggregator.
+        app_name: The app, for the aggregator's input.
+        eval_set_id: The eval set, for the aggregator's input.
+        eval_case: The case as stored in the eval set.
+        inference: What the agent did in the case's last run.
+        metrics: The configured metrics.
+
+    Raises:
+        AgentEvalError: With one run, its final status is not passed, failed or not evaluated
+            (``unexpected eval status ...``).
+    """
+    averaged = average_metric_results(case_runs)
+    errored = any(run.error_message for run in case_runs)
+    if num_runs <= 1:
+        status = summarize(run.final_eval_status for run in case_runs)
+        score = case_runs[-1].score if case_runs else 0.0
+        return CaseOutcome(fail_if_errored(status, errored), score, averaged)
+    data = AggregationInput(
+        app_name=app_name,
+        eval_set_id=eval_set_id,
+        eval_case=eval_case,
+        inference_result=inference,
+        eval_metrics=metrics_of_results(eval_case, metrics, averaged),
+        metric_results=averaged,
+        runs=tuple(case_runs),
+    )
+    try:
+        decided = await run_aggregator(aggregator, data)
+    except Exception as exc:
+        return CaseOutcome(EvalStatus.FAILED, 0.0, averaged, error_message=describe_exception(exc))
+    return CaseOutcome(fail_if_errored(decided.status, errored), decided.score, averaged)
+
+
+def recorded_case_outcome(
+    case_runs: Sequence[EvalCaseResult], num_runs: int, summary: EvalCaseResultSummary | None
+) -> CaseOutcome:
+    """A case's outcome as a saved result records it (no aggregator is called).
+
+    With several runs, the status is the one its case summary records, and the score the one
+    recorded with it (a custom aggregator's) or else what the default aggregator gives for that
+    status; without a case summary (results written before summaries existed) the default
+    aggregator's rule decides. With one run, the outcome is the run's, as :func:`decide_case` gives it.
+    """
+    averaged = average_metric_results(case_runs)
+    errored = any(run.error_message for run in case_runs)
+    if num_runs <= 1:
+        status = summarize(run.final_eval_status for run in case_runs)
+        return CaseOutcome(fail_if_errored(status, errored), case_runs[-1].score if case_runs else 0.0, averaged)
+    if summary is None or summary.overall_status is None:
+        verdict = all_pass(averaged)
+        return CaseOutcome(fail_if_errored(verdict.status, errored), verdict.score, averaged)
+    status = summary.overall_status
+    score = summary.overall_score if summary.overall_score is not None else float(status == EvalStatus.PASSED)
+    return CaseOutcome(status, score, averaged, summary.error_message)
