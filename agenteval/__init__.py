@@ -36,6 +36,7 @@ from agenteval.evalresult import (
     ScoreKind,
     ScoreValue,
 )
+from agenteval.evalresult.provenance import Provenance, package_version
 from agenteval.evalset import (
     ConversationScenario,
     EvalCase,
@@ -71,7 +72,6 @@ from agenteval.mysql import (
     register_mysql_instance,
 )
 from agenteval.passk import pass_at_k, pass_hat_k
-from agenteval.provenance import Provenance, package_version
 from agenteval.report import EvaluationReport
 from agenteval.runner import (
     FunctionRunner,

@@ -11,10 +11,10 @@ from pathlib import Path
 from agenteval._async import run_sync
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.local import LocalEvalResultManager
+from agenteval.evalresult.provenance import package_version
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evaluation import DEFAULT_PARALLELISM, Evaluator
 from agenteval.metric.local import LocalMetricManager
-from agenteval.provenance import package_version
 from agenteval.report import EvaluationReport
 from agenteval.runner.function import AgentFunction
 

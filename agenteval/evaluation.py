@@ -31,6 +31,7 @@ from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.provenance import Provenance
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
@@ -42,7 +43,6 @@ from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry
 from agenteval.notebook.progress import create_progress
-from agenteval.provenance import Provenance
 from agenteval.reanalysis import original_aggregator
 from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult

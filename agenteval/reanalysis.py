@@ -24,11 +24,11 @@ from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, describe_exception
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.provenance import Provenance, current_environment
 from agenteval.evalset.models import EvalCase
 from agenteval.evaluators.base import status_for
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
-from agenteval.provenance import Provenance, current_environment
 from agenteval.report import EvaluationReport, build_report
 from agenteval.status import EvalStatus
 

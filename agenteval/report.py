@@ -35,11 +35,11 @@ from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.provenance import Provenance
 from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
-from agenteval.provenance import Provenance, attach_provenance, read_provenance
 from agenteval.status import EvalStatus, summarize
 
 if TYPE_CHECKING:
@@ -307,7 +307,7 @@ class EvaluationReport:
         path = Path(source)
         with fewer_collections():
             result = load_result_file(path)
-            recorded = read_provenance(result)
+            recorded = result.summary.provenance if result.summary is not None else None
             guessed = recorded.app_name if recorded is not None and recorded.app_name else path.parent.name
             return report_from_result(
                 result, app_name=app_name or guessed, eval_set=eval_set, source=f"result file {path}"
@@ -440,9 +440,8 @@ async def build_report(
         eval_set_result_name=result_name or result_id,
         eval_set_id=eval_set_id,
         eval_case_results=list(cases),
-        summary=summary,
+        summary=summary.model_copy(update={"provenance": provenance}),
     )
-    attach_provenance(result, provenance)
     return _assembled(
         app_name,
         eval_set,
@@ -487,7 +486,7 @@ def report_from_result(
             f"{source} is of eval set {result.eval_set_id!r}, but eval_set= is {eval_set.eval_set_id!r}:"
             " pass the eval set the result evaluated"
         )
-    provenance = read_provenance(result)
+    provenance = result.summary.provenance if result.summary is not None else None
     if provenance is not None:
         metrics = list(provenance.metrics)
         app_name = app_name or provenance.app_name

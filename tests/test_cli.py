@@ -240,7 +240,7 @@ def test_bad_agent_process_exit_status_is_2(tmp_path: Path) -> None:
 
 def test_version_and_exit_status_are_documented(capsys: pytest.CaptureFixture[str]) -> None:
     from agenteval.cli import main
-    from agenteval.provenance import package_version
+    from agenteval.evalresult.provenance import package_version
 
     with pytest.raises(SystemExit) as exited:
         main(["--version"])

@@ -285,7 +285,7 @@ def test_the_saved_provenance_records_the_versions_that_wrote_it(
     import json
     import sys
 
-    from agenteval.provenance import package_version
+    from agenteval.evalresult.provenance import package_version
 
     report, _ = report_and_agent
     result_id = report.save(ae.LocalEvalResultManager(tmp_path))
@@ -307,7 +307,7 @@ def test_the_saved_provenance_records_the_versions_that_wrote_it(
 def test_derived_reports_record_their_own_metrics_hash(
     report_and_agent: tuple[ae.EvaluationReport, CountingAgent],
 ) -> None:
-    from agenteval.provenance import content_hash
+    from agenteval.evalresult.provenance import content_hash
 
     report, _ = report_and_agent
     lenient = report.with_thresholds({"final_response_avg_score": 0.0})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agenteval._json import CamelModel, GoFloat, GoInt
+from agenteval.evalresult.provenance import Provenance
 from agenteval.status import EvalStatus
 
 __all__ = [
@@ -95,3 +96,6 @@ class EvalSetResultSummary(CamelModel):
     run_summaries: list[EvalSetRunSummary] = Field(default_factory=list)
     eval_case_summaries: list[EvalCaseResultSummary] = Field(default_factory=list)
     """Sorted by case id."""
+    provenance: Provenance | None = None
+    """What produced the result (versions, content hashes, settings, times): an agenteval extension,
+    left out when unknown (results written by other tools)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
-from agenteval.provenance import package_version
+from agenteval.evalresult.provenance import package_version
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agenteval._files import write_atomic
-from agenteval.errors import AgentEvalError, MissingDependencyError, describe_exception
+from agenteval.errors import MissingDependencyError, describe_exception
+from agenteval.evalresult.provenance import Provenance
 from agenteval.notebook._html import badge, folded_table, page, pretty_json
 from agenteval.notebook.display import case_anchor, case_html, report_html
-from agenteval.provenance import Provenance, read_provenance
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -53,11 +53,6 @@ def _when(timestamp: float | None) -> str:
 
 def _provenance(report: EvaluationReport) -> str:
     provenance: Provenance | None = report.provenance
-    if provenance is None:
-        try:
-            provenance = read_provenance(report.result)
-        except AgentEvalError as exc:
-            return f'<p class="ae-muted">The stored provenance is unreadable: {html.escape(str(exc))}</p>'
     rows: list[tuple[str, str]] = [("result id", report.result.eval_set_result_id)]
     if report.result.creation_timestamp is not None:
         rows.append(("saved", _when(report.result.creation_timestamp)))

@@ -1,8 +1,8 @@
-"""What produced a report: versions, the exact eval set and metrics (with content hashes), settings, times.
+"""What produced a result: versions, the exact eval set and metrics (with content hashes), settings, times.
 
-It is saved with the result, inside ``summary`` under the key ``provenance`` (the reference framework
-ignores keys it does not know, and ``summary`` is kept by every store, MySQL included), so a result
-file says how to reproduce it.
+It is saved with the result, as ``summary.provenance`` (the reference framework ignores keys it does
+not know, and ``summary`` is kept by every store, MySQL included), so a result file says how to
+reproduce it.
 """
 
 from __future__ import annotations
@@ -13,23 +13,13 @@ import platform
 import sys
 from collections.abc import Sequence
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from agenteval._files import describe_validation_error
 from agenteval._json import CamelModel, EpochTime, GoInt, WireModel
-from agenteval.errors import ConfigError
-from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
-__all__ = [
-    "Provenance",
-    "attach_provenance",
-    "content_hash",
-    "current_environment",
-    "package_version",
-    "read_provenance",
-]
+__all__ = ["Provenance", "content_hash", "current_environment", "package_version"]
 
 
 def package_version() -> str:
@@ -108,30 +98,3 @@ def current_environment() -> dict[str, str]:
         "python_version": sys.version.split()[0],
         "platform": platform.platform(),
     }
-
-
-def attach_provenance(result: EvalSetResult, provenance: Provenance) -> None:
-    """Store ``provenance`` in ``result.summary`` (which must exist) under the key ``provenance``."""
-    if result.summary is None:
-        raise ValueError("the result has no summary to hold its provenance")
-    extra = result.summary.__pydantic_extra__
-    if extra is None:
-        extra = {}
-        object.__setattr__(result.summary, "__pydantic_extra__", extra)
-    extra["provenance"] = provenance.to_dict()
-
-
-def read_provenance(result: EvalSetResult) -> Provenance | None:
-    """The provenance stored in a result, or ``None`` (results written by other tools have none).
-
-    Raises:
-        ConfigError: The stored provenance is malformed.
-    """
-    extra = result.summary.model_extra if result.summary is not None else None
-    raw = (extra or {}).get("provenance")
-    if raw is None:
-        return None
-    try:
-        return Provenance.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(f"the result's summary.provenance is malformed: {describe_validation_error(exc)}") from None
