@@ -1,6 +1,6 @@
 """Pieces of one ``Evaluator.evaluate`` call.
 
-The eval-set snapshot, run scheduling, and the record of finished cases that lets an interrupted
+Metric checks, run scheduling, and the record of finished cases that lets an interrupted
 evaluation keep what it already did.
 """
 
@@ -12,10 +12,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from agenteval.context import EvalContext
-from agenteval.errors import AgentEvalError, ConfigError, NotFoundError, describe_exception, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResultPerInvocation
-from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
@@ -23,10 +22,9 @@ from agenteval.metric.registry import active_metric_registry, use_metric_registr
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
 from agenteval.service.options import ServiceOptions
 from agenteval.service.scoring import failed_case_result
-from agenteval.service.types import EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 
-__all__ = ["RunOutcome", "RunRecorder", "SnapshotEvalSetManager", "check_metrics", "in_runs"]
+__all__ = ["RunOutcome", "RunRecorder", "check_metrics", "in_runs"]
 
 RunOutcome = tuple[list[InferenceResult], list[EvalCaseResult]]
 """What one run produced: the agent's turns per case, and the scored cases."""
@@ -87,49 +85,6 @@ def check_metrics(metrics: Sequence[EvalMetric], options: ServiceOptions) -> Non
                 raise ConfigError(f"{where}: {describe_exception(exc)}") from exc
 
 
-class SnapshotEvalSetManager:
-    """Serves one eval set, as read when the evaluation started; anything else goes to ``inner``.
-
-    Reads share the cases instead of copying them (a deep copy of a large set costs more than a
-    fast agent's whole run): the agent only ever gets copies of a case's messages and state, so
-    nothing it does reaches the next run or the report.
-    """
-
-    def __init__(self, inner: EvalSetManager | None, app_name: str, eval_set_id: str, eval_set: EvalSet) -> None:
-        self._inner = inner
-        self._key = (app_name, eval_set_id)
-        self._eval_set = eval_set
-        self._cases = eval_set.cases_by_id()
-
-    def _holds(self, app_name: str, eval_set_id: str) -> bool:
-        return (app_name, eval_set_id) == self._key
-
-    def _other(self, app_name: str, eval_set_id: str) -> EvalSetManager:
-        if self._inner is None:
-            raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
-        return self._inner
-
-    async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
-        """The snapshot, with its own list of cases (or the inner store's set)."""
-        if self._holds(app_name, eval_set_id):
-            return self._eval_set.model_copy(update={"eval_cases": list(self._eval_set.eval_cases)})
-        return await self._other(app_name, eval_set_id).get(app_name, eval_set_id)
-
-    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
-        """One case of the snapshot (or the inner store's case)."""
-        if self._holds(app_name, eval_set_id):
-            case = self._cases.get(eval_case_id)
-            if case is None:
-                raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
-            return case
-        return await self._other(app_name, eval_set_id).get_case(app_name, eval_set_id, eval_case_id)
-
-    def __getattr__(self, name: str) -> Any:
-        if self._inner is None:
-            raise AttributeError(name)
-        return getattr(self._inner, name)
-
-
 class RunRecorder:
     """Keeps every case as soon as it finishes, per run, through case-level callbacks.
 
@@ -138,26 +93,18 @@ class RunRecorder:
     """
 
     def __init__(self) -> None:
-        self._runs: dict[int, int] = {}
         self.inferences: dict[int, list[InferenceResult]] = {}
         self.cases: dict[int, list[EvalCaseResult]] = {}
-
-    def expect(self, request: InferenceRequest | EvaluateRequest, run_id: int) -> None:
-        """Attribute callbacks for ``request`` to run ``run_id``."""
-        self._runs[id(request)] = run_id
 
     def callbacks(self) -> Callbacks:
         """Callbacks to append after the user's."""
 
         def inferred(context: EvalContext, args: AfterInferenceCaseArgs) -> None:
-            run_id = self._runs.get(id(args.request))
-            if run_id is not None:
-                self.inferences.setdefault(run_id, []).append(args.result)
+            self.inferences.setdefault(args.run_id, []).append(args.result)
 
         def scored(context: EvalContext, args: AfterEvaluateCaseArgs) -> None:
-            run_id = self._runs.get(id(args.request))
-            if run_id is not None and args.result is not None:
-                self.cases.setdefault(run_id, []).append(args.result.model_copy(update={"run_id": run_id}))
+            if args.result is not None:
+                self.cases.setdefault(args.run_id, []).append(args.result)
 
         return (
             Callbacks()
@@ -198,10 +145,9 @@ class RunRecorder:
 def _unscored(case: EvalCase | None, inference: InferenceResult, run_id: int) -> EvalCaseResult:
     # No error message: the case did nothing wrong, and one would make summaries count it as failed.
     if inference.status != EvalStatus.PASSED:
-        result = failed_case_result(
-            inference.eval_set_id, inference, inference.error_message, inference.error_type or ErrorType.OTHER
+        return failed_case_result(
+            inference.eval_set_id, inference, inference.error_message, inference.error_type or ErrorType.OTHER, run_id
         )
-        return result.model_copy(update={"run_id": run_id})
     expected: list[Invocation | None] = list(inference.expected_inferences or (case.conversation if case else []))
     if len(expected) != len(inference.inferences):
         expected = [None] * len(inference.inferences)

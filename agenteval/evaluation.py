@@ -15,7 +15,7 @@ from typing import Any, TypedDict, Unpack
 from pydantic import BaseModel
 
 from agenteval._async import run_sync
-from agenteval._evaluation_support import RunOutcome, RunRecorder, SnapshotEvalSetManager, check_metrics, in_runs
+from agenteval._evaluation_support import RunOutcome, RunRecorder, check_metrics, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
 from agenteval.aggregation import (
@@ -358,13 +358,10 @@ class Evaluator:
                 metric_names=[metric.metric_name for metric in eval_metrics],
             )
             callbacks = callbacks.merged(progress.callbacks())
-        # Every run reads the set read above, so a long evaluation sees one consistent eval set.
-        snapshot = SnapshotEvalSetManager(
-            None if isinstance(eval_set, EvalSet) else options.eval_set_manager, self.app_name, eval_set_id, ordering
-        )
-        options = replace(options, callbacks=callbacks, eval_set_manager=snapshot)
+        options = replace(options, callbacks=callbacks)
         try:
-            runs = await self._run_all(options, eval_set_id, eval_metrics, recorder)
+            # Every run is given the set read above, so a long evaluation sees one consistent eval set.
+            runs = await self._run_all(options, ordering, eval_metrics)
             report = await self._report(options, ordering, eval_metrics, runs, provenance, started)
             await self._save(options, report)
         except BaseException as exc:
@@ -542,47 +539,47 @@ class Evaluator:
         return metrics
 
     async def _run_all(
-        self, options: EvaluationOptions, eval_set_id: str, metrics: list[EvalMetric], recorder: RunRecorder
+        self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric]
     ) -> list[RunOutcome]:
         # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
         service = LocalService(self._agent(), options.service_options(), limits=CaseLimits.of(options.parallelism))
 
         async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(
-                app_name=self.app_name, eval_set_id=eval_set_id, eval_case_ids=list(options.eval_case_ids)
+                app_name=self.app_name,
+                eval_set_id=eval_set.eval_set_id,
+                eval_case_ids=list(options.eval_case_ids),
+                run_id=run_id,
+                eval_set=eval_set,
             )
-            recorder.expect(request, run_id)
             try:
                 inferences = await service.inference(request)
             except Exception as exc:
                 raise rewrap(f"run {run_id} inference", exc) from exc
-            return inferences, await self._score_run(service, eval_set_id, metrics, run_id, inferences, recorder)
+            return inferences, await self._score_run(service, eval_set, metrics, run_id, inferences)
 
         return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
 
     async def _score_run(
         self,
         service: LocalService,
-        eval_set_id: str,
+        eval_set: EvalSet,
         metrics: list[EvalMetric],
         run_id: int,
         inferences: list[InferenceResult],
-        recorder: RunRecorder | None = None,
     ) -> list[EvalCaseResult]:
         request = EvaluateRequest(
             app_name=self.app_name,
-            eval_set_id=eval_set_id,
+            eval_set_id=eval_set.eval_set_id,
             inference_results=inferences,
             evaluate_config=EvaluateConfig(eval_metrics=metrics),
+            run_id=run_id,
+            eval_set=eval_set,
         )
-        if recorder is not None:
-            recorder.expect(request, run_id)
         try:
             run_result = await service.evaluate(request)
         except Exception as exc:
             raise rewrap(f"run {run_id} evaluate", exc) from exc
-        for case in run_result.eval_case_results:
-            case.run_id = run_id
         return run_result.eval_case_results
 
     def rescore(
@@ -644,18 +641,14 @@ class Evaluator:
                 aggregator = await original_aggregator(report, "rescore(report, aggregator=...)")
             options = replace(options, aggregator=aggregator or options.aggregator)
         _check_evaluators(eval_metrics, options.registry)
-        snapshot = SnapshotEvalSetManager(None, report.app_name, report.eval_set_id, report.eval_set)
-        service = LocalService(
-            self._agent(),
-            replace(options, eval_set_manager=snapshot).service_options(),
-            limits=CaseLimits.of(options.parallelism),
-        )
+        service = LocalService(self._agent(), options.service_options(), limits=CaseLimits.of(options.parallelism))
+        eval_set = report.eval_set
         # The new report owns its records: editing one report's objects never changes the other's.
         stored = [[inference.model_copy(deep=True) for inference in run] for run in report.inference_results]
 
         async def run(run_id: int) -> RunOutcome:
             inferences = stored[run_id - 1]
-            return inferences, await self._score_run(service, report.eval_set_id, eval_metrics, run_id, inferences)
+            return inferences, await self._score_run(service, eval_set, eval_metrics, run_id, inferences)
 
         runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
         provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agenteval._json import CamelModel
+from agenteval._json import CamelModel, GoInt
 from agenteval.evalset.models import EvalMode, Invocation
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.status import EvalStatus
@@ -18,6 +18,8 @@ class InferenceResult(CamelModel):
     app_name: str = ""
     eval_set_id: str = ""
     eval_case_id: str = ""
+    run_id: GoInt = 0
+    """The run (1-based) the case ran in."""
     eval_mode: EvalMode = EvalMode.DEFAULT
     inferences: list[Invocation] = Field(default_factory=list)
     """The actual turns; empty when the inference failed."""

@@ -1,9 +1,7 @@
 """Run accounting shared by the progress displays; the displays themselves only draw.
 
-Runs are told apart by the identity of ``args.request``: the first ``InferenceRequest`` seen is
-run 1, the next run 2, and so on. An ``EvaluateRequest`` joins the run whose inference results it
-scores (the very list, or one of its result objects), so parallel runs finishing inference out of
-order still land on the right row. Callbacks run on the event loop thread, so no locking is needed.
+Every callback's arguments say which run they belong to (``args.run_id``), so parallel runs land on
+their own rows in any order. Callbacks run on the event loop thread, so no locking is needed.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agenteval.context import EvalContext
 from agenteval.errors import describe_exception
-from agenteval.evalresult.inference import InferenceResult
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -32,7 +29,6 @@ from agenteval.service.callbacks import (
     CallbackFunction,
     Callbacks,
 )
-from agenteval.service.types import EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -80,7 +76,7 @@ class RunProgress:
     """Where one run stands. Compared by identity: two runs are never equal."""
 
     run: int
-    """The run's slot, 1-based, in the order its inference request was first seen."""
+    """The run, 1-based."""
     inference_total: int = 0
     inference_done: int = 0
     evaluation_total: int = 0
@@ -99,7 +95,6 @@ class RunProgress:
     ended: float | None = None
     running: dict[tuple[str, str], float] = field(default_factory=dict)
     """``(phase, case id)`` → start time of every case in flight."""
-    claimed: bool = False
     errored_cases: set[str] = field(default_factory=set)
 
     @property
@@ -162,10 +157,6 @@ class ProgressBase:
         self.summary = ""
         self._started: float | None = None
         self._finished: float | None = None
-        self._inference_requests: dict[int, tuple[InferenceRequest, RunProgress]] = {}
-        self._evaluate_requests: dict[int, tuple[EvaluateRequest, RunProgress]] = {}
-        self._results: dict[int, tuple[object, RunProgress]] = {}
-        self._awaiting_evaluation: list[RunProgress] = []
         self._last_draw = -math.inf
         self._stop_ticking()
 
@@ -224,11 +215,6 @@ class ProgressBase:
         else:
             self.outcome = "passed"
         self._safely(self._finish, report, error)
-        # The run maps hold every request and inference result; the report keeps what is needed.
-        self._inference_requests.clear()
-        self._evaluate_requests.clear()
-        self._results.clear()
-        self._awaiting_evaluation.clear()
 
     def _finish(self, report: EvaluationReport | None, error: BaseException | None) -> None:
         self.summary = self._summary(report, error)
@@ -257,46 +243,41 @@ class ProgressBase:
                 )
 
     def _before_inference_set(self, args: BeforeInferenceSetArgs) -> None:
-        run = self._run_of_inference(args.request)
+        run = self._run(args.run_id)
         self._enter_phase(run, INFERENCE)
 
     def _before_inference_case(self, args: BeforeInferenceCaseArgs) -> None:
-        self._run_of_inference(args.request).running[(INFERENCE, args.eval_case_id)] = self._clock()
+        self._run(args.run_id).running[(INFERENCE, args.eval_case_id)] = self._clock()
 
     def _after_inference_case(self, args: AfterInferenceCaseArgs) -> None:
-        run = self._run_of_inference(args.request)
+        run = self._run(args.run_id)
         result = args.result
         run.running.pop((INFERENCE, result.eval_case_id), None)
         run.inference_done += 1
         run.inference_total = max(run.inference_total, run.inference_done)
-        self._results[id(result)] = (result, run)
         if result.error_message or result.status == EvalStatus.FAILED:
             self._count_error(run, result.eval_case_id)
         self._update()
 
     def _after_inference_set(self, args: AfterInferenceSetArgs) -> None:
-        run = self._run_of_inference(args.request)
+        run = self._run(args.run_id)
         if args.results is not None:
             run.inference_total = run.evaluation_total = len(args.results)
-            self._results[id(args.results)] = (args.results, run)
-            for result in args.results:
-                self._results[id(result)] = (result, run)
-            self._awaiting_evaluation.append(run)
         if args.error is not None:
             self._stop_run(run, args.error)
         else:
             self._update()
 
     def _before_evaluate_set(self, args: BeforeEvaluateSetArgs) -> None:
-        run = self._run_of_evaluate(args.request)
+        run = self._run(args.run_id)
         run.evaluation_total = len(args.request.inference_results)
         self._enter_phase(run, EVALUATION)
 
     def _before_evaluate_case(self, args: BeforeEvaluateCaseArgs) -> None:
-        self._run_of_evaluate(args.request).running[(EVALUATION, args.eval_case_id)] = self._clock()
+        self._run(args.run_id).running[(EVALUATION, args.eval_case_id)] = self._clock()
 
     def _after_evaluate_case(self, args: AfterEvaluateCaseArgs) -> None:
-        run = self._run_of_evaluate(args.request)
+        run = self._run(args.run_id)
         case_id = args.inference_result.eval_case_id
         run.running.pop((EVALUATION, case_id), None)
         run.evaluation_done += 1
@@ -314,7 +295,7 @@ class ProgressBase:
         self._update()
 
     def _after_evaluate_set(self, args: AfterEvaluateSetArgs) -> None:
-        run = self._run_of_evaluate(args.request)
+        run = self._run(args.run_id)
         if args.error is not None:
             self._stop_run(run, args.error)
             return
@@ -325,48 +306,16 @@ class ProgressBase:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _run_of_inference(self, request: InferenceRequest) -> RunProgress:
-        known = self._inference_requests.get(id(request))
-        if known is not None and known[0] is request:
-            return known[1]
-        run = self._claim_run()
-        self._inference_requests[id(request)] = (request, run)
-        return run
-
-    def _run_of_evaluate(self, request: EvaluateRequest) -> RunProgress:
-        known = self._evaluate_requests.get(id(request))
-        if known is not None and known[0] is request:
-            return known[1]
-        run = self._run_of_results(request.inference_results)
-        if run is None:
-            # A callback replaced the inference results: runs are scored in the order they finished inference.
-            run = self._awaiting_evaluation[0] if self._awaiting_evaluation else self._claim_run()
-        if run in self._awaiting_evaluation:
-            self._awaiting_evaluation.remove(run)
-        self._evaluate_requests[id(request)] = (request, run)
-        return run
-
-    def _run_of_results(self, results: list[InferenceResult]) -> RunProgress | None:
-        for candidate in (results, *results):
-            known = self._results.get(id(candidate))
-            if known is not None and known[0] is candidate:
-                return known[1]
-        return None
-
-    def _claim_run(self) -> RunProgress:
-        for run in self.runs:
-            if not run.claimed:
-                run.claimed = True
-                return run
-        run = RunProgress(
-            run=len(self.runs) + 1,
-            inference_total=self.cases_per_run,
-            evaluation_total=self.cases_per_run,
-            claimed=True,
-        )
-        self.runs.append(run)
-        self._draw_new_run(run)
-        return run
+    def _run(self, run_id: int) -> RunProgress:
+        """The row of run ``run_id`` (a service used on its own numbers no run: its calls share row 1)."""
+        number = max(run_id, 1)
+        while len(self.runs) < number:
+            run = RunProgress(
+                run=len(self.runs) + 1, inference_total=self.cases_per_run, evaluation_total=self.cases_per_run
+            )
+            self.runs.append(run)
+            self._draw_new_run(run)
+        return self.runs[number - 1]
 
     def _enter_phase(self, run: RunProgress, phase: str) -> None:
         now = self._clock()
@@ -388,8 +337,6 @@ class ProgressBase:
         run.error = CANCELLED if _is_interrupt(error) else describe_exception(error)
         run.ended = self._clock()
         run.running.clear()
-        if run in self._awaiting_evaluation:
-            self._awaiting_evaluation.remove(run)
         self._run_ended(run)
 
     def _run_ended(self, run: RunProgress) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from agenteval.context import EvalContext
 from agenteval.errors import CallbackError, describe_exception
@@ -41,15 +41,31 @@ __all__ = [
 ]
 
 
+class _Requested(Protocol):
+    @property
+    def request(self) -> InferenceRequest | EvaluateRequest: ...
+
+
+class _OfRun:
+    """Gives callback arguments the run they belong to, from their request."""
+
+    __slots__ = ()
+
+    @property
+    def run_id(self: _Requested) -> int:
+        """The run (1-based) this callback belongs to."""
+        return self.request.run_id
+
+
 @dataclass(slots=True, kw_only=True)
-class BeforeInferenceSetArgs:
+class BeforeInferenceSetArgs(_OfRun):
     """Before the cases of a set are run. Editing ``request`` (e.g. its case ids) takes effect."""
 
     request: InferenceRequest
 
 
 @dataclass(slots=True, kw_only=True)
-class AfterInferenceSetArgs:
+class AfterInferenceSetArgs(_OfRun):
     """After the cases of a set were run."""
 
     request: InferenceRequest
@@ -61,7 +77,7 @@ class AfterInferenceSetArgs:
 
 
 @dataclass(slots=True, kw_only=True)
-class BeforeInferenceCaseArgs:
+class BeforeInferenceCaseArgs(_OfRun):
     """Before one case is run."""
 
     request: InferenceRequest
@@ -70,7 +86,7 @@ class BeforeInferenceCaseArgs:
 
 
 @dataclass(slots=True, kw_only=True)
-class AfterInferenceCaseArgs:
+class AfterInferenceCaseArgs(_OfRun):
     """After one case was run; a failure is in ``result.status`` / ``result.error_message``."""
 
     request: InferenceRequest
@@ -81,14 +97,14 @@ class AfterInferenceCaseArgs:
 
 
 @dataclass(slots=True, kw_only=True)
-class BeforeEvaluateSetArgs:
+class BeforeEvaluateSetArgs(_OfRun):
     """Before the inference results of a set are scored. Editing ``request`` takes effect."""
 
     request: EvaluateRequest
 
 
 @dataclass(slots=True, kw_only=True)
-class AfterEvaluateSetArgs:
+class AfterEvaluateSetArgs(_OfRun):
     """After the inference results of a set were scored."""
 
     request: EvaluateRequest
@@ -99,7 +115,7 @@ class AfterEvaluateSetArgs:
 
 
 @dataclass(slots=True, kw_only=True)
-class BeforeEvaluateCaseArgs:
+class BeforeEvaluateCaseArgs(_OfRun):
     """Before one case is scored."""
 
     request: EvaluateRequest
@@ -107,7 +123,7 @@ class BeforeEvaluateCaseArgs:
 
 
 @dataclass(slots=True, kw_only=True)
-class AfterEvaluateCaseArgs:
+class AfterEvaluateCaseArgs(_OfRun):
     """After one case was scored."""
 
     request: EvaluateRequest

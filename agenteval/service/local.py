@@ -13,7 +13,7 @@ from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult
-from agenteval.evalset.models import EvalCase, Invocation
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.llm.judge import use_judge
 from agenteval.metric.registry import active_metric_registry, use_metric_registry
@@ -150,6 +150,7 @@ class LocalService:
             raise ConfigError("validate inference request: app name is empty")
         if not request.eval_set_id:
             raise ConfigError("validate inference request: eval set id is empty")
+        _check_given_set(request.eval_set, request.eval_set_id, "validate inference request")
         options = self.options.updated(overrides)
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
         context = await _run_callbacks(
@@ -169,11 +170,13 @@ class LocalService:
     async def _infer_cases(
         self, request: InferenceRequest, options: ServiceOptions, context: EvalContext
     ) -> list[InferenceResult]:
-        try:
-            with use_context(context):
-                eval_set = await options.eval_set_manager.get(request.app_name, request.eval_set_id)
-        except Exception as exc:
-            raise rewrap("load inference eval cases: get eval set", exc) from exc
+        eval_set = request.eval_set
+        if eval_set is None:
+            try:
+                with use_context(context):
+                    eval_set = await options.eval_set_manager.get(request.app_name, request.eval_set_id)
+            except Exception as exc:
+                raise rewrap("load inference eval cases: get eval set", exc) from exc
         wanted = set(request.eval_case_ids)
         cases = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
         outcomes = await _map_in_order(
@@ -198,6 +201,7 @@ class LocalService:
             app_name=request.app_name,
             eval_set_id=request.eval_set_id,
             eval_case_id=case.eval_id,
+            run_id=request.run_id,
             session_id=session_id,
         )
         try:
@@ -286,6 +290,7 @@ class LocalService:
             raise ConfigError("eval set id is empty")
         if request.evaluate_config is None:
             raise ConfigError("evaluate config is nil")
+        _check_given_set(request.eval_set, request.eval_set_id, "validate evaluate request")
         options = self.options.updated(overrides)
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
         context = await _run_callbacks(
@@ -326,7 +331,7 @@ class LocalService:
     async def _evaluate_cases(
         self, request: EvaluateRequest, options: ServiceOptions, context: EvalContext
     ) -> list[EvalCaseResult]:
-        cases = CaseLookup(options.eval_set_manager)
+        cases = CaseLookup(options.eval_set_manager, request.app_name, request.eval_set)
         outcomes = await _map_in_order(
             request.inference_results,
             lambda inference: self._evaluate_case(request, inference, options, cases, context),
@@ -380,16 +385,22 @@ class LocalService:
         start = time.time()
         if inference.status != EvalStatus.PASSED:
             result = failed_case_result(
-                request.eval_set_id, inference, inference.error_message, inference.error_type or ErrorType.OTHER
+                request.eval_set_id,
+                inference,
+                inference.error_message,
+                inference.error_type or ErrorType.OTHER,
+                request.run_id,
             )
         else:
             try:
                 with use_context(case_context):
                     result = await score_case(
-                        inference, request.evaluate_config.eval_metrics, options, cases, case_context
+                        inference, request.evaluate_config.eval_metrics, options, cases, case_context, request.run_id
                     )
             except CaseFailure as failure:
-                result = failed_case_result(request.eval_set_id, inference, str(failure), failure.error_type)
+                result = failed_case_result(
+                    request.eval_set_id, inference, str(failure), failure.error_type, request.run_id
+                )
         await _run_callbacks(
             options,
             "after_evaluate_case",
@@ -456,6 +467,14 @@ async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str
         except Exception as exc:
             problems.append(f"end {who} session: {describe_exception(exc)}")
     return "; ".join(problems) or None
+
+
+def _check_given_set(eval_set: EvalSet | None, eval_set_id: str, where: str) -> None:
+    if eval_set is not None and eval_set.eval_set_id != eval_set_id:
+        raise ConfigError(
+            f"{where}: the request holds eval set {eval_set.eval_set_id!r} but names {eval_set_id!r}; "
+            "give the id of the eval set it holds"
+        )
 
 
 def _failed_inference(result: InferenceResult, message: str, error_type: str) -> InferenceResult:

@@ -21,7 +21,7 @@ from agenteval.evalresult.models import (
 )
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.message import Message
-from agenteval.evalset.models import EvalCase, EvalMode, Invocation
+from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, Invocation
 from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, MetricEvaluator, PerInvocationResult
 from agenteval.metric.case_rubrics import case_rubrics, effective_metric
 from agenteval.metric.criterion import Criterion
@@ -37,12 +37,13 @@ _RESULT_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUAT
 
 
 def failed_case_result(
-    eval_set_id: str, inference: InferenceResult, error_message: str, error_type: str
+    eval_set_id: str, inference: InferenceResult, error_message: str, error_type: str, run_id: int
 ) -> EvalCaseResult:
     """A case result for a case that could not be scored: failed, with the reason and no metrics."""
     return EvalCaseResult(
         eval_set_id=eval_set_id,
         eval_id=inference.eval_case_id,
+        run_id=run_id,
         final_eval_status=EvalStatus.FAILED,
         error_message=error_message,
         error_type=error_type,
@@ -54,15 +55,18 @@ def failed_case_result(
 class CaseLookup:
     """State shared by the cases of one evaluate call.
 
-    Each eval set is read from its store once (asking per case would re-read, and for local files
-    re-parse, the whole set for every case), and each metric's criterion is copied once for all the
+    Cases come from the eval set the request holds, else each eval set is read from its store once
+    (asking per case would re-read, and for local files re-parse, the whole set for every case);
+    either way they are indexed by id once. Each metric's criterion is copied once for all the
     results that record it. Cases and criteria handed out are shared: callers must not modify them.
     """
 
-    def __init__(self, manager: EvalSetManager) -> None:
+    def __init__(self, manager: EvalSetManager, app_name: str = "", eval_set: EvalSet | None = None) -> None:
         self._manager = manager
         self._lock = asyncio.Lock()
         self._sets: dict[tuple[str, str], dict[str, EvalCase]] = {}
+        if eval_set is not None:
+            self._sets[(app_name, eval_set.eval_set_id)] = eval_set.cases_by_id()
         self._criteria: dict[int, tuple[EvalMetric, Criterion | None]] = {}
 
     def criterion_of(self, metric: EvalMetric) -> Criterion | None:
@@ -79,11 +83,7 @@ class CaseLookup:
         async with self._lock:
             cases = self._sets.get(key)
             if cases is None:
-                eval_set = await self._manager.get(app_name, eval_set_id)
-                cases = {}
-                for case in eval_set.eval_cases:
-                    cases.setdefault(case.eval_id, case)
-                self._sets[key] = cases
+                cases = self._sets[key] = (await self._manager.get(app_name, eval_set_id)).cases_by_id()
         found = cases.get(eval_case_id)
         if found is None:
             raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
@@ -233,8 +233,9 @@ async def score_case(
     options: ServiceOptions,
     cases: CaseLookup,
     context: EvalContext,
+    run_id: int,
 ) -> EvalCaseResult:
-    """Score one successfully inferred case with every metric, then aggregate.
+    """Score one successfully inferred case with every metric, then aggregate; the result is of run ``run_id``.
 
     Raises:
         CaseFailure: Anything that fails the case (reference messages).
@@ -325,6 +326,7 @@ async def score_case(
         return EvalCaseResult(
             eval_set_id=inference.eval_set_id,
             eval_id=inference.eval_case_id,
+            run_id=run_id,
             final_eval_status=EvalStatus.FAILED,
             error_message=describe_exception(exc),
             error_type=ErrorType.AGGREGATOR,
@@ -337,6 +339,7 @@ async def score_case(
     return EvalCaseResult(
         eval_set_id=inference.eval_set_id,
         eval_id=inference.eval_case_id,
+        run_id=run_id,
         score=aggregation.score,
         final_eval_status=aggregation.status,
         overall_eval_metric_results=overall,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["EvalSetRunResult", "EvaluateConfig", "EvaluateRequest", "InferenceRequest"]
@@ -21,6 +22,11 @@ class InferenceRequest:
     """The eval set."""
     eval_case_ids: list[str] = field(default_factory=list)
     """Cases to run, in any order; empty means all. Unknown ids are ignored."""
+    run_id: int = 0
+    """Which run of an evaluation this is (1-based; ``0``, as in the reference's service, outside a
+    multi-run evaluation); carried to every inference result and callback."""
+    eval_set: EvalSet | None = None
+    """The eval set itself, when the caller holds it; ``None`` reads it once from the eval-set manager."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -38,6 +44,12 @@ class EvaluateRequest:
     eval_set_id: str
     inference_results: list[InferenceResult] = field(default_factory=list)
     evaluate_config: EvaluateConfig = field(default_factory=EvaluateConfig)
+    run_id: int = 0
+    """Which run of an evaluation this is (1-based; ``0`` outside a multi-run evaluation); stamped on
+    every case result and carried to every callback."""
+    eval_set: EvalSet | None = None
+    """The eval set the results are of, when the caller holds it; ``None`` reads it once from the
+    eval-set manager."""
 
 
 @dataclass(slots=True, kw_only=True)

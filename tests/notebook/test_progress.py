@@ -88,10 +88,11 @@ class Exploding:
 
 
 class Driver:
-    """Calls the eight callbacks of a container with hand-made args, one run per ``InferenceRequest``."""
+    """Calls the eight callbacks of a container with hand-made args; each ``begin_inference`` starts the next run."""
 
     def __init__(self, callbacks: Callbacks) -> None:
         self.callbacks = callbacks
+        self.runs = 0
 
     def call(self, point: str, args: Any) -> None:
         for named in getattr(self.callbacks, point):
@@ -105,6 +106,7 @@ class Driver:
             app_name=APP,
             eval_set_id=SET,
             eval_case_id=case_id,
+            run_id=request.run_id,
             status=EvalStatus.FAILED if error else EvalStatus.PASSED,
             error_message=error,
         )
@@ -125,7 +127,8 @@ class Driver:
         )
 
     def begin_inference(self) -> InferenceRequest:
-        request = InferenceRequest(app_name=APP, eval_set_id=SET)
+        self.runs += 1
+        request = InferenceRequest(app_name=APP, eval_set_id=SET, run_id=self.runs)
         self.call("before_inference_set", BeforeInferenceSetArgs(request=request))
         return request
 
@@ -136,8 +139,9 @@ class Driver:
             "after_inference_set", AfterInferenceSetArgs(request=request, results=results, error=error, start_time=0)
         )
 
-    def begin_evaluation(self, results: list[InferenceResult]) -> EvaluateRequest:
-        request = EvaluateRequest(app_name=APP, eval_set_id=SET, inference_results=results)
+    def begin_evaluation(self, results: list[InferenceResult], run_id: int | None = None) -> EvaluateRequest:
+        run_id = run_id if run_id is not None else results[0].run_id
+        request = EvaluateRequest(app_name=APP, eval_set_id=SET, inference_results=results, run_id=run_id)
         self.call("before_evaluate_set", BeforeEvaluateSetArgs(request=request))
         return request
 
@@ -177,7 +181,7 @@ def test_start_shows_title_metrics_and_one_empty_row_per_run() -> None:
     assert bar.footer.value == "0 passed, 0 failed, 0 errors · 0.0 s"
 
 
-def test_runs_are_told_apart_by_request_identity_in_first_seen_order() -> None:
+def test_runs_are_told_apart_by_their_run_ids() -> None:
     clock = FakeClock()
     bar = widget(clock, runs=2, cases=2)
     drive = Driver(bar.callbacks())
@@ -230,7 +234,7 @@ def test_interleaved_runs_finishing_inference_out_of_order_land_on_their_own_row
     assert [row.inference.bar_style for row in bar.rows] == ["success", "danger", "success"]
 
 
-def test_scoring_a_replaced_result_list_falls_back_to_the_order_inference_finished() -> None:
+def test_scoring_lands_on_the_run_the_request_names_whatever_results_it_holds() -> None:
     bar = widget(runs=2, cases=1)
     drive = Driver(bar.callbacks())
     first, second = drive.begin_inference(), drive.begin_inference()
@@ -239,9 +243,9 @@ def test_scoring_a_replaced_result_list_falls_back_to_the_order_inference_finish
     a1 = drive.infer(first, "a")
     drive.end_inference(first, [a1])
 
-    scoring = drive.begin_evaluation([a2.model_copy()])  # a user callback swapped the list and its items
+    drive.begin_evaluation([a2.model_copy(update={"run_id": 0})], run_id=2)  # a user callback swapped the list
 
-    assert bar._evaluate_requests[id(scoring)][1] is bar.runs[1]
+    assert [run.phase for run in bar.runs] == ["inference", "evaluation"]
 
 
 def test_an_inference_error_is_counted_once_as_an_error_not_as_a_failure() -> None:
