@@ -9,8 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from difflib import get_close_matches
-from typing import Any, TypedDict, Unpack
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -19,10 +18,7 @@ from agenteval._evaluation_support import RunOutcome, RunRecorder, check_metrics
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
 from agenteval.aggregation import (
-    AggregatorFunction,
     AllPassAggregator,
-    EvalCaseResultAggregator,
-    as_aggregator,
     finite_score,
 )
 from agenteval.errors import ConfigError, NoMetricsWarning, SkippedMetricWarning, StorageError, rewrap, warn_user
@@ -32,29 +28,19 @@ from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalset.manager import EvalSetManager
-from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
-from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
-from agenteval.llm.base import ChatModel
-from agenteval.llm.judge import JudgeOverride
+from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
-from agenteval.metric.registry import MetricRegistry
 from agenteval.notebook.progress import create_progress
 from agenteval.reanalysis import original_aggregator
 from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
-from agenteval.runner.simulation import UserSimulator
-from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.options import (
-    DEFAULT_MAX_SIMULATED_TURNS,
     ServiceOptions,
-    SessionIdSupplier,
-    uuid_session_id,
 )
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
@@ -80,31 +66,28 @@ class SaveError(StorageError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EvaluationOptions:
-    """Everything an evaluation uses besides the app and the agent; see :class:`Evaluator`."""
+class EvaluationOptions(ServiceOptions):
+    """Everything an evaluation uses besides the app and the agent: the service's options and these.
 
-    eval_set_manager: EvalSetManager = field(default_factory=InMemoryEvalSetManager)
+    See :class:`Evaluator` for what each does; an option is declared once, here or in
+    :class:`~agenteval.service.ServiceOptions`.
+    """
+
     metric_manager: MetricManager = field(default_factory=InMemoryMetricManager)
+    """Where the eval set's metrics are read from (unless ``metrics=`` is given)."""
     result_manager: EvalResultManager = field(default_factory=InMemoryEvalResultManager)
-    registry: EvaluatorRegistry = field(default_factory=default_registry)
-    aggregator: EvalCaseResultAggregator = field(default_factory=AllPassAggregator)
-    callbacks: Callbacks = field(default_factory=Callbacks)
-    user_simulator: UserSimulator | None = None
-    expected_runner: Runner | None = None
-    session_id_supplier: SessionIdSupplier = uuid_session_id
+    """Where each result is saved."""
     num_runs: int = 1
+    """Repetitions of every case."""
+    parallel_runs: bool = False
+    """Run the repetitions concurrently too (they share ``parallelism``)."""
+    eval_case_ids: tuple[str, ...] = ()
+    """Evaluate only these cases (all when empty)."""
+    progress: bool | None = None
+    """``None``: a live widget in Jupyter, a bar on a terminal, nothing otherwise; ``True`` always, ``False`` never."""
     parallel_inference: bool = True
     parallel_evaluation: bool = True
-    parallel_runs: bool = False
     parallelism: int = DEFAULT_PARALLELISM
-    eval_case_ids: tuple[str, ...] = ()
-    metric_registry: MetricRegistry | None = None
-    judge: ChatModel | None = None
-    judge_num_samples: int = 1
-    tool_mock_model: ChatModel | None = None
-    max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
-    turn_timeout: float | None = None
-    progress: bool | None = None
 
     def __post_init__(self) -> None:
         for name in ("num_runs", "parallelism", "judge_num_samples", "max_simulated_turns"):
@@ -122,27 +105,12 @@ class EvaluationOptions:
         # Checked even with every parallel switch off: all runs share one limit of this size.
         if self.parallelism <= 0:
             raise ConfigError(f"parallelism must be greater than 0, got {self.parallelism}")
-        self.service_options()  # validates the options the service checks itself
-
-    def service_options(self) -> ServiceOptions:
-        """The options of the underlying :class:`~agenteval.service.LocalService`."""
-        return ServiceOptions(
-            eval_set_manager=self.eval_set_manager,
-            registry=self.registry,
-            aggregator=self.aggregator,
-            session_id_supplier=self.session_id_supplier,
-            expected_runner=self.expected_runner,
-            user_simulator=self.user_simulator,
-            callbacks=self.callbacks,
-            parallelism=self.parallelism,
-            parallel_inference=self.parallel_inference,
-            parallel_evaluation=self.parallel_evaluation,
-            metric_registry=self.metric_registry,
-            judge_override=JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None,
-            tool_mock_model=self.tool_mock_model,
-            max_simulated_turns=self.max_simulated_turns,
-            turn_timeout=self.turn_timeout,
-        )
+        ids = self.eval_case_ids
+        if isinstance(ids, str):
+            raise ConfigError(f"eval_case_ids must be a list of case ids, got the string {ids!r}; write [{ids!r}]")
+        object.__setattr__(self, "eval_case_ids", tuple(ids))
+        # Not super(): a slots dataclass is a new class, which a zero-argument super() does not know.
+        ServiceOptions.__post_init__(self)
 
 
 def _whole_number(name: str, value: object) -> int:
@@ -156,65 +124,6 @@ def _seconds(name: str, value: object) -> float:
     if seconds is None:
         raise ConfigError(f"{name} must be a finite number of seconds or None, got {type(value).__name__} {value!r}")
     return seconds
-
-
-_NONE_MEANS_NONE = frozenset(
-    {"expected_runner", "user_simulator", "metric_registry", "judge", "tool_mock_model", "turn_timeout", "progress"}
-)
-
-
-class EvaluateOverrides(TypedDict, total=False):
-    """Per-call overrides accepted by :meth:`Evaluator.evaluate` (same meaning as in the constructor)."""
-
-    eval_set_manager: EvalSetManager
-    metric_manager: MetricManager
-    result_manager: EvalResultManager
-    registry: EvaluatorRegistry
-    aggregator: EvalCaseResultAggregator | AggregatorFunction
-    callbacks: Callbacks
-    user_simulator: UserSimulator | None
-    expected_runner: Runner | AgentFunction | None
-    session_id_supplier: SessionIdSupplier
-    num_runs: int
-    parallel_inference: bool
-    parallel_evaluation: bool
-    parallel_runs: bool
-    parallelism: int
-    eval_case_ids: Sequence[str]
-    metric_registry: MetricRegistry | None
-    judge: ChatModel | None
-    judge_num_samples: int
-    tool_mock_model: ChatModel | None
-    max_simulated_turns: int
-    turn_timeout: float | None
-    progress: bool | None
-
-
-def _normalized(overrides: EvaluateOverrides) -> dict[str, Any]:
-    """Turn user-facing option values into :class:`EvaluationOptions` field values."""
-    unknown = sorted(set(overrides) - EvaluateOverrides.__optional_keys__)
-    if unknown:
-        known = sorted(EvaluateOverrides.__optional_keys__)
-        named = [f"{name!r}{_did_you_mean(name, known)}" for name in unknown]
-        raise ConfigError(f"unknown option {', '.join(named)}; the options are: {', '.join(known)}")
-    values: dict[str, Any] = {
-        key: value for key, value in overrides.items() if value is not None or key in _NONE_MEANS_NONE
-    }
-    if "aggregator" in values:
-        values["aggregator"] = as_aggregator(values["aggregator"])
-    if values.get("expected_runner") is not None:
-        values["expected_runner"] = as_runner(values["expected_runner"])
-    if "eval_case_ids" in values:
-        ids = values["eval_case_ids"]
-        if isinstance(ids, str):
-            raise ConfigError(f"eval_case_ids must be a list of case ids, got the string {ids!r}; write [{ids!r}]")
-        values["eval_case_ids"] = tuple(ids)
-    return values
-
-
-def _did_you_mean(name: str, known: list[str]) -> str:
-    close = get_close_matches(name, known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Evaluator:
@@ -261,21 +170,19 @@ class Evaluator:
               and nothing otherwise; ``True`` always shows one, ``False`` never.
     """
 
-    def __init__(
-        self, app_name: str, agent: Runner | AgentFunction | None = None, **options: Unpack[EvaluateOverrides]
-    ) -> None:
+    def __init__(self, app_name: str, agent: Runner | AgentFunction | None = None, **options: Any) -> None:
         if not app_name:
             raise ConfigError("app name is empty")
         self.app_name = app_name
         self.runner: Runner | None = as_runner(agent) if agent is not None else None
-        self.options = EvaluationOptions(**_normalized(options))
+        self.options = EvaluationOptions().updated(options)
 
     def evaluate(
         self,
         eval_set: str | EvalSet,
         *,
         metrics: Sequence[EvalMetric] | None = None,
-        **overrides: Unpack[EvaluateOverrides],
+        **overrides: Any,
     ) -> EvaluationReport:
         """Evaluate an eval set and return the report. Works in scripts and inside Jupyter.
 
@@ -301,18 +208,18 @@ class Evaluator:
         eval_set: str | EvalSet,
         *,
         metrics: Sequence[EvalMetric] | None = None,
-        **overrides: Unpack[EvaluateOverrides],
+        **overrides: Any,
     ) -> EvaluationReport:
         """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
         with fewer_collections():
             return await self._evaluate(eval_set, metrics, overrides)
 
     async def _evaluate(
-        self, eval_set: str | EvalSet, metrics: Sequence[EvalMetric] | None, overrides: EvaluateOverrides
+        self, eval_set: str | EvalSet, metrics: Sequence[EvalMetric] | None, overrides: Mapping[str, Any]
     ) -> EvaluationReport:
         started = time.perf_counter()
         started_at = time.time()
-        options = replace(self.options, **_normalized(overrides)) if overrides else self.options
+        options = self.options.updated(overrides)
         if not isinstance(eval_set, str | EvalSet):
             raise ConfigError(
                 f"eval_set must be an eval-set id or an ae.EvalSet, got {type(eval_set).__name__}"
@@ -335,7 +242,7 @@ class Evaluator:
                 ordering = ordering.model_copy(update={"eval_set_id": eval_set_id})
         selected = self._selected_cases(options, ordering)
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
-        check_metrics(eval_metrics, options.service_options())
+        check_metrics(eval_metrics, options)
         _warn_unregistered(eval_metrics, options.registry)
         if selected and not eval_metrics:
             warn_user(
@@ -542,7 +449,7 @@ class Evaluator:
         self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric]
     ) -> list[RunOutcome]:
         # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
-        service = LocalService(self._agent(), options.service_options(), limits=CaseLimits.of(options.parallelism))
+        service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
 
         async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(
@@ -587,7 +494,7 @@ class Evaluator:
         report: EvaluationReport,
         *,
         metrics: Sequence[EvalMetric] | None = None,
-        **overrides: Unpack[EvaluateOverrides],
+        **overrides: Any,
     ) -> EvaluationReport:
         """Score a report's stored agent turns again, with new or changed metrics; the agent is not run.
 
@@ -614,25 +521,25 @@ class Evaluator:
         report: EvaluationReport,
         *,
         metrics: Sequence[EvalMetric] | None = None,
-        **overrides: Unpack[EvaluateOverrides],
+        **overrides: Any,
     ) -> EvaluationReport:
         """The async twin of :meth:`rescore`."""
         with fewer_collections():
             return await self._rescore(report, metrics, overrides)
 
     async def _rescore(
-        self, report: EvaluationReport, metrics: Sequence[EvalMetric] | None, overrides: EvaluateOverrides
+        self, report: EvaluationReport, metrics: Sequence[EvalMetric] | None, overrides: Mapping[str, Any]
     ) -> EvaluationReport:
         started = time.perf_counter()
         started_at = time.time()
-        options = replace(self.options, **_normalized(overrides)) if overrides else self.options
+        options = self.options.updated(overrides)
         if report.eval_set is None:
             raise ConfigError(
                 "this report has no eval set, which re-scoring needs: load it with "
                 "EvaluationReport.load(..., eval_set=...)"
             )
         eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
-        check_metrics(eval_metrics, options.service_options())
+        check_metrics(eval_metrics, options)
         if "aggregator" not in overrides:
             # Cases are aggregated as the report's were; a loaded report does not know its
             # aggregator, so this Evaluator's own (if not the default) is taken to be it.
@@ -641,7 +548,7 @@ class Evaluator:
                 aggregator = await original_aggregator(report, "rescore(report, aggregator=...)")
             options = replace(options, aggregator=aggregator or options.aggregator)
         _check_evaluators(eval_metrics, options.registry)
-        service = LocalService(self._agent(), options.service_options(), limits=CaseLimits.of(options.parallelism))
+        service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
         eval_set = report.eval_set
         # The new report owns its records: editing one report's objects never changes the other's.
         stored = [[inference.model_copy(deep=True) for inference in run] for run in report.inference_results]

@@ -516,10 +516,10 @@ def test_an_aggregator_class_instead_of_an_instance_is_a_config_error() -> None:
 
     message = "the case aggregator is the class .*Lenient; pass an instance, e.g. .*Lenient\\(\\)"
     with pytest.raises(ConfigError, match=message):
-        Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]), aggregator=Lenient)  # type: ignore[arg-type]
+        Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]), aggregator=Lenient)
     ev = Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]))
     with pytest.raises(ConfigError, match=message):
-        ev.evaluate(SET, metrics=[final_response()], aggregator=Lenient)  # type: ignore[arg-type]
+        ev.evaluate(SET, metrics=[final_response()], aggregator=Lenient)
 
 
 def test_evaluating_an_eval_set_object_leaves_the_users_stores_alone() -> None:
@@ -631,7 +631,7 @@ def test_num_runs_must_be_positive(num_runs: int) -> None:
 @pytest.mark.parametrize("switches", [{}, {"parallel_inference": True}, {"parallel_runs": True}])
 def test_parallelism_must_be_positive_whatever_the_switches(switches: dict[str, bool]) -> None:
     with pytest.raises(ConfigError, match="parallelism must be greater than 0, got 0"):
-        Evaluator(APP, echo, parallelism=0, **switches)  # type: ignore[arg-type]
+        Evaluator(APP, echo, parallelism=0, **switches)
 
 
 @pytest.mark.parametrize("timeout", [0, -1.5])
@@ -642,12 +642,12 @@ def test_turn_timeout_must_be_positive(timeout: float) -> None:
 
 def test_an_unknown_option_is_a_config_error_that_suggests_the_right_name() -> None:
     with pytest.raises(ConfigError, match=r"unknown option 'num_run' \(did you mean 'num_runs'\?\); the options are: "):
-        Evaluator(APP, echo, num_run=3)  # type: ignore[call-arg]
+        Evaluator(APP, echo, num_run=3)
     ev = Evaluator(APP, echo, eval_set_manager=fill([make_case("a")]))
     with pytest.raises(ConfigError, match=r"unknown option 'zzz'; the options are: .*turn_timeout"):
-        ev.evaluate(SET, zzz=1)  # type: ignore[call-arg]
+        ev.evaluate(SET, zzz=1)
     with pytest.raises(ConfigError, match=r"'paralel_runs' \(did you mean 'parallel_runs'\?\)"):
-        ev.rescore(ev.evaluate(SET), paralel_runs=True)  # type: ignore[call-arg]
+        ev.rescore(ev.evaluate(SET), paralel_runs=True)
 
 
 def test_a_turn_slower_than_turn_timeout_fails_its_case_only() -> None:

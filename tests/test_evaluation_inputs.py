@@ -319,3 +319,15 @@ def test_warnings_point_at_the_users_line() -> None:
 def test_evaluate_refuses_what_is_neither_an_id_nor_an_eval_set(wrong: object) -> None:
     with pytest.raises(ae.ConfigError, match=r"^eval_set must be an eval-set id or an ae.EvalSet, got "):
         ae.Evaluator(APP, echo).evaluate(wrong, metrics=[final_response()])  # type: ignore[arg-type]
+
+
+def test_every_option_is_declared_once_and_documented_on_the_evaluator() -> None:
+    from dataclasses import fields
+
+    from agenteval.evaluation import EvaluationOptions
+    from agenteval.service import ServiceOptions
+
+    facade = {option.name for option in fields(EvaluationOptions)}
+    assert {option.name for option in fields(ServiceOptions)} <= facade
+    documented = ae.Evaluator.__doc__ or ""
+    assert [name for name in sorted(facade) if f"``{name}``" not in documented] == []

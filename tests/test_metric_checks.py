@@ -15,7 +15,6 @@ from agenteval.errors import ConfigError
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
-from agenteval.llm.judge import JudgeOverride
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.service.local import LocalService
 from agenteval.service.options import ServiceOptions
@@ -438,7 +437,7 @@ def test_a_threshold_outside_the_score_range_stops_evaluate_before_the_agent_run
 def test_the_ends_of_the_score_range_are_valid_thresholds(
     evaluator: str, criterion: dict[str, Any], reply: str, threshold: float
 ) -> None:
-    options = ServiceOptions(judge_override=JudgeOverride(_judge(reply)))
+    options = ServiceOptions(judge=_judge(reply))
     check_metrics([_metric("m", evaluator, criterion, threshold=threshold)], options)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, Unpack
+from typing import Any, TypeVar
 
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
@@ -30,7 +30,7 @@ from agenteval.service.callbacks import (
     BeforeInferenceSetArgs,
 )
 from agenteval.service.inference import CaseFailure, infer_case
-from agenteval.service.options import ServiceOptions, ServiceOverrides
+from agenteval.service.options import ServiceOptions
 from agenteval.service.scoring import CaseLookup, failed_case_result, score_case
 from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
@@ -113,7 +113,7 @@ class LocalService:
         options: ServiceOptions | None = None,
         *,
         limits: CaseLimits | None = None,
-        **overrides: Unpack[ServiceOverrides],
+        **overrides: Any,
     ) -> None:
         if runner is None:
             raise ConfigError("runner is nil")
@@ -126,9 +126,7 @@ class LocalService:
 
     # ------------------------------------------------------------------ inference
 
-    async def inference(
-        self, request: InferenceRequest, **overrides: Unpack[ServiceOverrides]
-    ) -> list[InferenceResult]:
+    async def inference(self, request: InferenceRequest, **overrides: Any) -> list[InferenceResult]:
         """Run the agent on the requested cases of an eval set.
 
         Args:
@@ -263,7 +261,7 @@ class LocalService:
 
     # ------------------------------------------------------------------ evaluate
 
-    async def evaluate(self, request: EvaluateRequest, **overrides: Unpack[ServiceOverrides]) -> EvalSetRunResult:
+    async def evaluate(self, request: EvaluateRequest, **overrides: Any) -> EvalSetRunResult:
         """Score inference results with the request's metrics.
 
         Nothing is saved; metrics run in order within a case, and a metric whose evaluator is not

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from difflib import get_close_matches
+from typing import Any, Self, get_args, get_type_hints
 
 from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.context import EvalContext
@@ -18,14 +19,13 @@ from agenteval.llm.base import ChatModel
 from agenteval.llm.judge import JudgeOverride
 from agenteval.metric.registry import MetricRegistry
 from agenteval.runner.base import Runner
-from agenteval.runner.function import AgentFunction, as_runner
+from agenteval.runner.function import as_runner
 from agenteval.runner.simulation import UserSimulator
 from agenteval.service.callbacks import Callbacks
 
 __all__ = [
     "DEFAULT_MAX_SIMULATED_TURNS",
     "ServiceOptions",
-    "ServiceOverrides",
     "SessionIdSupplier",
     "default_parallelism",
     "uuid_session_id",
@@ -35,9 +35,6 @@ SessionIdSupplier = Callable[[EvalContext], str]
 """Returns the session id for a case, given the current context."""
 
 DEFAULT_MAX_SIMULATED_TURNS = 100
-_NONE_MEANS_NONE = frozenset(
-    {"expected_runner", "user_simulator", "metric_registry", "judge_override", "tool_mock_model", "turn_timeout"}
-)
 
 
 def uuid_session_id(context: EvalContext) -> str:
@@ -52,14 +49,19 @@ def default_parallelism() -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServiceOptions:
-    """Everything the local service needs besides the agent."""
+    """Everything the local service needs besides the agent.
+
+    The one declaration of each service option: :class:`~agenteval.Evaluator`'s options extend these
+    (see :class:`~agenteval.evaluation.EvaluationOptions`), and every per-call override goes through
+    :meth:`updated`.
+    """
 
     eval_set_manager: EvalSetManager = field(default_factory=InMemoryEvalSetManager)
-    """Where eval sets and cases are read from."""
+    """Where eval sets and cases are read from (when a request does not hold its eval set)."""
     registry: EvaluatorRegistry = field(default_factory=default_registry)
     """Evaluators by name."""
     aggregator: EvalCaseResultAggregator = field(default_factory=AllPassAggregator)
-    """Decides each case's score and status."""
+    """Decides each case's score and status (a plain function is wrapped)."""
     session_id_supplier: SessionIdSupplier = uuid_session_id
     """Session id per case (called once per case, per run)."""
     expected_runner: Runner | None = None
@@ -77,8 +79,10 @@ class ServiceOptions:
     metric_registry: MetricRegistry | None = None
     """Named compares and tokenizers that metrics refer to (``compareName``, ``tokenizerName``);
     ``None`` uses the process-wide default registry."""
-    judge_override: JudgeOverride | None = None
+    judge: ChatModel | None = None
     """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``."""
+    judge_num_samples: int = 1
+    """Judge samples per turn with :attr:`judge`."""
     tool_mock_model: ChatModel | None = None
     """Generates results for ``toolMock`` rules with an ``llmGenerator``."""
     max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
@@ -99,35 +103,47 @@ class ServiceOptions:
             raise ConfigError(f"max simulated turns must be greater than 0, got {self.max_simulated_turns}")
         if self.turn_timeout is not None and not self.turn_timeout > 0:
             raise ConfigError(f"turn timeout must be a positive number of seconds or None, got {self.turn_timeout}")
+        if self.judge_num_samples <= 0:
+            raise ConfigError(f"judge runner num samples must be greater than 0, got {self.judge_num_samples}")
 
-    def updated(self, overrides: ServiceOverrides) -> ServiceOptions:
-        """Return a copy with ``overrides`` applied (validated again).
+    @property
+    def judge_override(self) -> JudgeOverride | None:
+        """The judge every ``llmJudge`` metric is judged with, if :attr:`judge` is set."""
+        return JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None
 
-        ``None`` means "keep the current value", except for the optional fields (``expected_runner``,
-        ``user_simulator``, ``metric_registry``, ``judge_override``, ``tool_mock_model``, ``turn_timeout``), where it
-        means "none".
+    def updated(self, overrides: Mapping[str, Any]) -> Self:
+        """A copy with ``overrides`` applied, checked again.
+
+        ``None`` keeps the current value of an option that cannot be ``None`` (``parallelism=None``),
+        and sets one that can (``judge=None``: no judge override).
+
+        Raises:
+            ConfigError: An unknown option (with the closest name), or a value the options refuse.
         """
-        values: dict[str, Any] = {
-            key: value for key, value in overrides.items() if value is not None or key in _NONE_MEANS_NONE
-        }
+        if not overrides:
+            return self
+        nullable = _nullable_options(type(self))
+        unknown = sorted(set(overrides) - nullable.keys())
+        if unknown:
+            known = sorted(nullable)
+            named = [f"{name!r}{_did_you_mean(name, known)}" for name in unknown]
+            raise ConfigError(f"unknown option {', '.join(named)}; the options are: {', '.join(known)}")
+        values = {name: value for name, value in overrides.items() if value is not None or nullable[name]}
         return replace(self, **values) if values else self
 
 
-class ServiceOverrides(TypedDict, total=False):
-    """Per-call overrides of :class:`ServiceOptions` (same names)."""
+_NULLABLE: dict[type, dict[str, bool]] = {}
 
-    eval_set_manager: EvalSetManager
-    registry: EvaluatorRegistry
-    aggregator: EvalCaseResultAggregator
-    session_id_supplier: SessionIdSupplier
-    expected_runner: Runner | AgentFunction | None
-    user_simulator: UserSimulator | None
-    callbacks: Callbacks
-    parallelism: int
-    parallel_inference: bool
-    parallel_evaluation: bool
-    metric_registry: MetricRegistry | None
-    judge_override: JudgeOverride | None
-    tool_mock_model: ChatModel | None
-    max_simulated_turns: int
-    turn_timeout: float | None
+
+def _nullable_options(cls: type[ServiceOptions]) -> dict[str, bool]:
+    """Each option of ``cls`` and whether it may be ``None`` (worked out once per class)."""
+    known = _NULLABLE.get(cls)
+    if known is None:
+        hints = get_type_hints(cls)
+        known = _NULLABLE[cls] = {option.name: type(None) in get_args(hints[option.name]) for option in fields(cls)}
+    return known
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    close = get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

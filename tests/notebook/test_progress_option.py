@@ -14,7 +14,7 @@ def _evaluator(**options: object) -> ae.Evaluator:
         calculator_agent,
         eval_set_manager=ae.LocalEvalSetManager(DATA_DIR),
         metric_manager=ae.LocalMetricManager(DATA_DIR),
-        **options,  # type: ignore[arg-type]
+        **options,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Unpack
+from typing import Any
 
 from agenteval.context import EvalContext, current_context
 from agenteval.evalresult.inference import InferenceResult
@@ -18,7 +18,6 @@ from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.models import EvalMetric
 from agenteval.runner.base import TurnRequest, TurnResult
 from agenteval.service.local import LocalService
-from agenteval.service.options import ServiceOverrides
 from agenteval.service.types import EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
 
@@ -220,7 +219,7 @@ def make_service(
     evaluators: dict[str, Any] | None = None,
     *,
     runner: EchoRunner | None = None,
-    **overrides: Unpack[ServiceOverrides],
+    **overrides: Any,
 ) -> LocalService:
     """A service over ``manager`` whose registry holds exactly ``evaluators``."""
     overrides.setdefault("registry", EvaluatorRegistry(evaluators or {}))

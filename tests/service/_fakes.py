@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import EllipsisType
-from typing import Any, Unpack
+from typing import Any
 
 from agenteval.context import EvalContext, current_context
 from agenteval.evalresult.inference import InferenceResult
@@ -21,7 +21,6 @@ from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.models import EvalMetric
 from agenteval.runner import SimulationStart, SimulatorDecision, TurnRequest, TurnResult
 from agenteval.service import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest, LocalService
-from agenteval.service.options import ServiceOverrides
 from agenteval.status import EvalStatus
 
 APP = "app"
@@ -249,11 +248,9 @@ def constant_session(context: EvalContext) -> str:
     return SESSION
 
 
-def make_service(
-    runner: RecordingRunner, manager: EvalSetManager, **overrides: Unpack[ServiceOverrides]
-) -> LocalService:
+def make_service(runner: RecordingRunner, manager: EvalSetManager, **overrides: Any) -> LocalService:
     """A service over ``manager`` whose session ids are all ``session`` unless overridden."""
-    options: ServiceOverrides = {"eval_set_manager": manager, "session_id_supplier": constant_session}
+    options: dict[str, Any] = {"eval_set_manager": manager, "session_id_supplier": constant_session}
     options.update(overrides)
     return LocalService(runner, **options)
 
@@ -263,7 +260,7 @@ def request(*case_ids: str) -> InferenceRequest:
     return InferenceRequest(app_name=APP, eval_set_id=SET, eval_case_ids=list(case_ids))
 
 
-async def infer_one(runner: RecordingRunner, case: EvalCase, **overrides: Unpack[ServiceOverrides]) -> InferenceResult:
+async def infer_one(runner: RecordingRunner, case: EvalCase, **overrides: Any) -> InferenceResult:
     """Store ``case`` alone, run inference on it and return its only result."""
     service = make_service(runner, await make_manager(case), **overrides)
     results = await service.inference(request())

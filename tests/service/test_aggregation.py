@@ -389,7 +389,7 @@ def test_an_aggregator_class_is_rejected_with_a_hint_to_pass_an_instance(aggrega
         as_aggregator(aggregator_class)
     assert str(caught.value) == message
     with pytest.raises(ConfigError, match=re.escape(message)):
-        LocalService(lambda message: "", aggregator=aggregator_class)  # type: ignore[arg-type]
+        LocalService(lambda message: "", aggregator=aggregator_class)
 
 
 def test_a_non_callable_aggregator_is_rejected() -> None:

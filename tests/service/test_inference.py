@@ -36,7 +36,6 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, Invocation, SessionInput, Tool
 from agenteval.runner import Turn, TurnResult
 from agenteval.service import BeforeInferenceCaseArgs, BeforeInferenceSetArgs, Callbacks, InferenceRequest, LocalService
-from agenteval.service.options import ServiceOverrides
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
     APP,
@@ -561,7 +560,7 @@ async def test_a_none_per_call_option_means_the_default(option: str) -> None:
     """The reference's "<option> is nil" errors do not exist: ``None`` means "use the default"."""
     runner = RecordingRunner()
     service = make_service(runner, await make_manager(make_case("a", "qa")))
-    overrides: ServiceOverrides = {option: None}  # type: ignore[misc]
+    overrides: dict[str, Any] = {option: None}
 
     results = await service.inference(request(), **overrides)
 
@@ -573,7 +572,7 @@ async def test_a_none_per_call_option_means_the_default(option: str) -> None:
 async def test_a_none_service_option_means_the_default(option: str) -> None:
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"))
-    overrides: ServiceOverrides = {option: None}  # type: ignore[misc]
+    overrides: dict[str, Any] = {option: None}
     service = make_service(runner, manager, **overrides)
 
     assert getattr(service.options, option) is not None
@@ -604,7 +603,7 @@ async def test_the_default_session_id_is_a_fresh_uuid_per_case() -> None:
 @pytest.mark.parametrize(
     "overrides", [{}, {"parallel_inference": True, "parallelism": 0}], ids=["plain", "bad-parallelism"]
 )
-def test_a_service_needs_a_runner(overrides: ServiceOverrides) -> None:
+def test_a_service_needs_a_runner(overrides: dict[str, Any]) -> None:
     with pytest.raises(ConfigError) as raised:
         LocalService(None, **overrides)  # type: ignore[arg-type]
 
