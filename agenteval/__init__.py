@@ -17,6 +17,7 @@ from agenteval.errors import (
     MissingDependencyError,
     NoMetricsWarning,
     NotFoundError,
+    SaveError,
     SkippedMetricWarning,
     StorageError,
     UnknownFieldWarning,
@@ -32,6 +33,7 @@ from agenteval.evalresult import (
     EvalSetResultSummary,
     InMemoryEvalResultManager,
     LocalEvalResultManager,
+    MySQLEvalResultManager,
     RubricScore,
     ScoreKind,
     ScoreValue,
@@ -49,14 +51,14 @@ from agenteval.evalset import (
     Invocation,
     LocalEvalSetManager,
     Message,
+    MySQLEvalSetManager,
     SessionInput,
     Tool,
 )
-from agenteval.evaluation import Evaluator, SaveError
+from agenteval.evaluation import Evaluator
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.llm import ChatModel, ChatRequest, ChatResponse
-from agenteval.locator import Locator, SuffixLocator
 from agenteval.metric import (
     Criterion,
     EvalMetric,
@@ -64,12 +66,7 @@ from agenteval.metric import (
     LocalMetricManager,
     MetricManager,
     MetricRegistry,
-)
-from agenteval.mysql import (
-    MySQLEvalResultManager,
-    MySQLEvalSetManager,
     MySQLMetricManager,
-    register_mysql_instance,
 )
 from agenteval.passk import pass_at_k, pass_hat_k
 from agenteval.report import EvaluationReport
@@ -85,6 +82,7 @@ from agenteval.runner import (
 from agenteval.runner.llm_simulator import LLMUserSimulator
 from agenteval.service import Callback, CallbackResult, Callbacks, LocalService
 from agenteval.status import EvalStatus
+from agenteval.storage import Locator, SuffixLocator, register_mysql_instance
 
 __version__ = package_version()
 
@@ -174,3 +172,14 @@ __all__ = [
     "pass_hat_k",
     "register_mysql_instance",
 ]
+
+
+def _register_presenter() -> None:
+    # The composition root: results are drawn by the notebook views, which depend on them.
+    from agenteval._presentation import register_presenter
+    from agenteval.notebook.presenter import NotebookPresenter
+
+    register_presenter(NotebookPresenter())
+
+
+_register_presenter()

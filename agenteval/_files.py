@@ -1,4 +1,4 @@
-"""File helpers shared by the local stores: safe names, strict loading, atomic writes."""
+"""File helpers: strict loading of JSON files, confinement to a base directory, atomic writes."""
 
 from __future__ import annotations
 
@@ -21,8 +21,6 @@ from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFi
 T = TypeVar("T")
 
 __all__ = [
-    "check_name",
-    "check_set_names",
     "describe_validation_error",
     "dump_models",
     "ensure_inside",
@@ -31,38 +29,6 @@ __all__ = [
     "warn_unknown_fields",
     "write_atomic",
 ]
-
-
-def check_name(kind: str, value: str) -> str:
-    """Reject a name that is empty or could leave the directory it is joined onto.
-
-    Args:
-        kind: What the name is, for the message (``"app name"``, ``"eval set id"``).
-        value: The name.
-
-    Returns:
-        The name, unchanged.
-
-    Raises:
-        ConfigError: The name is empty, ``.`` or ``..``, or holds a path separator or NUL.
-    """
-    if not value:
-        raise ConfigError(f"{kind} is empty")
-    if value in {".", ".."} or "/" in value or "\\" in value or "\0" in value or (os.altsep and os.altsep in value):
-        raise ConfigError(
-            f"{kind} {value!r} is not allowed in a file name: it must not be '.' or '..' or contain '/', '\\' or NUL"
-        )
-    return value
-
-
-def check_set_names(app_name: str, eval_set_id: str) -> None:
-    """Apply :func:`check_name` to an app name, then to an eval set id.
-
-    Raises:
-        ConfigError: Either name is empty or unusable in a file name.
-    """
-    check_name("app name", app_name)
-    check_name("eval set id", eval_set_id)
 
 
 def ensure_inside(base: Path, path: Path) -> Path:

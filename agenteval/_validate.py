@@ -1,35 +1,66 @@
-"""Argument checks shared by the eval-set and metric stores."""
+"""The checks of the names and ids the stores are given, with the reference framework's messages.
+
+Each public store method checks its arguments once, on entry, with one call here; nothing below
+checks them again. A name is given as a keyword whose words make the message:
+``check_names(app_name="", eval_set_id="s")`` raises ``app name is empty``.
+"""
 
 from __future__ import annotations
 
+import os
+from typing import Protocol, TypeVar
+
 from agenteval.errors import ConfigError
 
-__all__ = ["check_set", "not_empty"]
+__all__ = ["check_file_names", "check_names", "check_result"]
 
 
-def not_empty(kind: str, value: str) -> str:
-    """Reject an empty name or id.
+class _ForEvalSet(Protocol):
+    @property
+    def eval_set_id(self) -> str: ...
 
-    Args:
-        kind: What the value is, for the message (``"app name"``, ``"metric name"``).
-        value: The name or id.
+
+R = TypeVar("R", bound=_ForEvalSet)
+
+
+def check_names(**names: str) -> None:
+    """Reject an empty name or id, looking at the keywords in the order given.
+
+    Raises:
+        ConfigError: ``<keyword in words> is empty`` (``eval set id is empty`` for ``eval_set_id``).
+    """
+    for keyword, value in names.items():
+        if not value:
+            raise ConfigError(f"{keyword.replace('_', ' ')} is empty")
+
+
+def check_file_names(**names: str) -> None:
+    """As :func:`check_names`, and also reject a name that could leave the directory it is joined onto.
+
+    Raises:
+        ConfigError: A name is empty, ``.`` or ``..``, or holds a path separator or NUL (checked one
+            name at a time, in the order given).
+    """
+    for keyword, value in names.items():
+        check_names(**{keyword: value})
+        if value in {".", ".."} or "/" in value or "\\" in value or "\0" in value or (os.altsep and os.altsep in value):
+            raise ConfigError(
+                f"{keyword.replace('_', ' ')} {value!r} is not allowed in a file name: it must not be '.' or '..'"
+                " or contain '/', '\\' or NUL"
+            )
+
+
+def check_result(result: R | None) -> R:
+    """Reject a result a store cannot save (after its app name was checked, as the reference orders it).
 
     Returns:
-        The value, unchanged.
+        The result, narrowed to not ``None``.
 
     Raises:
-        ConfigError: ``<kind> is empty``.
+        ConfigError: ``eval set result is None`` or ``the eval set id of eval set result is empty``.
     """
-    if not value:
-        raise ConfigError(f"{kind} is empty")
-    return value
-
-
-def check_set(app_name: str, eval_set_id: str) -> None:
-    """Reject an empty app name or eval set id, in that order.
-
-    Raises:
-        ConfigError: ``app name is empty`` or ``eval set id is empty``.
-    """
-    not_empty("app name", app_name)
-    not_empty("eval set id", eval_set_id)
+    if result is None:
+        raise ConfigError("eval set result is None")
+    if not result.eval_set_id:
+        raise ConfigError("the eval set id of eval set result is empty")
+    return result

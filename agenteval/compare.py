@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agenteval._presentation import presenter
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.summarize import scored_metric_results
 from agenteval.report import EvaluationReport
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    import os
-    from pathlib import Path
-
     import pandas as pd
 
 __all__ = ["CASE_COMPARISON_COLUMNS", "COMPARISON_COLUMNS", "Comparison", "compare"]
@@ -212,9 +212,7 @@ class Comparison:
         }
 
     def _repr_html_(self) -> str:
-        from agenteval.notebook.comparison_view import comparison_html
-
-        return comparison_html(self)
+        return presenter().comparison_html(self)
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write one self-contained HTML file of the comparison that opens without a kernel.
@@ -234,9 +232,7 @@ class Comparison:
         Raises:
             StorageError: The file could not be written.
         """
-        from agenteval.notebook.comparison_view import export_comparison_html
-
-        return export_comparison_html(self, path)
+        return presenter().export_comparison(self, Path(path))
 
     def __repr__(self) -> str:
         summary = self.summary

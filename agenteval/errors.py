@@ -1,4 +1,4 @@
-"""Exceptions raised by agenteval.
+"""Exceptions and warnings raised by agenteval.
 
 The hierarchy::
 
@@ -7,14 +7,24 @@ The hierarchy::
     │   └── MissingDependencyError(ConfigError, ImportError)
     ├── NotFoundError(AgentEvalError, LookupError)     a missing eval set, case, metric or result
     ├── StorageError(AgentEvalError)                    a store that failed
-    └── CallbackError(AgentEvalError)                   a lifecycle callback raised
+    │   └── SaveError(StorageError)                     an evaluation whose result could not be saved
+    ├── CallbackError(AgentEvalError)                   a lifecycle callback raised
+    ├── ChatModelError(AgentEvalError)                  a chat-completions call that failed for good
+    ├── JudgeOutputError(AgentEvalError)                a judge reply that cannot be scored
+    ├── JSONPathError(AgentEvalError, ValueError)       a template judge's JSON path that does not apply
+    ├── TemplateRenderError(AgentEvalError)             a template judge prompt that cannot be rendered
+    ├── ToolMockError(AgentEvalError)                   a mocked tool call no rule matches
+    └── ScriptExhaustedError(AgentEvalError)            a scripted test double asked for more than its script
+
+    UserWarning
+    ├── UnknownFieldWarning     keys in an eval-set or metrics file that no field takes
+    ├── SkippedMetricWarning    a metric whose evaluator is not registered (skipped)
+    ├── NoMetricsWarning        an evaluation with no metrics at all
+    └── ProgressWarning         a progress display that failed and was switched off
 
 Failures of an agent or a metric are not exceptions: they are recorded in the results
-(``status="failed"`` with an ``errorMessage``).
-
-:class:`UnknownFieldWarning` (a ``UserWarning``) flags keys in an eval-set or metrics file that
-no field takes, such as a misspelt criterion option; :class:`SkippedMetricWarning` a metric whose
-evaluator is not registered; :class:`NoMetricsWarning` an evaluation with no metrics at all.
+(``status="failed"`` with an ``errorMessage`` and an ``errorType``); the errors of a case (a judge's
+unusable reply, an unmatched tool mock, …) become its message.
 """
 
 from __future__ import annotations
@@ -23,16 +33,25 @@ import asyncio
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "AgentEvalError",
     "CallbackError",
+    "ChatModelError",
     "ConfigError",
+    "JSONPathError",
+    "JudgeOutputError",
     "MissingDependencyError",
     "NoMetricsWarning",
     "NotFoundError",
+    "ProgressWarning",
+    "SaveError",
+    "ScriptExhaustedError",
     "SkippedMetricWarning",
     "StorageError",
+    "TemplateRenderError",
+    "ToolMockError",
     "UnknownFieldWarning",
     "describe_exception",
     "rewrap",
@@ -80,6 +99,59 @@ class CallbackError(AgentEvalError):
 
     The callback's own exception is the ``__cause__``.
     """
+
+
+class SaveError(StorageError):
+    """The evaluation finished but its result could not be saved; nothing is lost.
+
+    Attributes:
+        report: The complete :class:`~agenteval.EvaluationReport`, not saved (its result id was
+            never stored); ``exc.report.save(other_manager)`` keeps it elsewhere.
+    """
+
+    def __init__(self, message: str, report: Any) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class ChatModelError(AgentEvalError):
+    """A chat-completions call that failed for good (after the client's retries).
+
+    Attributes:
+        model: The model asked.
+        base_url: The endpoint.
+        status_code: The HTTP status of the last attempt when it was an error status, else ``None``.
+    """
+
+    def __init__(self, message: str, *, model: str, base_url: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+        self.base_url = base_url
+        self.status_code = status_code
+
+
+class JudgeOutputError(AgentEvalError):
+    """The judge answered something that cannot be scored (the case fails with this message)."""
+
+
+class JSONPathError(AgentEvalError, ValueError):
+    """A path that is not valid, or that does not match the value."""
+
+
+class TemplateRenderError(AgentEvalError):
+    """A template prompt could not be rendered for a turn (a missing value, an unbound placeholder)."""
+
+
+class ToolMockError(AgentEvalError):
+    """A mocked tool was called with arguments no rule matches, or its result could not be generated."""
+
+
+class ScriptExhaustedError(AgentEvalError):
+    """A scripted double was asked for more than its script holds."""
+
+
+class ProgressWarning(UserWarning):
+    """The progress display failed and was switched off; the evaluation itself went on."""
 
 
 def describe_exception(error: BaseException) -> str:

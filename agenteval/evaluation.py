@@ -17,11 +17,12 @@ from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, check_metrics, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
+from agenteval._validate import check_names
 from agenteval.aggregation import (
     AllPassAggregator,
     finite_score,
 )
-from agenteval.errors import ConfigError, NoMetricsWarning, SkippedMetricWarning, StorageError, rewrap, warn_user
+from agenteval.errors import ConfigError, NoMetricsWarning, SaveError, SkippedMetricWarning, rewrap, warn_user
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
@@ -44,25 +45,13 @@ from agenteval.service.options import (
 )
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
-__all__ = ["DEFAULT_PARALLELISM", "EvaluationOptions", "Evaluator", "SaveError"]
+__all__ = ["DEFAULT_PARALLELISM", "EvaluationOptions", "Evaluator"]
 
 DEFAULT_PARALLELISM = 16
 """Cases in flight at once by default: agents mostly wait on model APIs, so cases run concurrently
 (a plain, synchronous agent function runs in at most this many worker threads)."""
 
 _log = logging.getLogger("agenteval")
-
-
-class SaveError(StorageError):
-    """The evaluation finished but its result could not be saved; nothing is lost.
-
-    Attributes:
-        report: The complete report, not saved (its result id was never stored).
-    """
-
-    def __init__(self, message: str, report: EvaluationReport) -> None:
-        super().__init__(message)
-        self.report = report
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,8 +160,7 @@ class Evaluator:
     """
 
     def __init__(self, app_name: str, agent: Runner | AgentFunction | None = None, **options: Any) -> None:
-        if not app_name:
-            raise ConfigError("app name is empty")
+        check_names(app_name=app_name)
         self.app_name = app_name
         self.runner: Runner | None = as_runner(agent) if agent is not None else None
         self.options = EvaluationOptions().updated(options)

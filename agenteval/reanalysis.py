@@ -1,14 +1,17 @@
 """Working on finished results: re-aggregating and new thresholds.
 
 None of this calls the agent or the evaluators: it recomputes from the metric results already in
-a report, which is what makes trying a new case aggregator or threshold take milliseconds.
+a report, which is what makes trying a new case aggregator or threshold take milliseconds. It
+works on the report's data (:class:`FinishedReport`) and returns the new case results
+(:class:`Derivation`); the report builds the new report from them.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from agenteval.aggregation import (
     AggregationInput,
@@ -23,47 +26,65 @@ from agenteval.aggregation import (
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, describe_exception
 from agenteval.evalresult.inference import InferenceResult
-from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult
-from agenteval.evalresult.provenance import Provenance, current_environment
-from agenteval.evalset.models import EvalCase
+from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.provenance import Provenance
+from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.evaluators.base import status_for
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
-from agenteval.report import EvaluationReport, build_report
 from agenteval.status import EvalStatus
 
-__all__ = ["original_aggregator", "reaggregate", "with_thresholds"]
+__all__ = ["Derivation", "FinishedReport", "original_aggregator", "reaggregate", "with_thresholds"]
 
 
-async def reaggregate(
-    report: EvaluationReport, aggregator: EvalCaseResultAggregator | AggregatorFunction
-) -> EvaluationReport:
-    """A new report whose case scores and statuses come from ``aggregator``.
+class FinishedReport(Protocol):
+    """What re-analysis reads of a report (an :class:`~agenteval.EvaluationReport`)."""
+
+    app_name: str
+    eval_set_id: str
+    eval_set: EvalSet | None
+    result: EvalSetResult
+    eval_metrics: list[EvalMetric]
+    inference_results: list[list[InferenceResult]]
+    aggregator: EvalCaseResultAggregator | None
+    provenance: Provenance | None
+
+
+@dataclass(frozen=True, slots=True)
+class Derivation:
+    """A report's case results made again: by ``how``, with ``metrics`` and ``aggregator``."""
+
+    cases: list[EvalCaseResult]
+    """Every case result of every run, aggregated again (copies: the report is unchanged)."""
+    metrics: list[EvalMetric]
+    """The metrics, with any new thresholds."""
+    aggregator: EvalCaseResultAggregator
+    """The aggregator that decided the cases."""
+    how: str
+    """``reaggregate`` or ``with_thresholds``."""
+
+
+async def reaggregate(report: FinishedReport, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> Derivation:
+    """The report's case results aggregated again by ``aggregator``.
 
     Every case that has metric results is aggregated again from them (the agent and the evaluators
-    are not called); cases that failed before scoring stay failed. The original is unchanged.
-
-    The aggregator decides each run's case score and status and, with several runs
-    (``num_runs > 1``), each case's overall status and score from its metric scores averaged over
-    the runs (:attr:`~EvaluationReport.case_summaries`, ``case_table["status"]``, the report's
-    ``overall_status`` and the summary's case summaries).
+    are not called); cases that failed before scoring stay failed. The report is unchanged.
     """
-    started = time.perf_counter()
     chosen = as_aggregator(aggregator)
     sources = _Sources(report)
     cases = [
         await _aggregate_again(sources, case.model_copy(deep=True), chosen, report.eval_metrics)
         for case in report.result.eval_case_results
     ]
-    return await _derived(report, cases, report.eval_metrics, chosen, "reaggregate", started)
+    return Derivation(cases, list(report.eval_metrics), chosen, "reaggregate")
 
 
 async def with_thresholds(
-    report: EvaluationReport,
+    report: FinishedReport,
     thresholds: Mapping[str, float],
     aggregator: EvalCaseResultAggregator | AggregatorFunction | None = None,
-) -> EvaluationReport:
-    """A new report in which the named metrics pass at new thresholds.
+) -> Derivation:
+    """The report's case results with the named metrics passing at new thresholds.
 
     Every per-turn and overall result of those metrics gets the new threshold and the status
     ``score >= threshold`` (results that were not evaluated stay so); then the cases are
@@ -74,7 +95,6 @@ async def with_thresholds(
             number or lies outside a built-in metric's score range, or no ``aggregator`` was given
             for a loaded report that a custom aggregator produced (it cannot be rebuilt from the file).
     """
-    started = time.perf_counter()
     known = {
         result.metric_name for case in report.result.eval_case_results for result in case.overall_eval_metric_results
     }
@@ -119,10 +139,10 @@ async def with_thresholds(
     )
     sources = _Sources(report)
     aggregated = [await _aggregate_again(sources, case, chosen, metrics) for case in cases]
-    return await _derived(report, aggregated, metrics, chosen, "with_thresholds", started)
+    return Derivation(aggregated, metrics, chosen, "with_thresholds")
 
 
-async def original_aggregator(report: EvaluationReport, call: str) -> EvalCaseResultAggregator:
+async def original_aggregator(report: FinishedReport, call: str) -> EvalCaseResultAggregator:
     """The aggregator that produced the report; a loaded report knows it only by name, if at all.
 
     ``call`` shows, in the error, how to pass the aggregator instead (``with_thresholds(..., aggregator=...)``).
@@ -174,7 +194,7 @@ def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> N
 class _Sources:
     """A report's eval cases and inferences by id, looked up once per case (not by a scan each time)."""
 
-    def __init__(self, report: EvaluationReport) -> None:
+    def __init__(self, report: FinishedReport) -> None:
         self.report = report
         self.cases = report.eval_set.cases_by_id() if report.eval_set is not None else {}
         self.inferences: dict[tuple[int, str], InferenceResult] = {}
@@ -195,7 +215,7 @@ class _Sources:
 
 
 async def _aggregate_again(
-    sources: _Sources, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: list[EvalMetric]
+    sources: _Sources, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: Sequence[EvalMetric]
 ) -> EvalCaseResult:
     """Aggregate ``case`` (a copy the caller owns, updated in place) again from its metric results."""
     if _failed_before_aggregation(case):
@@ -227,41 +247,3 @@ async def _aggregate_again(
 def _failed_before_aggregation(case: EvalCaseResult) -> bool:
     """A failure that happened before the aggregator ran (not one the aggregator itself caused)."""
     return bool(case.error_message) and case.error_type != ErrorType.AGGREGATOR
-
-
-async def _derived(
-    report: EvaluationReport,
-    cases: list[EvalCaseResult],
-    metrics: list[EvalMetric],
-    aggregator: EvalCaseResultAggregator,
-    how: str,
-    started: float,
-) -> EvaluationReport:
-    """The report made by ``how`` from ``report``, which began at ``started`` (``time.perf_counter()``)."""
-    # Results written without run ids (by older reference versions) hold one run: number it 1.
-    cases = [case if case.run_id else case.model_copy(update={"run_id": 1}) for case in cases]
-    source = report.result.eval_set_result_id or "an unsaved report"
-    base = report.provenance or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
-    elapsed, finished_at = time.perf_counter() - started, time.time()
-    provenance = base.scored_with(metrics).model_copy(
-        # The derived scores are computed here and now: record this environment, not the original's.
-        update={
-            **current_environment(),
-            "aggregator": repr(aggregator),
-            "derived_from": f"{how} of {source}",
-            "started_at": finished_at - elapsed,
-            "finished_at": finished_at,
-        }
-    )
-    return await build_report(
-        app_name=report.app_name,
-        eval_set_id=report.result.eval_set_id,
-        eval_set=report.eval_set,
-        cases=cases,
-        metrics=metrics,
-        inferences=[[inference.model_copy(deep=True) for inference in run] for run in report.inference_results],
-        num_runs=report.num_runs,
-        aggregator=aggregator,
-        provenance=provenance,
-        execution_time=elapsed,
-    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from agenteval._frames import (
     turns_frame,
 )
 from agenteval._gc import fewer_collections
+from agenteval._presentation import presenter
 from agenteval.aggregation import (
     AggregatorFunction,
     AllPassAggregator,
@@ -35,11 +37,12 @@ from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
-from agenteval.evalresult.provenance import Provenance
+from agenteval.evalresult.provenance import Provenance, current_environment
 from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
+from agenteval.reanalysis import Derivation, reaggregate, with_thresholds
 from agenteval.status import EvalStatus, summarize
 
 if TYPE_CHECKING:
@@ -198,10 +201,9 @@ class EvaluationReport:
 
     async def areaggregate(self, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvaluationReport:
         """Async twin of :meth:`reaggregate`."""
-        from agenteval.reanalysis import reaggregate
-
+        started = time.perf_counter()
         with fewer_collections():
-            return await reaggregate(self, aggregator)
+            return await _derived(self, await reaggregate(self, aggregator), started)
 
     def reaggregate(self, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvaluationReport:
         """A new report whose case scores and statuses come from another case aggregator.
@@ -228,10 +230,9 @@ class EvaluationReport:
         aggregator: EvalCaseResultAggregator | AggregatorFunction | None = None,
     ) -> EvaluationReport:
         """Async twin of :meth:`with_thresholds`."""
-        from agenteval.reanalysis import with_thresholds
-
+        started = time.perf_counter()
         with fewer_collections():
-            return await with_thresholds(self, thresholds, aggregator)
+            return await _derived(self, await with_thresholds(self, thresholds, aggregator), started)
 
     def with_thresholds(
         self,
@@ -314,9 +315,7 @@ class EvaluationReport:
             )
 
     def _repr_html_(self) -> str:
-        from agenteval.notebook.display import report_html
-
-        return report_html(self)
+        return presenter().report_html(self)
 
     def show_case(self, eval_id: str, run_id: int | None = None) -> HTMLText:
         """Expected and actual turns of one case side by side, with each metric's verdict.
@@ -332,16 +331,13 @@ class EvaluationReport:
             NotFoundError: No case has that id, or it has no run ``run_id``.
             ConfigError: ``run_id`` is not an int.
         """
-        from agenteval.notebook._html import HTML
-        from agenteval.notebook.display import case_html
-
-        return HTML(case_html(self, eval_id, run_id))
+        view: HTMLText = presenter().case_view(self, eval_id, run_id)
+        return view
 
     def plot(self) -> Figure:
         """An overview figure: score distribution, pass rates across runs and a case × metric heat map."""
-        from agenteval.plotting import plot_report
-
-        return plot_report(self)
+        figure: Figure = presenter().plot_report(self)
+        return figure
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write one self-contained HTML file (tables, plots, provenance) that opens without a kernel.
@@ -349,9 +345,7 @@ class EvaluationReport:
         Returns:
             The path written.
         """
-        from agenteval.notebook.html_export import export_html
-
-        return export_html(self, Path(path))
+        return presenter().export_report(self, Path(path))
 
     def pass_at_k(self, k: int) -> float:
         """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""
@@ -454,6 +448,37 @@ async def build_report(
         aggregator=aggregator,
         provenance=provenance,
         execution_time=execution_time,
+    )
+
+
+async def _derived(report: EvaluationReport, derivation: Derivation, started: float) -> EvaluationReport:
+    """The report ``derivation`` made from ``report``, which began at ``started`` (``time.perf_counter()``)."""
+    # Results written without run ids (by older reference versions) hold one run: number it 1.
+    cases = [case if case.run_id else case.model_copy(update={"run_id": 1}) for case in derivation.cases]
+    source = report.result.eval_set_result_id or "an unsaved report"
+    base = report.provenance or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
+    elapsed, finished_at = time.perf_counter() - started, time.time()
+    provenance = base.scored_with(derivation.metrics).model_copy(
+        # The derived scores are computed here and now: record this environment, not the original's.
+        update={
+            **current_environment(),
+            "aggregator": repr(derivation.aggregator),
+            "derived_from": f"{derivation.how} of {source}",
+            "started_at": finished_at - elapsed,
+            "finished_at": finished_at,
+        }
+    )
+    return await build_report(
+        app_name=report.app_name,
+        eval_set_id=report.result.eval_set_id,
+        eval_set=report.eval_set,
+        cases=cases,
+        metrics=derivation.metrics,
+        inferences=[[inference.model_copy(deep=True) for inference in run] for run in report.inference_results],
+        num_runs=report.num_runs,
+        aggregator=derivation.aggregator,
+        provenance=provenance,
+        execution_time=elapsed,
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, ScriptExhaustedError
 from agenteval.evalset.message import Message, Role
 from agenteval.llm.base import ChatRequest, ChatResponse
 from agenteval.runner.simulation import SimulationStart, SimulatorDecision
@@ -23,15 +23,10 @@ from agenteval.runner.simulation import SimulationStart, SimulatorDecision
 __all__ = [
     "ChatFunction",
     "FunctionChatModel",
-    "ScriptExhaustedError",
     "ScriptedChatModel",
     "ScriptedConversation",
     "ScriptedUserSimulator",
 ]
-
-
-class ScriptExhaustedError(AgentEvalError):
-    """A scripted double was asked for more than its script holds."""
 
 
 def _as_response(reply: str | ChatResponse, source: str) -> ChatResponse:

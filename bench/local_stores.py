@@ -1,6 +1,6 @@
 """Cost of adding cases one at a time to a local (file) eval-set store, against the in-memory store.
 
-Run with ``python bench/local_stores.py [--cases 500 2000] [--dir DIR] [--target SECONDS]``.
+Run with ``python bench/local_stores.py [--cases 500 2000] [--results 2000] [--dir DIR] [--target SECONDS]``.
 
 For each N, one fresh eval set gets N one-turn cases through ``add_case``, one call at a time, in
 an ``InMemoryEvalSetManager`` and in a ``LocalEvalSetManager`` (in the same process, on the same
@@ -10,7 +10,11 @@ time, the mean cost per add, the cost of the last 10% of the adds (the largest s
 local / memory. **Target: 2000 adds to the local store in under 30 s** (the script exits 1 if the
 largest N takes longer than ``--target``).
 
-The local store writes to a temporary directory (under ``--dir``, default the system's temporary
+Then ``--results`` results (each one evaluation of 10 cases with two metrics; no target) are saved
+one ``save`` call at a time to an ``InMemoryEvalResultManager`` and a ``LocalEvalResultManager``,
+which shows what validating, serialising and writing one result costs.
+
+The local stores write to a temporary directory (under ``--dir``, default the system's temporary
 directory), removed at the end; nothing touches the network.
 """
 
@@ -29,9 +33,18 @@ if __package__ in (None, ""):  # run as a script from a source tree: make ``agen
 
 from agenteval import (
     EvalCase,
+    EvalCaseResult,
+    EvalMetricResult,
+    EvalMetricResultDetails,
+    EvalMetricResultPerInvocation,
+    EvalResultManager,
     EvalSetManager,
+    EvalSetResult,
+    EvalStatus,
+    InMemoryEvalResultManager,
     InMemoryEvalSetManager,
     Invocation,
+    LocalEvalResultManager,
     LocalEvalSetManager,
     Message,
     SessionInput,
@@ -90,6 +103,66 @@ def time_adds(manager: EvalSetManager, cases: list[EvalCase]) -> Timing:
     return run_sync(run())
 
 
+def make_result(cases: int = 10) -> EvalSetResult:
+    """One evaluation's result: ``cases`` calculator cases, each scored by two metrics on its one turn."""
+
+    def metric(name: str) -> EvalMetricResult:
+        details = EvalMetricResultDetails(reason="match", score=1.0)
+        return EvalMetricResult(
+            metric_name=name, score=1.0, eval_status=EvalStatus.PASSED, threshold=1.0, details=details
+        )
+
+    case_results = []
+    for case in make_cases(cases):
+        metrics = [metric("tool_trajectory_avg_score"), metric("final_response_avg_score")]
+        case_results.append(
+            EvalCaseResult(
+                eval_set_id=SET,
+                eval_id=case.eval_id,
+                run_id=1,
+                score=1.0,
+                final_eval_status=EvalStatus.PASSED,
+                overall_eval_metric_results=metrics,
+                eval_metric_result_per_invocation=[
+                    EvalMetricResultPerInvocation(
+                        actual_invocation=case.conversation[0],
+                        expected_invocation=case.conversation[0],
+                        eval_metric_results=metrics,
+                    )
+                ],
+                session_id=f"session-{case.eval_id}",
+                user_id="bench",
+            )
+        )
+    return EvalSetResult(eval_set_id=SET, eval_case_results=case_results)
+
+
+def time_saves(manager: EvalResultManager, result: EvalSetResult, count: int) -> float:
+    """Seconds to save ``result`` ``count`` times, one ``save`` call at a time (each gets a new id)."""
+
+    async def run() -> float:
+        start = time.perf_counter()
+        for _ in range(count):
+            await manager.save(APP, result)
+        end = time.perf_counter()
+        if len(await manager.list(APP)) != count:
+            raise AssertionError("the store lost results")
+        return end - start
+
+    return run_sync(run())
+
+
+def report_saves(count: int, directory: Path | None) -> None:
+    """Print the time to save ``count`` results to the in-memory and the local result store."""
+    result = make_result()
+    memory = time_saves(InMemoryEvalResultManager(), result, count)
+    with tempfile.TemporaryDirectory(dir=directory) as base:
+        local = time_saves(LocalEvalResultManager(base), result, count)
+    print(f"\n{'results':>7}  {'store':<6}  {'total s':>8}  {'ms/save':>8}")
+    for name, total in [("memory", memory), ("local", local)]:
+        print(f"{count:>7}  {name:<6}  {total:>8.2f}  {total / count * 1e3:>8.3f}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cases", type=int, nargs="+", default=[500, 2000], help="values of N (default 500 2000)")
@@ -97,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--target", type=float, default=30.0, help="seconds the largest N may take on the local store (default 30)"
     )
+    parser.add_argument("--results", type=int, default=2000, help="results to save to each result store (0: none)")
     args = parser.parse_args(argv)
 
     print(f"{'N':>6}  {'store':<6}  {'total s':>8}  {'ms/add':>7}  {'last 10% ms/add':>15}  {'local/memory':>12}")
@@ -119,6 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"target: {largest} adds to the local store in at most {args.target:g} s: "
         f"{local_totals[largest]:.1f} s, {'met' if met else 'MISSED'}"
     )
+    if args.results > 0:
+        report_saves(args.results, args.dir)
     return 0 if met else 1
 
 

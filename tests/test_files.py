@@ -1,4 +1,4 @@
-"""File helpers of the local stores (``agenteval._files``): safe names, strict loading, atomic writes."""
+"""File helpers (``agenteval._files``): strict loading, confinement to a base directory, atomic writes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from agenteval._files import check_name, dump_models, ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval._files import dump_models, ensure_inside, load_json_file, parse_json, write_atomic
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalSetResult
@@ -21,26 +21,6 @@ from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterio
 from agenteval.metric.models import EvalMetric
 
 METRICS = TypeAdapter(list[EvalMetric])
-
-
-# --- check_name ---
-
-
-@pytest.mark.parametrize("name", ["math-basic", "math_basic.v2", "app.name", "a..b", "...", "评估集", "x y"])
-def test_check_name_accepts_ordinary_ids(name: str) -> None:
-    assert check_name("eval set id", name) == name
-
-
-def test_check_name_rejects_an_empty_name() -> None:
-    with pytest.raises(ConfigError, match="^eval set id is empty$"):
-        check_name("eval set id", "")
-
-
-@pytest.mark.parametrize("name", [".", "..", "a/b", "../etc", "/abs", "dir/", "a\\b", "..\\up", "nul\0byte"])
-def test_check_name_rejects_names_that_could_leave_the_directory(name: str) -> None:
-    with pytest.raises(ConfigError) as info:
-        check_name("eval set id", name)
-    assert str(info.value).startswith(f"eval set id {name!r} is not allowed in a file name")
 
 
 # --- ensure_inside ---

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, ScriptExhaustedError
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import ConversationScenario, SessionInput
 from agenteval.llm import ChatModel, ChatRequest, ChatResponse
 from agenteval.runner import SimulationStart, SimulatorDecision, UserSimulator
-from agenteval.testing import (
-    FunctionChatModel,
-    ScriptedChatModel,
-    ScriptedUserSimulator,
-    ScriptExhaustedError,
-)
+from agenteval.testing import FunctionChatModel, ScriptedChatModel, ScriptedUserSimulator
 
 
 def ask(text: str) -> ChatRequest:

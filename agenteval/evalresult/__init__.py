@@ -14,6 +14,7 @@ from agenteval.evalresult.models import (
     ScoreKind,
     ScoreValue,
 )
+from agenteval.evalresult.mysql import MySQLEvalResultManager
 from agenteval.evalresult.summary import (
     EvalCaseResultSummary,
     EvalCaseRunSummary,
@@ -41,6 +42,7 @@ __all__ = [
     "EvalStatusCounts",
     "InMemoryEvalResultManager",
     "LocalEvalResultManager",
+    "MySQLEvalResultManager",
     "RubricScore",
     "ScoreKind",
     "ScoreValue",

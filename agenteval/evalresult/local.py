@@ -9,11 +9,12 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from agenteval._files import check_name, ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval._files import ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval._validate import check_file_names, check_result
 from agenteval.errors import ConfigError, NotFoundError, StorageError
-from agenteval.evalresult._prepare import prepare_result, validate_get, validate_list
+from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
-from agenteval.locator import Locator, SuffixLocator
+from agenteval.storage import Locator, SuffixLocator
 
 __all__ = ["RESULT_FILE_SUFFIX", "LocalEvalResultManager", "load_result_file"]
 
@@ -66,9 +67,12 @@ class LocalEvalResultManager:
                 cannot be serialised (``clone result: ...``).
             StorageError: The file could not be written; any previous version is intact.
         """
-        # Copy on the caller's task, so the saved content is the object as it was at the call.
-        prepared = prepare_result(app_name, result)
-        await asyncio.to_thread(self._write, app_name, prepared)
+        check_file_names(app_name=app_name)
+        prepared = filled_result(app_name, check_result(result))
+        check_file_names(eval_set_result_id=prepared.eval_set_result_id)
+        # Serialised on the caller's task, so the file holds the object as it was at the call.
+        text = result_json(prepared, indent=2)
+        await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, text)
         return prepared.eval_set_result_id
 
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
@@ -83,7 +87,7 @@ class LocalEvalResultManager:
             NotFoundError: There is no such file.
             StorageError: The file could not be read.
         """
-        validate_get(app_name, eval_set_result_id)
+        check_file_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
         return await asyncio.to_thread(self._read, app_name, eval_set_result_id)
 
     async def list(self, app_name: str) -> builtins.list[str]:
@@ -93,7 +97,7 @@ class LocalEvalResultManager:
             ConfigError: A bad app name.
             StorageError: The directory could not be read.
         """
-        validate_list(app_name)
+        check_file_names(app_name=app_name)
         return await asyncio.to_thread(self._list, app_name)
 
     async def close(self) -> None:
@@ -103,13 +107,10 @@ class LocalEvalResultManager:
         return f"LocalEvalResultManager({str(self._base_dir)!r}, locator={self._locator!r})"
 
     def _path(self, app_name: str, eval_set_result_id: str) -> Path:
-        check_name("app name", app_name)
-        check_name("eval set result id", eval_set_result_id)
         return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_result_id))
 
-    def _write(self, app_name: str, prepared: EvalSetResult) -> None:
-        path = self._path(app_name, prepared.eval_set_result_id)
-        write_atomic(path, prepared.to_json())
+    def _write(self, app_name: str, eval_set_result_id: str, text: str) -> None:
+        write_atomic(self._path(app_name, eval_set_result_id), text)
 
     def _read(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         path = self._path(app_name, eval_set_result_id)
@@ -119,7 +120,6 @@ class LocalEvalResultManager:
             raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found: {exc}") from exc
 
     def _list(self, app_name: str) -> builtins.list[str]:
-        check_name("app name", app_name)
         # A symlinked app directory must not expose names from outside the base directory.
         ensure_inside(self._base_dir, self._base_dir / app_name)
         try:

@@ -6,8 +6,9 @@ import builtins
 import threading
 
 from agenteval._gc import fewer_collections
+from agenteval._validate import check_names, check_result
 from agenteval.errors import NotFoundError
-from agenteval.evalresult._prepare import prepared_json, validate_get, validate_list
+from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
 
 __all__ = ["InMemoryEvalResultManager"]
@@ -40,10 +41,12 @@ class InMemoryEvalResultManager:
             ConfigError: A bad argument, or a result that cannot be serialised
                 (``clone result: ...``).
         """
-        result_id, text = prepared_json(app_name, result)
+        check_names(app_name=app_name)
+        prepared = filled_result(app_name, check_result(result))
+        text = result_json(prepared)
         with self._lock:
-            self._results.setdefault(app_name, {})[result_id] = text
-        return result_id
+            self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = text
+        return prepared.eval_set_result_id
 
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         """Return a copy of a stored result.
@@ -52,7 +55,7 @@ class InMemoryEvalResultManager:
             ConfigError: An empty app name or id.
             NotFoundError: The app or the result is unknown.
         """
-        validate_get(app_name, eval_set_result_id)
+        check_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
         with self._lock:
             results = self._results.get(app_name)
             if results is None:
@@ -69,7 +72,7 @@ class InMemoryEvalResultManager:
         Raises:
             ConfigError: An empty app name.
         """
-        validate_list(app_name)
+        check_names(app_name=app_name)
         with self._lock:
             return builtins.list(self._results.get(app_name, {}))
 

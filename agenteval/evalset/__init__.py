@@ -20,6 +20,7 @@ from agenteval.evalset.models import (
     Tool,
     ToolMock,
 )
+from agenteval.evalset.mysql import MySQLEvalSetManager
 from agenteval.evalset.trace import ExecutionTrace, TraceSkill, TraceSnapshot, TraceStep, TraceTool
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "LocalEvalSetManager",
     "Message",
     "MockTool",
+    "MySQLEvalSetManager",
     "Role",
     "RubricContent",
     "ScenarioDriver",

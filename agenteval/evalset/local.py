@@ -10,19 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agenteval._filelock import directory_lock
-from agenteval._files import (
-    check_name,
-    check_set_names,
-    ensure_inside,
-    load_json_file,
-    warn_unknown_fields,
-    write_atomic,
-)
-from agenteval._validate import not_empty
+from agenteval._files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
+from agenteval._validate import check_file_names, check_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalset.memory import _appender, _case_index, _new_set, _remover, _replacer
 from agenteval.evalset.models import EvalCase, EvalSet
-from agenteval.locator import Locator, SuffixLocator
+from agenteval.storage import Locator, SuffixLocator
 
 __all__ = ["LocalEvalSetManager"]
 
@@ -149,12 +142,12 @@ class LocalEvalSetManager:
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Read an eval set from its file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._get, app_name, eval_set_id)
 
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Write a new, empty eval set; an existing file is a :class:`ConfigError`."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._create, app_name, eval_set_id)
 
     async def list(self, app_name: str) -> builtins.list[str]:
@@ -164,33 +157,34 @@ class LocalEvalSetManager:
             ConfigError: A bad app name, or an app directory that leads outside ``base_dir``.
             StorageError: The directory could not be read.
         """
-        check_name("app name", app_name)
+        check_file_names(app_name=app_name)
         return await asyncio.to_thread(self._list, app_name)
 
     async def delete(self, app_name: str, eval_set_id: str) -> None:
         """Remove an eval set's file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._delete, app_name, eval_set_id)
 
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """Read one case of an eval set."""
-        check_set_names(app_name, eval_set_id)
-        not_empty("eval case id", eval_case_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_names(eval_case_id=eval_case_id)
         return await asyncio.to_thread(self._get_case, app_name, eval_set_id, eval_case_id)
 
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a case, filling missing creation times, and rewrite the file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _appender(app_name, eval_set_id, eval_case))
 
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id and rewrite the file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _replacer(app_name, eval_set_id, eval_case))
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case and rewrite the file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_names(eval_case_id=eval_case_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _remover(app_name, eval_set_id, eval_case_id))
 
     async def close(self) -> None:

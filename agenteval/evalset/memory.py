@@ -7,18 +7,20 @@ import threading
 import time
 from collections.abc import Callable
 
-from agenteval._json import json_copy
-from agenteval._validate import check_set, not_empty
+from agenteval._json import json_copy, written_json
+from agenteval._validate import check_names
 from agenteval.errors import ConfigError, NotFoundError
-from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 
 __all__ = ["InMemoryEvalSetManager"]
 
 
-def _case_id(eval_case: EvalCase | None) -> str:
+def _checked(eval_case: EvalCase | None) -> EvalCase:
+    """The case, once it is known to be one and to have an id."""
     if eval_case is None:
         raise ConfigError("eval case is None")
-    return not_empty("eval case id", eval_case.eval_id)
+    check_names(eval_case_id=eval_case.eval_id)
+    return eval_case
 
 
 def _checked_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> tuple[str, EvalCase]:
@@ -27,8 +29,38 @@ def _checked_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> tuple
     A case that JSON cannot hold is refused here, and the copy holds exactly what the file and
     database stores would give back, so the three stores behave alike.
     """
-    case_id = _case_id(eval_case)
+    case_id = _checked(eval_case).eval_id
     return case_id, json_copy(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
+
+
+def _stamped(eval_case: EvalCase) -> EvalCase:
+    """A shallow copy of a case whose missing creation times, its own and its turns', are now."""
+    now = time.time()
+
+    def turns(invocations: list[Invocation]) -> list[Invocation]:
+        return [
+            turn if turn.creation_timestamp is not None else turn.model_copy(update={"creation_timestamp": now})
+            for turn in invocations
+        ]
+
+    return eval_case.model_copy(
+        update={
+            "creation_timestamp": now if eval_case.creation_timestamp is None else eval_case.creation_timestamp,
+            "conversation": turns(eval_case.conversation),
+            "actual_conversation": turns(eval_case.actual_conversation),
+        }
+    )
+
+
+def _new_case(app_name: str, eval_set_id: str, eval_case: EvalCase | None) -> tuple[EvalCase, str]:
+    """Check a case to add and fill its missing creation times; return the copy to keep and its JSON.
+
+    The JSON is written once: a database stores it, and reading it back makes the copy the other
+    stores keep (and proves it can be read back).
+    """
+    case = _checked(eval_case)
+    text = written_json(_stamped(case), f"eval case {app_name}.{eval_set_id}.{case.eval_id}")
+    return type(case).model_validate_json(text), text
 
 
 def _new_set(eval_set_id: str) -> EvalSet:
@@ -42,22 +74,16 @@ def _case_index(eval_set: EvalSet, app_name: str, eval_set_id: str, eval_case_id
     raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
 
 
-# The case edits below are shared with the local store: each validates its argument up front and
-# returns the change to apply to the loaded set while the store's lock is held.
+# The case edits below are shared with the local store: each checks and copies the case it is given
+# up front and returns the change to apply to the loaded set while the store's lock is held.
 
 
 def _appender(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[[EvalSet], object]:
-    case_id, case = _checked_copy(app_name, eval_set_id, eval_case)
-    now = time.time()
-    if case.creation_timestamp is None:
-        case.creation_timestamp = now
-    for turn in [*case.conversation, *case.actual_conversation]:
-        if turn.creation_timestamp is None:
-            turn.creation_timestamp = now
+    case, _ = _new_case(app_name, eval_set_id, eval_case)
 
     def append(eval_set: EvalSet) -> None:
-        if eval_set.case(case_id) is not None:
-            raise ConfigError(f"eval case {app_name}.{eval_set_id}.{case_id} already exists")
+        if eval_set.case(case.eval_id) is not None:
+            raise ConfigError(f"eval case {app_name}.{eval_set_id}.{case.eval_id} already exists")
         eval_set.eval_cases.append(case)
 
     return append
@@ -73,7 +99,6 @@ def _replacer(app_name: str, eval_set_id: str, eval_case: EvalCase) -> Callable[
 
 
 def _remover(app_name: str, eval_set_id: str, eval_case_id: str) -> Callable[[EvalSet], object]:
-    not_empty("eval case id", eval_case_id)
     return lambda eval_set: eval_set.eval_cases.pop(_case_index(eval_set, app_name, eval_set_id, eval_case_id))
 
 
@@ -99,13 +124,13 @@ class InMemoryEvalSetManager:
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Return a copy of an eval set."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             return self._find(app_name, eval_set_id).model_copy(deep=True)
 
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Create an empty eval set; an existing id is a :class:`ConfigError`."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             sets = self._sets.setdefault(app_name, {})
             if eval_set_id in sets:
@@ -115,38 +140,37 @@ class InMemoryEvalSetManager:
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in creation order."""
-        not_empty("app name", app_name)
+        check_names(app_name=app_name)
         with self._lock:
             return builtins.list(self._sets.get(app_name, {}))
 
     async def delete(self, app_name: str, eval_set_id: str) -> None:
         """Delete an eval set."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             self._find(app_name, eval_set_id)
             del self._sets[app_name][eval_set_id]
 
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """Return a copy of one case."""
-        check_set(app_name, eval_set_id)
-        not_empty("eval case id", eval_case_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         with self._lock:
             eval_set = self._find(app_name, eval_set_id)
             return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)].model_copy(deep=True)
 
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a copy of a case, filling missing creation times."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         self._change(app_name, eval_set_id, _appender(app_name, eval_set_id, eval_case))
 
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id by a copy of ``eval_case``."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         self._change(app_name, eval_set_id, _replacer(app_name, eval_set_id, eval_case))
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         self._change(app_name, eval_set_id, _remover(app_name, eval_set_id, eval_case_id))
 
     async def close(self) -> None:

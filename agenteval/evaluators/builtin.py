@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from agenteval.evaluators.base import MetricEvaluator
-from agenteval.evaluators.final_response import FinalResponseEvaluator
-from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator
+from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
+from agenteval.evaluators.llm.final_response_judge import FinalResponseJudgeEvaluator
 from agenteval.evaluators.llm.hallucination import HallucinationEvaluator
 from agenteval.evaluators.llm.rubric_evaluators import (
     RubricCriticEvaluator,
@@ -16,7 +16,7 @@ from agenteval.evaluators.llm.rubric_evaluators import (
     RubricResponseEvaluator,
 )
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
-from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
+from agenteval.evaluators.tool_trajectory_evaluator import ToolTrajectoryEvaluator
 
 __all__ = ["builtin_evaluators"]
 

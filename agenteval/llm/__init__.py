@@ -12,11 +12,10 @@ from agenteval.llm.base import ChatModel, ChatRequest, ChatResponse, StructuredO
 from agenteval.llm.judge import JudgeOverride, chat_model_for, register_provider
 
 if TYPE_CHECKING:
-    from agenteval.llm.openai import ChatModelError, OpenAIChatModel
+    from agenteval.llm.openai import OpenAIChatModel
 
 __all__ = [
     "ChatModel",
-    "ChatModelError",
     "ChatRequest",
     "ChatResponse",
     "JudgeOverride",
@@ -26,7 +25,7 @@ __all__ = [
     "register_provider",
 ]
 
-_LAZY = frozenset({"ChatModelError", "OpenAIChatModel"})
+_LAZY = frozenset({"OpenAIChatModel"})
 
 
 def __getattr__(name: str) -> Any:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, SecretStr
 
-from agenteval.errors import AgentEvalError, ConfigError, MissingDependencyError
+from agenteval.errors import ChatModelError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
 from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from openai import APIError, AsyncOpenAI
     from openai.types.chat import ChatCompletion
 
-__all__ = ["ChatModelError", "OpenAIChatModel", "resolve_api_key", "resolve_base_url"]
+__all__ = ["OpenAIChatModel", "resolve_api_key", "resolve_base_url"]
 
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where the ``openai`` client sends requests when neither ``base_url`` nor ``OPENAI_BASE_URL`` is set."""
@@ -42,22 +42,6 @@ _SAMPLING_FIELDS = (
 _THINKING_FIELDS = ("thinking_enabled", "thinking_tokens", "thinking_level")
 _BODY_SHOWN = 200
 """Characters of a body that is not JSON shown in the error."""
-
-
-class ChatModelError(AgentEvalError):
-    """A chat-completions call that failed for good (after the client's retries).
-
-    Attributes:
-        model: The model asked.
-        base_url: The endpoint.
-        status_code: The HTTP status of the last attempt when it was an error status, else ``None``.
-    """
-
-    def __init__(self, message: str, *, model: str, base_url: str, status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.model = model
-        self.base_url = base_url
-        self.status_code = status_code
 
 
 def _openai() -> ModuleType:

@@ -32,6 +32,7 @@ from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
+from agenteval.metric.mysql import MySQLMetricManager
 from agenteval.metric.registry import MetricRegistry
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "LocalMetricManager",
     "MetricManager",
     "MetricRegistry",
+    "MySQLMetricManager",
     "ResponseScorerOptions",
     "RougeCriterion",
     "RougeMeasure",

@@ -11,26 +11,19 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from agenteval._filelock import directory_lock
-from agenteval._files import (
-    check_set_names,
-    dump_models,
-    ensure_inside,
-    load_json_file,
-    warn_unknown_fields,
-    write_atomic,
-)
-from agenteval._validate import not_empty
+from agenteval._files import dump_models, ensure_inside, load_json_file, warn_unknown_fields, write_atomic
+from agenteval._validate import check_file_names, check_names
 from agenteval.errors import ConfigError, NotFoundError
-from agenteval.locator import Locator, SuffixLocator
 from agenteval.metric.memory import _adder, _Change, _deleter, _index, _updater
 from agenteval.metric.models import EvalMetric
+from agenteval.storage import Locator, SuffixLocator
 
 __all__ = ["LocalMetricManager"]
 
 _METRICS = TypeAdapter(list[EvalMetric])
 
 
-def _check_names(path: Path, metrics: builtins.list[EvalMetric]) -> None:
+def _check_loaded_names(path: Path, metrics: builtins.list[EvalMetric]) -> None:
     """Metrics are addressed by name: an unnamed or repeated one would be silently unreachable."""
     seen: dict[str, int] = {}
     for index, metric in enumerate(metrics):
@@ -77,7 +70,7 @@ class LocalMetricManager:
             metrics = load_json_file(path, _METRICS, "metrics")
         except NotFoundError:
             return []
-        _check_names(path, metrics)
+        _check_loaded_names(path, metrics)
         warn_unknown_fields(metrics, f"metrics file {path}")
         return metrics
 
@@ -97,28 +90,29 @@ class LocalMetricManager:
 
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names in file order (``[]`` when the file is missing)."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._names, app_name, eval_set_id)
 
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Read the metric with this name."""
-        check_set_names(app_name, eval_set_id)
-        not_empty("metric name", metric_name)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_names(metric_name=metric_name)
         return await asyncio.to_thread(self._get, app_name, eval_set_id, metric_name)
 
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Append a metric (creating the file if needed); its name must be new in the set."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the metric with the same name and rewrite the file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove the metric with this name and rewrite the file."""
-        check_set_names(app_name, eval_set_id)
+        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_names(metric_name=metric_name)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 
     async def close(self) -> None:

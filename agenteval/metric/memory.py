@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 
 from agenteval._json import written_json
-from agenteval._validate import check_set, not_empty
+from agenteval._validate import check_names
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
 
@@ -17,7 +17,8 @@ __all__ = ["InMemoryMetricManager"]
 def _metric_name(metric: EvalMetric | None) -> str:
     if metric is None:
         raise ConfigError("metric is None")
-    return not_empty("metric name", metric.metric_name)
+    check_names(metric_name=metric.metric_name)
+    return metric.metric_name
 
 
 def _checked_copy(app_name: str, eval_set_id: str, metric: EvalMetric) -> tuple[str, EvalMetric]:
@@ -38,8 +39,8 @@ def _index(metrics: builtins.list[EvalMetric], app_name: str, eval_set_id: str, 
     raise NotFoundError(f"metric {app_name}.{eval_set_id}.{metric_name} not found")
 
 
-# The edits below are shared with the local store: each validates its argument up front and
-# returns the change to apply to the loaded metric list while the store's lock is held.
+# The edits below are shared with the local store: each checks and copies the metric it is given
+# up front and returns the change to apply to the loaded metric list while the store's lock is held.
 
 _Change = Callable[[builtins.list[EvalMetric]], object]
 
@@ -65,7 +66,6 @@ def _updater(app_name: str, eval_set_id: str, metric: EvalMetric) -> _Change:
 
 
 def _deleter(app_name: str, eval_set_id: str, metric_name: str) -> _Change:
-    not_empty("metric name", metric_name)
     return lambda metrics: metrics.pop(_index(metrics, app_name, eval_set_id, metric_name))
 
 
@@ -85,31 +85,30 @@ class InMemoryMetricManager:
 
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names of an eval set in the order they were added."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             return [m.metric_name for m in self._metrics.get((app_name, eval_set_id), [])]
 
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Return a copy of the first metric with this name."""
-        check_set(app_name, eval_set_id)
-        not_empty("metric name", metric_name)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         with self._lock:
             metrics = self._metrics.get((app_name, eval_set_id), [])
             return metrics[_index(metrics, app_name, eval_set_id, metric_name)].model_copy(deep=True)
 
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Append a copy of a metric; its name must be new in the set."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         self._change(app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the first metric with the same name by a copy of ``metric``."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         self._change(app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove the first metric with this name."""
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         self._change(app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 
     async def close(self) -> None:

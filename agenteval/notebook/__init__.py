@@ -8,7 +8,6 @@ from __future__ import annotations
 from agenteval.notebook._env import running_in_notebook
 from agenteval.notebook.progress import (
     EvaluationProgress,
-    ProgressWarning,
     RunProgress,
     RunRow,
     TextProgress,
@@ -18,7 +17,6 @@ from agenteval.notebook.progress import (
 
 __all__ = [
     "EvaluationProgress",
-    "ProgressWarning",
     "RunProgress",
     "RunRow",
     "TextProgress",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agenteval.context import EvalContext
-from agenteval.errors import describe_exception
+from agenteval.errors import ProgressWarning, describe_exception
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -41,7 +41,6 @@ __all__ = [
     "Clock",
     "EvaluationProgress",
     "ProgressBase",
-    "ProgressWarning",
     "RunProgress",
     "plural",
 ]
@@ -52,10 +51,6 @@ Clock = Callable[[], float]
 INFERENCE = "inference"
 EVALUATION = "evaluation"
 CANCELLED = "cancelled"
-
-
-class ProgressWarning(UserWarning):
-    """The progress display failed and was switched off; the evaluation itself went on."""
 
 
 class EvaluationProgress(Protocol):

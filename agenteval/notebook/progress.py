@@ -16,13 +16,12 @@ from __future__ import annotations
 import sys
 
 from agenteval.notebook._env import running_in_notebook, stream_is_terminal, widgets_available
-from agenteval.notebook._progress_base import EvaluationProgress, ProgressWarning, RunProgress
+from agenteval.notebook._progress_base import EvaluationProgress, RunProgress
 from agenteval.notebook._progress_text import TextProgress
 from agenteval.notebook._progress_widget import RunRow, WidgetProgress
 
 __all__ = [
     "EvaluationProgress",
-    "ProgressWarning",
     "RunProgress",
     "RunRow",
     "TextProgress",

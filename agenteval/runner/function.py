@@ -20,12 +20,12 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agenteval._names import short_name
 from agenteval.context import EvalContext
-from agenteval.errors import ConfigError, describe_exception
+from agenteval.errors import ConfigError, ToolMockError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
-from agenteval.runner.toolmock import ToolMockError, ToolMocks, static_result
+from agenteval.runner.toolmock import ToolMocks, static_result
 
 __all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner"]
 

@@ -14,18 +14,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception
+from agenteval.errors import ConfigError, ToolMockError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import ArgumentsMatch, MockTool
 from agenteval.evaluators.criteria.jsonmatch import match_json
 from agenteval.llm.base import ChatModel, ChatRequest
 from agenteval.metric.criterion import JSONCriterion
 
-__all__ = ["ToolMockError", "ToolMocks", "static_result"]
-
-
-class ToolMockError(AgentEvalError):
-    """A mocked tool was called with arguments no rule matches, or its result could not be generated."""
+__all__ = ["ToolMocks", "static_result"]
 
 
 def _check_arguments(arguments: ArgumentsMatch) -> None:

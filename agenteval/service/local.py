@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from agenteval._validate import check_names
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
@@ -144,10 +145,10 @@ class LocalService:
         """
         if request is None:
             raise ConfigError("validate inference request: inference request is nil")
-        if not request.app_name:
-            raise ConfigError("validate inference request: app name is empty")
-        if not request.eval_set_id:
-            raise ConfigError("validate inference request: eval set id is empty")
+        try:
+            check_names(app_name=request.app_name, eval_set_id=request.eval_set_id)
+        except ConfigError as exc:
+            raise ConfigError(f"validate inference request: {exc}") from None
         _check_given_set(request.eval_set, request.eval_set_id, "validate inference request")
         options = self.options.updated(overrides)
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
@@ -282,10 +283,7 @@ class LocalService:
         """
         if request is None:
             raise ConfigError("evaluate request is nil")
-        if not request.app_name:
-            raise ConfigError("app name is empty")
-        if not request.eval_set_id:
-            raise ConfigError("eval set id is empty")
+        check_names(app_name=request.app_name, eval_set_id=request.eval_set_id)
         if request.evaluate_config is None:
             raise ConfigError("evaluate config is nil")
         _check_given_set(request.eval_set, request.eval_set_id, "validate evaluate request")

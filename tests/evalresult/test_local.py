@@ -12,7 +12,7 @@ import pytest
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 from agenteval.evalresult.local import RESULT_FILE_SUFFIX, LocalEvalResultManager, load_result_file
 from agenteval.evalresult.models import EvalSetResult
-from agenteval.locator import Locator, SuffixLocator
+from agenteval.storage import Locator, SuffixLocator
 from tests.evalresult._data import INTEROP_RESULTS, make_result
 
 

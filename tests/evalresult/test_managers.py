@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agenteval._json import WireModel
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.manager import EvalResultManager
@@ -192,6 +193,30 @@ async def test_get_validation(manager: EvalResultManager, app_name: str, result_
 async def test_list_validation(manager: EvalResultManager) -> None:
     with pytest.raises(ConfigError, match="^app name is empty$"):
         await manager.list("")
+
+
+@pytest.mark.asyncio
+async def test_arguments_are_checked_before_the_result_is_serialised(manager: EvalResultManager) -> None:
+    result = make_result("")
+    result.eval_case_results[0].session_id = object()  # type: ignore[assignment]
+    with pytest.raises(ConfigError, match="^the eval set id of eval set result is empty$"):
+        await manager.save("app", result)
+
+
+@pytest.mark.asyncio
+async def test_a_save_writes_the_result_as_json_once(
+    manager: EvalResultManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written: list[str] = []
+    to_json = WireModel.to_json
+
+    def counted(self: WireModel, *, indent: int | None = 2) -> str:
+        written.append(type(self).__name__)
+        return to_json(self, indent=indent)
+
+    monkeypatch.setattr(WireModel, "to_json", counted)
+    await manager.save("app", make_result(eval_set_result_id="r1"))
+    assert written == ["EvalSetResult"]
 
 
 @pytest.mark.asyncio

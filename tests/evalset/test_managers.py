@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from agenteval._json import WireModel
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.manager import EvalSetManager
@@ -144,6 +145,20 @@ async def test_add_and_get_case(with_set: EvalSetManager) -> None:
     assert case.actual_conversation[0].creation_timestamp is None
 
     assert (await with_set.get(APP, SET)).eval_cases == [got]
+
+
+@pytest.mark.asyncio
+async def test_add_case_writes_the_case_as_json_once(with_set: EvalSetManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[str] = []
+    to_json = WireModel.to_json
+
+    def counted(self: WireModel, *, indent: int | None = 2) -> str:
+        written.append(type(self).__name__)
+        return to_json(self, indent=indent)
+
+    monkeypatch.setattr(WireModel, "to_json", counted)
+    await with_set.add_case(APP, SET, make_case("c1"))
+    assert written.count("EvalCase") == 1
 
 
 @pytest.mark.asyncio

@@ -17,8 +17,8 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import EvalSet, Invocation, Tool
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator
 from agenteval.evaluators.builtin import builtin_evaluators
-from agenteval.evaluators.final_response import FinalResponseEvaluator
-from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
+from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
+from agenteval.evaluators.tool_trajectory_evaluator import ToolTrajectoryEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 

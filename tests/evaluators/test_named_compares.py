@@ -12,8 +12,8 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, Tool
 from agenteval.evaluators.criteria import match_final_response, match_json, match_json_text, match_text
 from agenteval.evaluators.criteria import match_tool_trajectory as match_trajectory
-from agenteval.evaluators.final_response import FinalResponseEvaluator
-from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
+from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
+from agenteval.evaluators.tool_trajectory_evaluator import ToolTrajectoryEvaluator
 from agenteval.metric.criterion import (
     FinalResponseCriterion,
     JSONCriterion,

@@ -11,9 +11,9 @@ from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult, average_of_turns
 from agenteval.evaluators.builtin import builtin_evaluators
-from agenteval.evaluators.final_response import FinalResponseEvaluator
+from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
-from agenteval.evaluators.tool_trajectory import ToolTrajectoryEvaluator
+from agenteval.evaluators.tool_trajectory_evaluator import ToolTrajectoryEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 

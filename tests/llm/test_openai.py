@@ -17,10 +17,10 @@ import pytest
 
 import agenteval.llm
 from agenteval._async import run_sync
-from agenteval.errors import ConfigError, MissingDependencyError
+from agenteval.errors import ChatModelError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
 from agenteval.llm import ChatRequest, StructuredOutput
-from agenteval.llm.openai import ChatModelError, OpenAIChatModel
+from agenteval.llm.openai import OpenAIChatModel
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
 from tests.llm._chat_server import ChatServer, Reply, completion
 

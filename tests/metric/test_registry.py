@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import EvalSet, Invocation
-from agenteval.evaluators.final_response import FinalResponseEvaluator
+from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry, Tokenizer, active_metric_registry, use_metric_registry
 from agenteval.status import EvalStatus

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agenteval.mysql.client import parse_dsn
-from agenteval.mysql.schema import load_schema
+from agenteval.storage import parse_dsn
+from agenteval.storage._mysql_schema import load_schema
 
 DSN = os.environ.get("AGENTEVAL_MYSQL_DSN", "mysql://root@127.0.0.1:3306/test")
 REQUIRED = os.environ.get("AGENTEVAL_REQUIRE_MYSQL") == "1"

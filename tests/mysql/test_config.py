@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError, MissingDependencyError
-from agenteval.mysql import (
-    MySQLEvalResultManager,
-    MySQLEvalSetManager,
-    MySQLMetricManager,
+from agenteval.evalresult import MySQLEvalResultManager
+from agenteval.evalset import MySQLEvalSetManager
+from agenteval.metric import MySQLMetricManager
+from agenteval.storage import (
     normalize_table_prefix,
     parse_dsn,
     register_mysql_instance,
@@ -21,7 +21,7 @@ from agenteval.mysql import (
     table_name,
     unregister_mysql_instance,
 )
-from agenteval.mysql.schema import EVALUATION_EVAL_SET_RESULTS, load_schema
+from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, load_schema
 
 DSN = "mysql://root@127.0.0.1:3306/test"
 

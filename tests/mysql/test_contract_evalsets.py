@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from agenteval.evalset import MySQLEvalSetManager
 from agenteval.evalset.manager import EvalSetManager
-from agenteval.mysql import MySQLEvalSetManager
 from tests.evalset import test_managers as contract
 from tests.evalset.test_managers import with_set  # noqa: F401  (a fixture the copied tests use)
 from tests.mysql.conftest import MySQLServer, adopt_contract, close_store

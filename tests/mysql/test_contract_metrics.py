@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from agenteval.metric import MySQLMetricManager
 from agenteval.metric.manager import MetricManager
-from agenteval.mysql import MySQLMetricManager
 from tests.metric import test_managers as contract
 from tests.mysql.conftest import MySQLServer, adopt_contract, close_store
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.evalresult.manager import EvalResultManager
-from agenteval.mysql import MySQLEvalResultManager
 from tests.evalresult import test_managers as contract
 from tests.mysql.conftest import MySQLServer, adopt_contract, close_store
 

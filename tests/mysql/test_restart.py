@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from agenteval.mysql import MySQLEvalResultManager
+from agenteval.evalresult import MySQLEvalResultManager
 from tests.evalresult._data import make_result
 from tests.mysql.conftest import MySQLServer, unavailable
 

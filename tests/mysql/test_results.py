@@ -15,10 +15,10 @@ import pytest
 import pytest_asyncio
 
 from agenteval.errors import ConfigError, NotFoundError, StorageError
+from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.summary import EvalSetResultSummary
-from agenteval.mysql import MySQLEvalResultManager
 from tests.evalresult._data import INTEROP_RESULTS, make_result
 from tests.mysql.conftest import MySQLServer
 

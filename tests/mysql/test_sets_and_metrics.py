@@ -11,10 +11,11 @@ import pytest
 import pytest_asyncio
 
 from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalset import MySQLEvalSetManager
 from agenteval.evalset.models import EvalCase, EvalMode, Invocation
+from agenteval.metric import MySQLMetricManager
 from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterion
 from agenteval.metric.models import EvalMetric
-from agenteval.mysql import MySQLEvalSetManager, MySQLMetricManager
 from tests.mysql.conftest import MySQLServer
 from tests.mysql.test_results import INJECTIONS
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import agenteval as ae
+from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
-from agenteval.mysql import MySQLEvalResultManager, parse_dsn
+from agenteval.storage import parse_dsn
 from tests.mysql.conftest import MySQLServer, close_store
 
 pytestmark = pytest.mark.mysql

@@ -27,17 +27,12 @@ from agenteval import (
     SessionInput,
 )
 from agenteval._async import run_sync
+from agenteval.errors import ProgressWarning
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.notebook import _env, progress
-from agenteval.notebook.progress import (
-    ProgressWarning,
-    RunProgress,
-    TextProgress,
-    WidgetProgress,
-    create_progress,
-)
+from agenteval.notebook.progress import RunProgress, TextProgress, WidgetProgress, create_progress
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,

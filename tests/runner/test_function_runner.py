@@ -36,11 +36,12 @@ from agenteval import (
     Tool,
 )
 from agenteval._async import run_sync
+from agenteval.errors import ToolMockError
 from agenteval.evalset.message import Role
 from agenteval.evalset.models import ArgumentsMatch, MockTool
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.runner import FunctionRunner, Runner, Turn, TurnRequest, TurnResult, as_runner
-from agenteval.runner.toolmock import ToolMockError, ToolMocks
+from agenteval.runner.toolmock import ToolMocks
 from agenteval.service.callbacks import BeforeInferenceCaseArgs
 
 APP = "app"

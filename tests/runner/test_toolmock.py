@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 import agenteval as ae
+from agenteval.errors import ToolMockError
 from agenteval.evalset.models import ArgumentsMatch, LLMGenerator, MockTool, ToolMock
-from agenteval.runner.toolmock import ToolMockError, ToolMocks
+from agenteval.runner.toolmock import ToolMocks
 from agenteval.service import InferenceRequest, LocalService
 from agenteval.testing import ScriptedChatModel
 

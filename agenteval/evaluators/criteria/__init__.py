@@ -6,7 +6,7 @@ final-response matchers also accept a ``measures`` dict that receives what they 
 precision, recall and F1; the largest JSON number difference) without changing their verdict.
 """
 
-from agenteval.evaluators.criteria.final_response import (
+from agenteval.evaluators.criteria.final_response_match import (
     NO_FINAL_RESPONSE,
     check_final_response_criterion,
     match_final_response,

@@ -30,14 +30,10 @@ from agenteval.llm.judge import DEFAULT_GENERATION, active_judge, chat_model_for
 from agenteval.metric.criterion import GenerationConfig, LLMCriterion
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["JUDGE_SCORE", "JudgeOutputError", "LLMJudgeEvaluator"]
+__all__ = ["JUDGE_SCORE", "LLMJudgeEvaluator"]
 
 JUDGE_SCORE = "judge_score"
 """Measure name of a judged turn's score in its ``details.measures``."""
-
-
-class JudgeOutputError(AgentEvalError):
-    """The judge answered something that cannot be scored (the case fails with this message)."""
 
 
 def _judge_criterion(metric: EvalMetric) -> LLMCriterion:

@@ -16,11 +16,11 @@ import re
 from collections.abc import Sequence
 from string import Template
 
-from agenteval.errors import AgentEvalError, ConfigError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, JudgeOutputError, rewrap
 from agenteval.evalresult.models import RubricScore
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.llm.base import JudgeOutputError, LLMJudgeEvaluator
+from agenteval.evaluators.llm.base import LLMJudgeEvaluator
 from agenteval.evaluators.llm.context_text import message_text, validation_context
 from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.evaluators.llm.rubrics import mean_of_rubric_scores

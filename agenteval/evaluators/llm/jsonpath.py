@@ -13,13 +13,9 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from agenteval.errors import AgentEvalError
+from agenteval.errors import JSONPathError
 
-__all__ = ["JSONPathError", "encode_compact", "extract"]
-
-
-class JSONPathError(AgentEvalError, ValueError):
-    """A path that is not valid, or that does not match the value."""
+__all__ = ["encode_compact", "extract"]
 
 
 class _Number:

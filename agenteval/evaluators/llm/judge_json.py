@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agenteval.evaluators.llm.base import JudgeOutputError
+from agenteval.errors import JudgeOutputError
 from agenteval.llm.base import ChatResponse
 
 __all__ = ["decode_judge_json", "json_field", "json_type_name", "strip_code_fence"]

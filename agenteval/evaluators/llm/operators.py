@@ -22,7 +22,6 @@ __all__ = [
     "ScoreResult",
     "StructuredOutputProvider",
     "average_invocations",
-    "default_operators",
     "majority_vote",
 ]
 
@@ -89,8 +88,9 @@ def average_invocations(results: Sequence[PerInvocationResult], metric: EvalMetr
 class OperatorRegistry:
     """Response scorers, structured-output schemas, sample and turn aggregators, by name.
 
-    ``default_operators()`` holds the built-ins (``majority_vote``, ``average``, and the template
-    scorers ``single_score``, ``rubric_scores``, ``boolean``, ``categorical`` with their schemas);
+    :func:`agenteval.evaluators.llm.scorers.default_operators` holds the built-ins (``majority_vote``,
+    ``average``, and the template scorers ``single_score``, ``rubric_scores``, ``boolean``,
+    ``categorical`` with their schemas);
     register your own to use them from ``llmJudge.template`` by name.
     """
 
@@ -159,17 +159,3 @@ class OperatorRegistry:
         """Return an invocations aggregator (NotFoundError if unknown)."""
         aggregator: InvocationsAggregator = self._get("invocations aggregator", name)
         return aggregator
-
-
-def default_operators() -> OperatorRegistry:
-    """A new registry holding the built-in operators."""
-    from agenteval.evaluators.llm.scorers import BUILTIN_SCORERS, BUILTIN_STRUCTURED_OUTPUTS
-
-    registry = OperatorRegistry()
-    registry.register_samples_aggregator("majority_vote", majority_vote)
-    registry.register_invocations_aggregator("average", average_invocations)
-    for name, scorer in BUILTIN_SCORERS.items():
-        registry.register_response_scorer(name, scorer)
-    for name, provider in BUILTIN_STRUCTURED_OUTPUTS.items():
-        registry.register_structured_output(name, provider)
-    return registry

@@ -10,9 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, JudgeOutputError
 from agenteval.evalresult.models import RubricScore, ScoreKind, ScoreValue
-from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.evaluators.llm.judge_json import decode_judge_json, json_field, json_type_name
 from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.llm.base import ChatResponse, StructuredOutput

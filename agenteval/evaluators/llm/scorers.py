@@ -1,6 +1,6 @@
 """The template judge's built-in response scorers and their structured-output schemas.
 
-Scorers (registered by name in :func:`~agenteval.evaluators.llm.operators.default_operators`):
+Scorers (registered by name in :func:`default_operators`):
 
 - ``single_score``: ``{"score": 0..1, "reason": "..."}``; numeric value.
 - ``rubric_scores``: ``{"rubricScores": [{"id", "score", "reason"}]}``; the mean score. The ids are
@@ -19,11 +19,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, JudgeOutputError
 from agenteval.evalresult.models import ScoreKind, ScoreValue
-from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.evaluators.llm.judge_json import decode_judge_json, json_field, json_type_name
-from agenteval.evaluators.llm.operators import ResponseScorer, ScoreResult, StructuredOutputProvider
+from agenteval.evaluators.llm.operators import (
+    OperatorRegistry,
+    ResponseScorer,
+    ScoreResult,
+    StructuredOutputProvider,
+    average_invocations,
+    majority_vote,
+)
 from agenteval.evaluators.llm.rubrics import expected_rubric_ids, rubric_scores_schema, score_rubric_response
 from agenteval.llm.base import ChatResponse, StructuredOutput
 from agenteval.metric.criterion import ResponseScorerOptions
@@ -35,6 +41,7 @@ __all__ = [
     "boolean_schema",
     "categorical_schema",
     "category_scores",
+    "default_operators",
     "rubric_scores_result_schema",
     "score_boolean",
     "score_categorical",
@@ -233,3 +240,15 @@ BUILTIN_STRUCTURED_OUTPUTS: dict[str, StructuredOutputProvider] = {
     **{f"{name}_result": provider for name, provider in _SCHEMAS.items()},
 }
 """The built-in schemas, under their scorer's name (the default for that scorer) and their own name."""
+
+
+def default_operators() -> OperatorRegistry:
+    """A new registry holding the built-in operators."""
+    registry = OperatorRegistry()
+    registry.register_samples_aggregator("majority_vote", majority_vote)
+    registry.register_invocations_aggregator("average", average_invocations)
+    for name, scorer in BUILTIN_SCORERS.items():
+        registry.register_response_scorer(name, scorer)
+    for name, provider in BUILTIN_STRUCTURED_OUTPUTS.items():
+        registry.register_structured_output(name, provider)
+    return registry

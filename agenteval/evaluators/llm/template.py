@@ -24,9 +24,8 @@ from agenteval.evaluators.llm.operators import (
     SamplesAggregator,
     ScoreResult,
     StructuredOutputProvider,
-    default_operators,
 )
-from agenteval.evaluators.llm.scorers import categorical_schema, category_scores, score_categorical
+from agenteval.evaluators.llm.scorers import categorical_schema, category_scores, default_operators, score_categorical
 from agenteval.evaluators.llm.template_render import (
     build_template_messages,
     check_template,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception
+from agenteval.errors import AgentEvalError, ConfigError, TemplateRenderError, describe_exception
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import Invocation
 from agenteval.evalset.trace import TraceStep
@@ -30,7 +30,6 @@ from agenteval.metric.criterion import (
 from agenteval.metric.models import EvalMetric
 
 __all__ = [
-    "TemplateRenderError",
     "build_template_messages",
     "check_template",
     "materialized_prompt",
@@ -38,10 +37,6 @@ __all__ = [
     "resolve_variables",
     "template_options",
 ]
-
-
-class TemplateRenderError(AgentEvalError):
-    """A template prompt could not be rendered for a turn (a missing value, an unbound placeholder)."""
 
 
 # Go's unicode.IsSpace set (str.isspace() also accepts \x1c-\x1f, which Go does not).

@@ -8,7 +8,7 @@ import pytest
 
 import agenteval as ae
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult, status_for
-from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator
+from agenteval.evaluators.llm.final_response_judge import FinalResponseJudgeEvaluator
 from agenteval.evaluators.llm.rubric_evaluators import RubricResponseEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, JudgeOutputError
 from agenteval.evalresult.models import RubricScore, ScoreKind
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.evaluators.llm.hallucination import (
     HallucinationEvaluator,
     parse_segmented_sentences,

@@ -10,7 +10,7 @@ import pytest
 from agenteval.evalresult.models import EvalMetricResultDetails
 from agenteval.evaluators.base import PerInvocationResult, status_for
 from agenteval.evaluators.llm.base import JUDGE_SCORE, LLMJudgeEvaluator
-from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator
+from agenteval.evaluators.llm.final_response_judge import FinalResponseJudgeEvaluator
 from agenteval.evaluators.llm.hallucination import HallucinationEvaluator
 from agenteval.evaluators.llm.rubric_evaluators import (
     RubricCriticEvaluator,

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, JudgeOutputError
 from agenteval.evalresult.models import RubricScore, ScoreKind
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.llm.base import JudgeOutputError
 from agenteval.evaluators.llm.context_text import (
     NO_VALIDATION_CONTEXT,
     grounding_context,

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from agenteval.evaluators.llm.jsonpath import JSONPathError, encode_compact, extract
+from agenteval.errors import JSONPathError
+from agenteval.evaluators.llm.jsonpath import encode_compact, extract
 
 VALID = [
     # (name, raw, path, rendered)

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, TemplateRenderError
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, RubricContent
 from agenteval.evaluators.llm.template_render import (
-    TemplateRenderError,
     build_template_messages,
     check_template,
     materialized_prompt,

@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, JudgeOutputError
 from agenteval.evalresult.models import RubricScore, ScoreKind, ScoreValue
 from agenteval.evalset.models import RubricContent
-from agenteval.evaluators.llm.base import JudgeOutputError
-from agenteval.evaluators.llm.operators import ScoreResult, default_operators
+from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.evaluators.llm.scorers import (
     BUILTIN_SCORERS,
     BUILTIN_STRUCTURED_OUTPUTS,
     category_scores,
+    default_operators,
     score_boolean,
     score_categorical,
     score_rubric_scores,

@@ -12,7 +12,8 @@ from agenteval.evalresult.models import ScoreKind
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, RubricContent
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult, status_for
-from agenteval.evaluators.llm.operators import OperatorRegistry, ScoreResult, default_operators
+from agenteval.evaluators.llm.operators import OperatorRegistry, ScoreResult
+from agenteval.evaluators.llm.scorers import default_operators
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
 from agenteval.evaluators.registry import default_registry
 from agenteval.llm.base import ChatResponse, StructuredOutput

@@ -7,21 +7,14 @@ from typing import Any
 
 from agenteval._files import parse_json
 from agenteval._json import written_json
-from agenteval._validate import check_set, not_empty
+from agenteval._validate import check_names
 from agenteval.errors import NotFoundError
-from agenteval.evalset.memory import _appender, _case_id
+from agenteval.evalset.memory import _checked, _new_case
 from agenteval.evalset.models import EvalCase, EvalSet
-from agenteval.mysql.client import MySQLStore, NewRow, to_seconds, transaction, utc_now
-from agenteval.mysql.schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
+from agenteval.storage._mysql_client import MySQLStore, NewRow, to_seconds, transaction, utc_now
+from agenteval.storage._mysql_schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
 
 __all__ = ["MySQLEvalSetManager"]
-
-
-def _stamped_copy(app_name: str, eval_set_id: str, eval_case: EvalCase) -> EvalCase:
-    # Reuse the in-memory store's checks and creation-time defaults by appending to a scratch set.
-    scratch = EvalSet(eval_set_id=eval_set_id)
-    _appender(app_name, eval_set_id, eval_case)(scratch)
-    return scratch.eval_cases[0]
 
 
 class MySQLEvalSetManager(MySQLStore):
@@ -32,7 +25,7 @@ class MySQLEvalSetManager(MySQLStore):
     added in. As with the reference schema's ``utf8mb4_unicode_ci`` collation, names compare
     without regard to case or trailing spaces.
 
-    See :class:`~agenteval.mysql.client.MySQLStore` for the arguments.
+    See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments.
     """
 
     _SCHEMA_FILES = ("evalset_schema.sql",)
@@ -67,7 +60,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         sql = (
             f"SELECT s.name, s.description, s.created_at, c.eval_id, c.eval_case FROM `{self._sets}` s"
             f" LEFT JOIN `{self._cases}` c ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id"
@@ -99,7 +92,7 @@ class MySQLEvalSetManager(MySQLStore):
             ConfigError: An empty name, or the set already exists.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         created_at, timestamp = utc_now()
         row = NewRow(
             f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
@@ -126,7 +119,7 @@ class MySQLEvalSetManager(MySQLStore):
             ConfigError: An empty app name.
             StorageError: The database failed.
         """
-        not_empty("app name", app_name)
+        check_names(app_name=app_name)
         sql = f"SELECT eval_set_id FROM `{self._sets}` WHERE app_name = %s ORDER BY eval_set_id ASC"
 
         def ids(conn: Any) -> builtins.list[str]:
@@ -144,7 +137,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
 
         def remove(conn: Any) -> None:
             with transaction(conn) as cursor:
@@ -168,8 +161,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
-        not_empty("eval case id", eval_case_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         sql = (
             f"SELECT c.eval_case FROM `{self._sets}` s LEFT JOIN `{self._cases}` c"
             " ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id AND c.eval_id = %s"
@@ -198,9 +190,8 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
-        case = _stamped_copy(app_name, eval_set_id, eval_case)
-        document = case.to_json(indent=None)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
+        case, document = _new_case(app_name, eval_set_id, eval_case)
         where = f"{app_name}.{eval_set_id}.{case.eval_id}"
         row = NewRow(
             f"INSERT INTO `{self._cases}` (app_name, eval_set_id, eval_id, eval_mode, eval_case)"
@@ -228,8 +219,8 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
-        case_id = _case_id(eval_case)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
+        case_id = _checked(eval_case).eval_id
         document = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
         args = (eval_case.eval_mode.value, document, app_name, eval_set_id, case_id)
         sql = (
@@ -246,8 +237,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
-        not_empty("eval case id", eval_case_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         sql = f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
         args = (app_name, eval_set_id, eval_case_id)
         await self._change_case("delete", app_name, eval_set_id, eval_case_id, sql, args)

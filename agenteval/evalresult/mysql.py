@@ -4,28 +4,27 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from agenteval._files import parse_json
-from agenteval._json import WireModel
+from agenteval._validate import check_names, check_result
 from agenteval.errors import NotFoundError
-from agenteval.evalresult._prepare import prepare_result, validate_get, validate_list
+from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.summary import EvalSetResultSummary
-from agenteval.mysql.client import MySQLStore, to_seconds
-from agenteval.mysql.schema import EVALUATION_EVAL_SET_RESULTS
+from agenteval.storage._mysql_client import MySQLStore, to_seconds
+from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS
 
 __all__ = ["MySQLEvalResultManager"]
 
 _CASE_RESULTS = TypeAdapter(list[EvalCaseResult])
 
 
-def _dump_json(models: Sequence[WireModel]) -> str:
-    """Serialize models as a compact JSON array (``[]`` when there are none), as Go's encoder does."""
-    return json.dumps([model.to_dict() for model in models], ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+def _compact(value: object) -> str:
+    """Compact JSON of a part of a result's JSON document, as Go's encoder writes a column."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 class MySQLEvalResultManager(MySQLStore):
@@ -38,7 +37,7 @@ class MySQLEvalResultManager(MySQLStore):
     As with the reference schema's ``utf8mb4_unicode_ci`` collation, app names and result ids
     compare without regard to case or trailing spaces.
 
-    See :class:`~agenteval.mysql.client.MySQLStore` for the arguments, e.g.
+    See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments, e.g.
     ``MySQLEvalResultManager("mysql://root@127.0.0.1:3306/evals", table_prefix="trpc")``.
     """
 
@@ -59,10 +58,13 @@ class MySQLEvalResultManager(MySQLStore):
             ConfigError: A bad argument, or a result that cannot be serialised.
             StorageError: The database failed.
         """
-        prepared = prepare_result(app_name, result, set_timestamp=False)
+        check_names(app_name=app_name)
+        prepared = filled_result(app_name, check_result(result), set_timestamp=False)
         result_id = prepared.eval_set_result_id
-        cases = _dump_json(prepared.eval_case_results)
-        summary = None if prepared.summary is None else prepared.summary.to_json(indent=None)
+        # The columns are cut from the one JSON text of the whole result.
+        document = json.loads(result_json(prepared))
+        cases = _compact(document.get("evalCaseResults", []))
+        summary = None if prepared.summary is None else _compact(document["summary"])
         sql = (
             f"INSERT INTO `{self._table}` (app_name, eval_set_result_id, eval_set_id, eval_set_result_name,"
             " eval_case_results, summary) VALUES (%s, %s, %s, %s, %s, %s)"
@@ -88,7 +90,7 @@ class MySQLEvalResultManager(MySQLStore):
             NotFoundError: No such result.
             StorageError: The database failed.
         """
-        validate_get(app_name, eval_set_result_id)
+        check_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
         sql = (
             "SELECT eval_set_id, eval_set_result_name, eval_case_results, summary, created_at"
             f" FROM `{self._table}` WHERE app_name = %s AND eval_set_result_id = %s"
@@ -123,7 +125,7 @@ class MySQLEvalResultManager(MySQLStore):
             ConfigError: An empty app name.
             StorageError: The database failed.
         """
-        validate_list(app_name)
+        check_names(app_name=app_name)
         # id breaks ties between results created in the same microsecond.
         sql = f"SELECT eval_set_result_id FROM `{self._table}` WHERE app_name = %s ORDER BY created_at DESC, id DESC"
 

@@ -6,11 +6,11 @@ import re
 from collections.abc import Sequence
 from string import Template
 
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, JudgeOutputError
 from agenteval.evalresult.models import ScoreKind, ScoreValue
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.llm.base import JudgeOutputError, LLMJudgeEvaluator
+from agenteval.evaluators.llm.base import LLMJudgeEvaluator
 from agenteval.evaluators.llm.context_text import message_text
 from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.llm.base import ChatResponse

@@ -1,5 +1,8 @@
 """Connections for the MySQL stores: DSN parsing, named instances, a small pool, one retry.
 
+Shared by the three MySQL stores (:mod:`agenteval.evalset.mysql`, :mod:`agenteval.metric.mysql`,
+:mod:`agenteval.evalresult.mysql`); :class:`MySQLStore` is their common construction.
+
 PyMySQL is synchronous, so every query runs in a worker thread (:func:`asyncio.to_thread`) on a
 connection taken from a small thread-safe pool. Connections are opened on first use, use UTC as
 the session time zone and autocommit. A connection the server dropped is replaced and the
@@ -22,7 +25,7 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from agenteval.errors import AgentEvalError, ConfigError, MissingDependencyError, StorageError
-from agenteval.mysql.schema import Statement, load_schema, normalize_table_prefix
+from agenteval.storage._mysql_schema import Statement, load_schema, normalize_table_prefix
 
 __all__ = [
     "MySQLClient",

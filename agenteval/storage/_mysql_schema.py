@@ -104,7 +104,7 @@ def schema_text(filename: str, prefix: str) -> str:
     Raises:
         ConfigError: An invalid prefix.
     """
-    text = resources.files("agenteval.mysql").joinpath(filename).read_text(encoding="utf-8")
+    text = resources.files("agenteval.storage").joinpath(filename).read_text(encoding="utf-8")
     return text.replace(_PREFIX_PLACEHOLDER, normalize_table_prefix(prefix))
 
 

@@ -6,13 +6,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.errors import AgentEvalError, ConfigError, JudgeOutputError
 from agenteval.evalresult.models import ScoreKind
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import PerInvocationResult
-from agenteval.evaluators.llm.base import JudgeOutputError
-from agenteval.evaluators.llm.final_response import FinalResponseJudgeEvaluator, parse_final_response_verdict
+from agenteval.evaluators.llm.final_response_judge import FinalResponseJudgeEvaluator, parse_final_response_verdict
 from agenteval.evaluators.llm.operators import average_invocations, majority_vote
 from agenteval.llm import judge as judge_module
 from agenteval.llm.judge import active_judge, register_provider

@@ -7,12 +7,12 @@ from typing import Any
 
 from agenteval._files import parse_json
 from agenteval._json import written_json
-from agenteval._validate import check_set, not_empty
+from agenteval._validate import check_names
 from agenteval.errors import NotFoundError
 from agenteval.metric.memory import _metric_name
 from agenteval.metric.models import EvalMetric
-from agenteval.mysql.client import MySQLStore, NewRow
-from agenteval.mysql.schema import EVALUATION_METRICS
+from agenteval.storage._mysql_client import MySQLStore, NewRow
+from agenteval.storage._mysql_schema import EVALUATION_METRICS
 
 __all__ = ["MySQLMetricManager"]
 
@@ -26,7 +26,7 @@ class MySQLMetricManager(MySQLStore):
     not survive a round trip, as with the local store. As with the reference schema's
     ``utf8mb4_unicode_ci`` collation, names compare without regard to case or trailing spaces.
 
-    See :class:`~agenteval.mysql.client.MySQLStore` for the arguments.
+    See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments.
     """
 
     _SCHEMA_FILES = ("metric_schema.sql",)
@@ -43,7 +43,7 @@ class MySQLMetricManager(MySQLStore):
             ConfigError: An empty name.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         sql = f"SELECT metric_name FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
 
         def names(conn: Any) -> builtins.list[str]:
@@ -61,8 +61,7 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
-        not_empty("metric name", metric_name)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         sql = f"SELECT metric FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
 
         def load(conn: Any) -> tuple[Any, ...] | None:
@@ -84,7 +83,7 @@ class MySQLMetricManager(MySQLStore):
             ConfigError: An empty name, a missing metric, or a name already in the set.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         name = _metric_name(metric)
         where = f"{app_name}.{eval_set_id}.{name}"
         document = written_json(metric, f"metric {where}")
@@ -112,7 +111,7 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
+        check_names(app_name=app_name, eval_set_id=eval_set_id)
         name = _metric_name(metric)
         sql = (
             f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
@@ -130,8 +129,7 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        check_set(app_name, eval_set_id)
-        not_empty("metric name", metric_name)
+        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         sql = f"DELETE FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
         where = f"{app_name}.{eval_set_id}.{metric_name}"
         await self._change(f"delete metric {where}", where, sql, (app_name, eval_set_id, metric_name))
