@@ -1,30 +1,24 @@
 """Pieces of one ``Evaluator.evaluate`` call.
 
-Metric checks, run scheduling, and the record of finished cases that lets an interrupted
-evaluation keep what it already did.
+Run scheduling, and the record of finished cases that lets an interrupted evaluation keep what it
+already did.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from agenteval.context import EvalContext
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResultPerInvocation
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
-from agenteval.llm.judge import use_judge
-from agenteval.metric.models import EvalMetric
-from agenteval.metric.registry import active_metric_registry, use_metric_registry
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
-from agenteval.service.options import ServiceOptions
 from agenteval.service.scoring import failed_case_result
 from agenteval.status import EvalStatus
 
-__all__ = ["RunOutcome", "RunRecorder", "check_metrics", "in_runs"]
+__all__ = ["RunOutcome", "RunRecorder", "in_runs"]
 
 RunOutcome = tuple[list[InferenceResult], list[EvalCaseResult]]
 """What one run produced: the agent's turns per case, and the scored cases."""
@@ -44,45 +38,6 @@ async def in_runs(
         # The first run to fail cancelled the others; surface its error as a serial run would.
         raise group_error.exceptions[0] from None
     return [task.result() for task in tasks]
-
-
-def check_metrics(metrics: Sequence[EvalMetric], options: ServiceOptions) -> None:
-    """Fail before any case runs on a metric that would fail every case.
-
-    Rejects a missing metric, two metrics with one name, an unregistered compare or tokenizer name,
-    and whatever the metric's evaluator rejects through its optional ``check_metric`` hook
-    (:meth:`~agenteval.evaluators.registry.EvaluatorRegistry.check_metric`), run as scoring runs it: with the
-    options' metric registry and judge override active. The
-    :class:`~agenteval.service.LocalService` leaves the hooks to fail cases, as the reference does.
-
-    Raises:
-        ConfigError: ``resolve metric at index N (name): <what to fix>``.
-    """
-    registry = options.metric_registry or active_metric_registry()
-    judge = use_judge(options.judge_override) if options.judge_override is not None else contextlib.nullcontext()
-    first_of: dict[str, int] = {}
-    with use_metric_registry(registry), judge:
-        for index, metric in enumerate(metrics):
-            if metric is None:
-                raise ConfigError(f"resolve metric at index {index}: eval metric is nil")
-            earlier = first_of.setdefault(metric.metric_name, index)
-            if earlier != index:
-                # Results, tables and thresholds are keyed by metric name: the two would be mixed up.
-                raise ConfigError(
-                    f"metrics at index {earlier} and {index} are both named {metric.metric_name!r}: give each metric"
-                    " its own name (the constructors take name=, e.g. ae.EvalMetric.final_response('contains',"
-                    " name='reply_contains'))"
-                )
-            where = f"resolve metric at index {index} ({metric.metric_name})"
-            try:
-                registry.check(metric)
-            except AgentEvalError as exc:
-                raise rewrap(where, exc) from exc
-            try:
-                options.registry.check_metric(metric)
-            except Exception as exc:
-                # Whatever a hook raises, the metric is what has to change.
-                raise ConfigError(f"{where}: {describe_exception(exc)}") from exc
 
 
 class RunRecorder:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agenteval._async import run_sync
-from agenteval._evaluation_support import RunOutcome, RunRecorder, check_metrics, in_runs
+from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
 from agenteval._validate import check_names
@@ -40,6 +40,7 @@ from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.service.local import CaseLimits, LocalService
+from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import (
     ServiceOptions,
 )

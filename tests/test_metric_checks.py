@@ -10,13 +10,13 @@ import pytest
 
 import agenteval as ae
 from agenteval._async import run_sync
-from agenteval._evaluation_support import check_metrics
 from agenteval.errors import ConfigError
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.service.local import LocalService
+from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.testing import FunctionChatModel

@@ -31,6 +31,7 @@ from agenteval.service.callbacks import (
     BeforeInferenceSetArgs,
 )
 from agenteval.service.inference import CaseFailure, infer_case
+from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import ServiceOptions
 from agenteval.service.scoring import CaseLookup, failed_case_result, score_case
 from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
@@ -292,16 +293,8 @@ class LocalService:
         context = await _run_callbacks(
             options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=request), where=where
         )
+        check_metrics(request.evaluate_config.eval_metrics, options, where=where)
         registry = options.metric_registry or active_metric_registry()
-        for index, metric in enumerate(request.evaluate_config.eval_metrics):
-            if metric is None:
-                raise ConfigError(
-                    f"resolve metric extensions ({where}): resolve metric at index {index}: eval metric is nil"
-                )
-            try:
-                registry.check(metric)
-            except AgentEvalError as exc:
-                raise rewrap(f"resolve metric extensions ({where}): resolve metric at index {index}", exc) from exc
 
         async def score_cases() -> EvalSetRunResult:
             judge = (
