@@ -4,22 +4,26 @@ A Python port of the evaluation module of trpc-agent-go: eval sets of multi-turn
 inference phase that runs the agent, an evaluate phase that scores what it did with metrics,
 case aggregation, callbacks, concurrency, repeated runs and result stores — with results as
 pandas DataFrames.
+
+The top level holds what a notebook user types; the rest lives in the subpackages: store protocols
+and file layout in ``agenteval.evalset``, ``agenteval.metric`` and ``agenteval.evalresult``, store
+plumbing (locators, MySQL instances) in ``agenteval.storage``, evaluators in
+``agenteval.evaluators``, chat models in ``agenteval.llm``, runners and simulated users in
+``agenteval.runner``, the service in ``agenteval.service``, every exception in ``agenteval.errors``
+and test doubles in ``agenteval.testing``.
 """
 
 from agenteval import criteria
-from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator, EvalCaseResultAggregator
+from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator
 from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
 from agenteval.errors import (
     AgentEvalError,
-    CallbackError,
     ConfigError,
-    MissingDependencyError,
     NoMetricsWarning,
     NotFoundError,
     SaveError,
     SkippedMetricWarning,
-    StorageError,
     UnknownFieldWarning,
 )
 from agenteval.evalresult import (
@@ -27,26 +31,17 @@ from agenteval.evalresult import (
     EvalCaseResult,
     EvalMetricResult,
     EvalMetricResultDetails,
-    EvalMetricResultPerInvocation,
-    EvalResultManager,
     EvalSetResult,
-    EvalSetResultSummary,
     InMemoryEvalResultManager,
     LocalEvalResultManager,
     MySQLEvalResultManager,
-    RubricScore,
-    ScoreKind,
-    ScoreValue,
 )
-from agenteval.evalresult.provenance import Provenance, package_version
+from agenteval.evalresult.provenance import package_version
 from agenteval.evalset import (
     ConversationScenario,
     EvalCase,
-    EvalCaseRubric,
     EvalMode,
     EvalSet,
-    EvalSetManager,
-    ExecutionTrace,
     InMemoryEvalSetManager,
     Invocation,
     LocalEvalSetManager,
@@ -56,121 +51,78 @@ from agenteval.evalset import (
     Tool,
 )
 from agenteval.evaluation import Evaluator
-from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
-from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
-from agenteval.llm import ChatModel, ChatRequest, ChatResponse
-from agenteval.metric import (
-    Criterion,
-    EvalMetric,
-    InMemoryMetricManager,
-    LocalMetricManager,
-    MetricManager,
-    MetricRegistry,
-    MySQLMetricManager,
-)
+from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
+from agenteval.metric import Criterion, EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
 from agenteval.passk import pass_at_k, pass_hat_k
 from agenteval.report import EvaluationReport
-from agenteval.runner import (
-    FunctionRunner,
-    Runner,
-    SimulatorDecision,
-    Turn,
-    TurnRequest,
-    TurnResult,
-    UserSimulator,
-)
-from agenteval.runner.llm_simulator import LLMUserSimulator
-from agenteval.service import Callback, CallbackResult, Callbacks, LocalService
+from agenteval.runner import Turn, TurnRequest, TurnResult
+from agenteval.service import Callbacks
 from agenteval.status import EvalStatus
-from agenteval.storage import Locator, SuffixLocator, register_mysql_instance
 
 __version__ = package_version()
 
 __all__ = [
-    "AgentEvalError",
-    "AggregationInput",
-    "AggregationResult",
-    "AllPassAggregator",
-    "Callback",
-    "CallbackError",
-    "CallbackResult",
-    "Callbacks",
-    "ChatModel",
-    "ChatRequest",
-    "ChatResponse",
+    # Evaluate, and look at the results
     "Comparison",
-    "ConfigError",
-    "ConversationScenario",
-    "Criterion",
-    "ErrorType",
-    "EvalCase",
-    "EvalCaseResult",
-    "EvalCaseResultAggregator",
-    "EvalCaseRubric",
-    "EvalContext",
-    "EvalMetric",
-    "EvalMetricResult",
-    "EvalMetricResultDetails",
-    "EvalMetricResultPerInvocation",
-    "EvalMode",
-    "EvalResultManager",
-    "EvalSet",
-    "EvalSetManager",
-    "EvalSetResult",
-    "EvalSetResultSummary",
-    "EvalStatus",
-    "EvaluateResult",
     "EvaluationReport",
     "Evaluator",
-    "EvaluatorRegistry",
-    "ExecutionTrace",
-    "FunctionRunner",
-    "InMemoryEvalResultManager",
-    "InMemoryEvalSetManager",
-    "InMemoryMetricManager",
+    "compare",
+    "pass_at_k",
+    "pass_hat_k",
+    # Eval sets
+    "ConversationScenario",
+    "EvalCase",
+    "EvalMode",
+    "EvalSet",
     "Invocation",
-    "LLMUserSimulator",
-    "LocalEvalResultManager",
-    "LocalEvalSetManager",
-    "LocalMetricManager",
-    "LocalService",
-    "Locator",
     "Message",
-    "MetricEvaluator",
-    "MetricManager",
-    "MetricRegistry",
-    "MissingDependencyError",
-    "MySQLEvalResultManager",
-    "MySQLEvalSetManager",
-    "MySQLMetricManager",
-    "NoMetricsWarning",
-    "NotFoundError",
-    "PerInvocationResult",
-    "Provenance",
-    "RubricScore",
-    "Runner",
-    "SaveError",
-    "ScoreKind",
-    "ScoreValue",
     "SessionInput",
-    "SimulatorDecision",
-    "SkippedMetricWarning",
-    "StorageError",
-    "SuffixLocator",
     "Tool",
+    # Metrics, and evaluators of your own
+    "Criterion",
+    "EvalMetric",
+    "EvalMetricResultDetails",
+    "EvaluateResult",
+    "PerInvocationResult",
+    "criteria",
+    "default_registry",
+    # Results
+    "ErrorType",
+    "EvalCaseResult",
+    "EvalMetricResult",
+    "EvalSetResult",
+    "EvalStatus",
+    # Your agent
     "Turn",
     "TurnRequest",
     "TurnResult",
-    "UnknownFieldWarning",
-    "UserSimulator",
-    "__version__",
-    "compare",
-    "criteria",
+    # Case aggregation
+    "AggregationInput",
+    "AggregationResult",
+    "AllPassAggregator",
+    # Callbacks and the values they pass
+    "Callbacks",
+    "EvalContext",
     "current_context",
-    "default_registry",
-    "pass_at_k",
-    "pass_hat_k",
-    "register_mysql_instance",
+    # Stores
+    "InMemoryEvalResultManager",
+    "InMemoryEvalSetManager",
+    "InMemoryMetricManager",
+    "LocalEvalResultManager",
+    "LocalEvalSetManager",
+    "LocalMetricManager",
+    "MySQLEvalResultManager",
+    "MySQLEvalSetManager",
+    "MySQLMetricManager",
+    # Errors and warnings (all of them: agenteval.errors)
+    "AgentEvalError",
+    "ConfigError",
+    "NoMetricsWarning",
+    "NotFoundError",
+    "SaveError",
+    "SkippedMetricWarning",
+    "UnknownFieldWarning",
+    "__version__",
 ]
 
 

@@ -16,6 +16,8 @@ The hierarchy::
     ├── ToolMockError(AgentEvalError)                   a mocked tool call no rule matches
     └── ScriptExhaustedError(AgentEvalError)            a scripted test double asked for more than its script
 
+    CaseFailure(Exception)     internal: a failure inside one case, recorded as its errorMessage
+
     UserWarning
     ├── UnknownFieldWarning     keys in an eval-set or metrics file that no field takes
     ├── SkippedMetricWarning    a metric whose evaluator is not registered (skipped)
@@ -38,6 +40,7 @@ from typing import Any
 __all__ = [
     "AgentEvalError",
     "CallbackError",
+    "CaseFailure",
     "ChatModelError",
     "ConfigError",
     "JSONPathError",
@@ -148,6 +151,22 @@ class ToolMockError(AgentEvalError):
 
 class ScriptExhaustedError(AgentEvalError):
     """A scripted double was asked for more than its script holds."""
+
+
+class CaseFailure(Exception):
+    """Internal: a failure inside one case, which the service records as the case's ``errorMessage``.
+
+    It never reaches a caller: the case is failed with its message and :attr:`error_type`.
+
+    Attributes:
+        traces: Execution traces gathered before the failure (kept on the failed result).
+        error_type: What failed (an :class:`~agenteval.evalresult.models.ErrorType` value); the case itself by default.
+    """
+
+    def __init__(self, message: str, traces: list[Any] | None = None, *, error_type: str = "case") -> None:
+        super().__init__(message)
+        self.traces = traces or []
+        self.error_type = error_type
 
 
 class ProgressWarning(UserWarning):

@@ -36,9 +36,6 @@ from agenteval import (
     EvalCaseResult,
     EvalMetricResult,
     EvalMetricResultDetails,
-    EvalMetricResultPerInvocation,
-    EvalResultManager,
-    EvalSetManager,
     EvalSetResult,
     EvalStatus,
     InMemoryEvalResultManager,
@@ -51,6 +48,8 @@ from agenteval import (
     Tool,
 )
 from agenteval._async import run_sync
+from agenteval.evalresult import EvalMetricResultPerInvocation, EvalResultManager
+from agenteval.evalset import EvalSetManager
 
 APP = "bench-app"
 SET = "bench-set"

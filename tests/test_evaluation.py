@@ -21,7 +21,6 @@ from agenteval import (
     AgentEvalError,
     AggregationInput,
     AggregationResult,
-    CallbackError,
     Callbacks,
     ConfigError,
     EvalCase,
@@ -45,10 +44,10 @@ from agenteval import (
     PerInvocationResult,
     SaveError,
     SessionInput,
-    StorageError,
     default_registry,
 )
 from agenteval._async import run_sync
+from agenteval.errors import CallbackError, StorageError
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.models import EvalMode, Tool

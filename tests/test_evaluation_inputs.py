@@ -12,6 +12,7 @@ import pytest
 
 import agenteval as ae
 from agenteval._async import run_sync
+from agenteval.evalresult.provenance import Provenance
 from agenteval.examples.math import calculator_agent
 from tests.test_evaluation import APP, SET, RecordingResultManager, echo, fill, final_response, make_case, turn
 
@@ -182,7 +183,7 @@ def test_cases_without_a_session_input_run_as_the_default_user() -> None:
     assert report.cases["user_id"].tolist() == ["user", "user"]
     assert bare.session_input is None, "the caller's case is not changed"
     assert report.provenance is not None
-    assert report.provenance.eval_set_hash == ae.Provenance.describe(eval_set, []).eval_set_hash
+    assert report.provenance.eval_set_hash == Provenance.describe(eval_set, []).eval_set_hash
 
 
 def test_an_evaluation_without_metrics_warns_that_nothing_will_be_scored() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -35,16 +36,21 @@ def import_public(module_name: str) -> ModuleType:
         pytest.skip(str(exc))
 
 
-def test_package_all_is_sorted_without_duplicates() -> None:
-    names = agenteval.__all__
-    misplaced = [
-        (index, name, wanted)
-        for index, (name, wanted) in enumerate(zip(names, sorted(names), strict=True))
-        if name != wanted
-    ]
+def test_package_all_is_grouped_sorted_and_without_duplicates() -> None:
+    source = (Path(agenteval.__file__)).read_text(encoding="utf-8")
+    listing = source[source.index("__all__ = [") : source.index("]", source.index("__all__ = ["))]
+    groups: list[list[str]] = []
+    for line in listing.splitlines()[1:]:
+        line = line.strip()
+        if line.startswith("#"):
+            groups.append([])
+        elif line:
+            groups[-1].append(line.strip('",'))
 
-    assert misplaced == []
-    assert len(names) == len(set(names))
+    assert [name for group in groups for name in group] == list(agenteval.__all__)
+    assert [group for group in groups if group != sorted(group, key=lambda name: (name.startswith("_"), name))] == []
+    assert len(agenteval.__all__) == len(set(agenteval.__all__))
+    assert len(agenteval.__all__) <= 55, "the top level holds what a notebook user types; the rest goes in subpackages"
 
 
 def test_every_name_in_package_all_exists() -> None:
@@ -75,31 +81,44 @@ def test_core_public_names_are_exported() -> None:
         "EvalCaseResult",
         "EvalMetricResult",
         "EvalStatus",
-        "ScoreValue",
         "InMemoryEvalSetManager",
         "LocalEvalSetManager",
         "InMemoryMetricManager",
         "LocalMetricManager",
         "InMemoryEvalResultManager",
         "LocalEvalResultManager",
-        "EvaluatorRegistry",
         "default_registry",
-        "LocalService",
         "Callbacks",
-        "Callback",
-        "FunctionRunner",
         "Turn",
         "AgentEvalError",
         "ConfigError",
         "ErrorType",
         "NotFoundError",
-        "StorageError",
         "pass_at_k",
         "pass_hat_k",
         "criteria",
     }
 
     assert expected <= set(agenteval.__all__)
+
+
+def test_every_exception_class_lives_in_errors_and_is_drawn_in_its_tree() -> None:
+    from agenteval import errors
+
+    defined_elsewhere = [
+        f"{module_name}.{name}"
+        for module_name in PUBLIC_MODULES
+        for name, value in vars(import_public(module_name)).items()
+        if not name.startswith("_")
+        and isinstance(value, type)
+        and issubclass(value, BaseException | Warning)
+        and value.__module__.startswith("agenteval")
+        and value.__module__ != "agenteval.errors"
+    ]
+    assert defined_elsewhere == []
+    tree = errors.__doc__ or ""
+    drawn = [name for name in errors.__all__ if isinstance(getattr(errors, name), type) and name not in tree]
+    assert drawn == []
 
 
 def test_modules_in_package_all_are_public_modules() -> None:

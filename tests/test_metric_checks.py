@@ -11,9 +11,11 @@ import pytest
 import agenteval as ae
 from agenteval._async import run_sync
 from agenteval.errors import ConfigError
+from agenteval.evalset import EvalCaseRubric
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
+from agenteval.metric import MetricRegistry
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.service.local import LocalService
 from agenteval.service.metric_checks import check_metrics
@@ -494,7 +496,7 @@ def test_template_rubrics_may_come_from_the_cases() -> None:
     )
     eval_set = _eval_set()
     for case in eval_set.eval_cases:
-        case.rubrics = [ae.EvalCaseRubric.model_validate({"metricName": "m", "id": "r1", "content": {"text": "ok"}})]
+        case.rubrics = [EvalCaseRubric.model_validate({"metricName": "m", "id": "r1", "content": {"text": "ok"}})]
     agent = CountingAgent()
 
     report = ae.Evaluator(APP, agent, progress=False, judge=_judge(RUBRIC_REPLY)).evaluate(
@@ -573,7 +575,7 @@ def test_user_evaluators_without_a_check_and_unregistered_evaluators_still_work(
 
 
 def test_named_compares_are_looked_up_in_the_evaluations_metric_registry() -> None:
-    metric_registry = ae.MetricRegistry()
+    metric_registry = MetricRegistry()
     metric_registry.register_text_compare("loose", lambda actual, expected: True)
     criterion = {"toolTrajectory": {"defaultStrategy": {"name": {"compareName": "loose", "length": {}}}}}
     ev = ae.Evaluator(APP, CountingAgent(), progress=False)

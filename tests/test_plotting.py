@@ -27,11 +27,11 @@ from agenteval import (
     LocalEvalSetManager,
     LocalMetricManager,
     Message,
-    MissingDependencyError,
     SessionInput,
     Turn,
     plotting,
 )
+from agenteval.errors import MissingDependencyError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.examples.math.agent import calculator

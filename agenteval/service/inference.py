@@ -12,7 +12,7 @@ from traceback import walk_tb
 from typing import Any
 
 from agenteval.context import EvalContext
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception
+from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import (
@@ -31,30 +31,10 @@ from agenteval.runner.simulation import SimulatedConversation, SimulationStart, 
 from agenteval.runner.toolmock import ToolMocks
 from agenteval.service.options import ServiceOptions
 
-__all__ = ["CaseFailure", "CaseInference", "infer_case", "user_input_only"]
+__all__ = ["CaseInference", "infer_case", "user_input_only"]
 
 _log = logging.getLogger("agenteval")
 _PACKAGE = Path(__file__).resolve().parents[1]
-
-
-class CaseFailure(Exception):
-    """A failure inside one case; its message becomes the case's ``errorMessage``.
-
-    Attributes:
-        traces: Execution traces gathered before the failure (kept on the failed result).
-        error_type: What failed (an :class:`~agenteval.evalresult.models.ErrorType`); the case itself by default.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        traces: list[ExecutionTrace | None] | None = None,
-        *,
-        error_type: ErrorType = ErrorType.CASE,
-    ) -> None:
-        super().__init__(message)
-        self.traces = traces or []
-        self.error_type = error_type
 
 
 @dataclass(slots=True)

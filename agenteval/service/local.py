@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from agenteval._validate import check_names
 from agenteval.context import EvalContext, use_context
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
+from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
@@ -30,7 +30,7 @@ from agenteval.service.callbacks import (
     BeforeInferenceCaseArgs,
     BeforeInferenceSetArgs,
 )
-from agenteval.service.inference import CaseFailure, infer_case
+from agenteval.service.inference import infer_case
 from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import ServiceOptions
 from agenteval.service.scoring import CaseLookup, failed_case_result, score_case

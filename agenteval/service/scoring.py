@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from agenteval.aggregation import AggregationInput, finite_score, run_aggregator
 from agenteval.context import EvalContext
-from agenteval.errors import ConfigError, NotFoundError, describe_exception
+from agenteval.errors import CaseFailure, ConfigError, NotFoundError, describe_exception
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import (
     ErrorType,
@@ -26,7 +26,7 @@ from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, Met
 from agenteval.metric.case_rubrics import case_rubrics, effective_metric
 from agenteval.metric.criterion import Criterion
 from agenteval.metric.models import EvalMetric
-from agenteval.service.inference import CaseFailure, user_input_only
+from agenteval.service.inference import user_input_only
 from agenteval.service.options import ServiceOptions
 from agenteval.status import EvalStatus
 

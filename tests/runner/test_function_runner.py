@@ -28,7 +28,6 @@ from agenteval import (
     EvalStatus,
     EvaluationReport,
     Evaluator,
-    ExecutionTrace,
     InMemoryEvalSetManager,
     Invocation,
     Message,
@@ -37,6 +36,7 @@ from agenteval import (
 )
 from agenteval._async import run_sync
 from agenteval.errors import ToolMockError
+from agenteval.evalset import ExecutionTrace
 from agenteval.evalset.message import Role
 from agenteval.evalset.models import ArgumentsMatch, MockTool
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy

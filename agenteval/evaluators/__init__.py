@@ -1,0 +1,10 @@
+"""Evaluators: from a case's actual and expected turns to scores, and the registry that names them.
+
+Write your own as a function ``fn(actuals, expecteds, metric) -> EvaluateResult`` (or an object with
+``evaluate``) and register it: ``registry = ae.default_registry(); registry.register("my_metric", fn)``.
+"""
+
+from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
+from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
+
+__all__ = ["EvaluateResult", "EvaluatorRegistry", "MetricEvaluator", "PerInvocationResult", "default_registry"]
