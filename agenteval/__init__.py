@@ -17,6 +17,7 @@ from agenteval import criteria
 from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator
 from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
+from agenteval.criteria import Criterion
 from agenteval.errors import (
     AgentEvalError,
     ConfigError,
@@ -52,7 +53,7 @@ from agenteval.evalset import (
 )
 from agenteval.evaluation import Evaluator
 from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
-from agenteval.metric import Criterion, EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
+from agenteval.metric import EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
 from agenteval.passk import pass_at_k, pass_hat_k
 from agenteval.report import EvaluationReport
 from agenteval.runner import Turn, TurnRequest, TurnResult

@@ -1,33 +1,8 @@
-"""Metrics: the criterion tree, the metric model and the stores."""
+"""Metrics: the metric model, the registry of named compares and tokenizers, and the stores.
 
-from agenteval.metric.criterion import (
-    CategoryScore,
-    Criterion,
-    FinalResponseCriterion,
-    GenerationConfig,
-    JSONCriterion,
-    JSONMatchStrategy,
-    JudgeModelOptions,
-    JudgeTemplateOptions,
-    LengthCriterion,
-    LLMCriterion,
-    ResponseScorerOptions,
-    RougeCriterion,
-    RougeMeasure,
-    RougeThreshold,
-    Rubric,
-    TemplateVariableBinding,
-    TemplateVariableField,
-    TemplateVariableScope,
-    TemplateVariableSelector,
-    TemplateVariableSource,
-    TextCriterion,
-    TextMatchStrategy,
-    ToolTrajectoryCriterion,
-    ToolTrajectoryStrategy,
-    XMLCriterion,
-    XMLMatchStrategy,
-)
+The criterion classes a metric is configured with are in :mod:`agenteval.criteria`.
+"""
+
 from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
@@ -36,36 +11,10 @@ from agenteval.metric.mysql import MySQLMetricManager
 from agenteval.metric.registry import MetricRegistry
 
 __all__ = [
-    "CategoryScore",
-    "Criterion",
     "EvalMetric",
-    "FinalResponseCriterion",
-    "GenerationConfig",
     "InMemoryMetricManager",
-    "JSONCriterion",
-    "JSONMatchStrategy",
-    "JudgeModelOptions",
-    "JudgeTemplateOptions",
-    "LLMCriterion",
-    "LengthCriterion",
     "LocalMetricManager",
     "MetricManager",
     "MetricRegistry",
     "MySQLMetricManager",
-    "ResponseScorerOptions",
-    "RougeCriterion",
-    "RougeMeasure",
-    "RougeThreshold",
-    "Rubric",
-    "TemplateVariableBinding",
-    "TemplateVariableField",
-    "TemplateVariableScope",
-    "TemplateVariableSelector",
-    "TemplateVariableSource",
-    "TextCriterion",
-    "TextMatchStrategy",
-    "ToolTrajectoryCriterion",
-    "ToolTrajectoryStrategy",
-    "XMLCriterion",
-    "XMLMatchStrategy",
 ]
