@@ -130,7 +130,7 @@ __all__ = [
 def _register_presenter() -> None:
     # The composition root: results are drawn by the notebook views, which depend on them.
     from agenteval._presentation import register_presenter
-    from agenteval.notebook.presenter import NotebookPresenter
+    from agenteval.notebook._presenter import NotebookPresenter
 
     register_presenter(NotebookPresenter())
 

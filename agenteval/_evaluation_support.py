@@ -14,8 +14,8 @@ from agenteval.context import EvalContext
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResultPerInvocation
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
+from agenteval.service._scoring import failed_case_result
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, Callbacks
-from agenteval.service.scoring import failed_case_result
 from agenteval.status import EvalStatus
 
 __all__ = ["RunOutcome", "RunRecorder", "in_runs"]

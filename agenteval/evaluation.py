@@ -17,6 +17,7 @@ from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
+from agenteval._reanalysis import original_aggregator
 from agenteval._validate import check_names
 from agenteval.aggregation import (
     AllPassAggregator,
@@ -35,12 +36,11 @@ from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.notebook.progress import create_progress
-from agenteval.reanalysis import original_aggregator
 from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
+from agenteval.service._metric_checks import check_metrics
 from agenteval.service.local import CaseLimits, LocalService
-from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import (
     ServiceOptions,
 )

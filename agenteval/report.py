@@ -26,6 +26,7 @@ from agenteval._frames import (
 )
 from agenteval._gc import fewer_collections
 from agenteval._presentation import presenter
+from agenteval._reanalysis import Derivation, reaggregate, with_thresholds
 from agenteval.aggregation import (
     AggregatorFunction,
     AllPassAggregator,
@@ -42,7 +43,6 @@ from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
-from agenteval.reanalysis import Derivation, reaggregate, with_thresholds
 from agenteval.status import EvalStatus, summarize
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ PACKAGE = Path(agenteval.__file__).parent
 
 CORE = ("evalset", "metric", "evalresult", "service", "evaluators", "runner", "llm", "aggregation", "storage")
 """Subpackages and modules that hold data and the pipeline."""
-UPPER = ("notebook", "plotting", "report", "compare", "reanalysis", "evaluation", "cli")
+UPPER = ("notebook", "plotting", "report", "compare", "_reanalysis", "_frames", "evaluation", "cli")
 """Presentation, reports and the facade: they depend on the core, never the reverse."""
 
 
@@ -104,5 +104,5 @@ def test_the_graph_sees_imports_inside_functions() -> None:
     graph = import_graph()
 
     # agenteval/__init__ registers the notebook presenter from inside a function.
-    assert "agenteval.notebook.presenter" in graph["agenteval"]
+    assert "agenteval.notebook._presenter" in graph["agenteval"]
     assert "agenteval._presentation" in graph["agenteval.report"]

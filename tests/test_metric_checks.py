@@ -17,8 +17,8 @@ from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric import MetricRegistry
 from agenteval.metric.memory import InMemoryMetricManager
+from agenteval.service._metric_checks import check_metrics
 from agenteval.service.local import LocalService
-from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.testing import FunctionChatModel

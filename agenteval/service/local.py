@@ -20,6 +20,9 @@ from agenteval.llm.judge import use_judge
 from agenteval.metric.registry import active_metric_registry, use_metric_registry
 from agenteval.runner.base import Runner, end_session
 from agenteval.runner.function import AgentFunction, as_runner
+from agenteval.service._inference import infer_case
+from agenteval.service._metric_checks import check_metrics
+from agenteval.service._scoring import CaseLookup, failed_case_result, score_case
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -30,10 +33,7 @@ from agenteval.service.callbacks import (
     BeforeInferenceCaseArgs,
     BeforeInferenceSetArgs,
 )
-from agenteval.service.inference import infer_case
-from agenteval.service.metric_checks import check_metrics
 from agenteval.service.options import ServiceOptions
-from agenteval.service.scoring import CaseLookup, failed_case_result, score_case
 from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 

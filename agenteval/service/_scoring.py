@@ -26,7 +26,7 @@ from agenteval.evaluators.base import CriterionMaterializer, EvaluateResult, Met
 from agenteval.metric.case_rubrics import case_rubrics, effective_metric
 from agenteval.metric.criterion import Criterion
 from agenteval.metric.models import EvalMetric
-from agenteval.service.inference import user_input_only
+from agenteval.service._inference import user_input_only
 from agenteval.service.options import ServiceOptions
 from agenteval.status import EvalStatus
 
