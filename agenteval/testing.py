@@ -2,7 +2,7 @@
 
 - :class:`ScriptedChatModel` answers with scripted replies, in the order the requests arrive.
 - :class:`FunctionChatModel` answers with whatever a function returns.
-- :class:`ScriptedUserSimulator` says scripted user messages, then stops.
+- :class:`ScriptedUserSimulator` says scripted user messages (or raises scripted errors), then stops.
 
 Example::
 
@@ -126,14 +126,14 @@ class ScriptedConversation:
         closed: Whether :meth:`close` was called.
     """
 
-    def __init__(self, turns: Sequence[Message | None]) -> None:
+    def __init__(self, turns: Sequence[Message | Exception | None]) -> None:
         self.seen: list[Message] = []
         self.closed = False
         self._turns = turns
         self._index = 0
 
     async def next(self, last_target_response: Message | None) -> SimulatorDecision:
-        """Say the next scripted message, or stop at the end of the script or at a ``None`` entry."""
+        """Say the next scripted message, raise the next scripted exception, or stop at the end or at a ``None``."""
         if self.closed:
             raise AgentEvalError("conversation is closed")
         if last_target_response is not None:
@@ -145,6 +145,8 @@ class ScriptedConversation:
         if message is None:
             self._index = len(self._turns)
             return SimulatorDecision(stop=True)
+        if isinstance(message, Exception):
+            raise message
         return SimulatorDecision(message=message.model_copy())
 
     async def close(self) -> None:
@@ -156,18 +158,19 @@ class ScriptedUserSimulator:
     """A user simulator that says scripted user messages in order, then stops.
 
     Each case gets its own :class:`ScriptedConversation` playing the same script from the start. A
-    ``None`` entry stops the conversation there.
+    ``None`` entry stops the conversation there; an exception entry is raised from ``next`` instead of
+    answering (e.g. to see how a failing simulator is reported), and the script goes on after it.
 
     Args:
-        turns: The user messages (text or :class:`~agenteval.Message`), in order.
+        turns: The user messages (text or :class:`~agenteval.Message`) and exceptions, in order.
 
     Attributes:
         starts: The start requests received, one per case.
         conversations: The conversations started, in order.
     """
 
-    def __init__(self, turns: Sequence[str | Message | None]) -> None:
-        self.turns: list[Message | None] = [_user_message(turn) for turn in turns]
+    def __init__(self, turns: Sequence[str | Message | Exception | None]) -> None:
+        self.turns: list[Message | Exception | None] = [_user_turn(turn) for turn in turns]
         self.starts: list[SimulationStart] = []
         self.conversations: list[ScriptedConversation] = []
 
@@ -192,9 +195,9 @@ class ScriptedUserSimulator:
         return f"ScriptedUserSimulator({len(self.turns)} turns, {len(self.conversations)} conversations)"
 
 
-def _user_message(turn: str | Message | None) -> Message | None:
-    if turn is None or isinstance(turn, Message):
+def _user_turn(turn: str | Message | Exception | None) -> Message | Exception | None:
+    if turn is None or isinstance(turn, Message | Exception):
         return turn
     if isinstance(turn, str):
         return Message(role=Role.USER, content=turn)
-    raise ConfigError(f"a scripted user turn must be a str, a Message or None, got {type(turn).__name__}")
+    raise ConfigError(f"a scripted user turn must be a str, a Message, an exception or None, got {type(turn).__name__}")

@@ -143,6 +143,18 @@ async def test_a_none_turn_stops_the_scripted_user_there() -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_scripted_user_raises_an_exception_turn_then_goes_on() -> None:
+    simulator = ScriptedUserSimulator(["first", RuntimeError("simulator down"), "after"])
+    conversation = await simulator.start(start_request())
+
+    assert await conversation.next(None) == SimulatorDecision(message=Message.user("first"))
+    with pytest.raises(RuntimeError, match="simulator down"):
+        await conversation.next(Message.assistant("r1"))
+    assert await conversation.next(Message.assistant("r2")) == SimulatorDecision(message=Message.user("after"))
+    assert simulator.seen == [Message.assistant("r1"), Message.assistant("r2")]
+
+
+@pytest.mark.asyncio
 async def test_each_case_gets_a_fresh_scripted_conversation() -> None:
     simulator = ScriptedUserSimulator(["hi"])
     assert (simulator.seen, simulator.closed) == ([], False)
@@ -160,6 +172,6 @@ async def test_each_case_gets_a_fresh_scripted_conversation() -> None:
     assert (simulator.seen, simulator.closed) == ([], False)
 
 
-def test_scripted_user_turns_must_be_text_or_messages() -> None:
-    with pytest.raises(ConfigError, match="got int"):
+def test_scripted_user_turns_must_be_text_messages_or_exceptions() -> None:
+    with pytest.raises(ConfigError, match="a str, a Message, an exception or None, got int"):
         ScriptedUserSimulator([1])  # type: ignore[list-item]

@@ -43,18 +43,18 @@ from agenteval.service.local import LocalService
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 from tests.conftest import REFERENCE_EXAMPLES
-from tests.service._evalfakes import (
+from tests.service._fakes import (
     APP,
     FAILED,
     NOT_EVALUATED,
     PASSED,
     SET,
     FakeEvaluator,
+    evaluate_request,
     make_case,
     make_manager,
     make_service,
     passed_inference,
-    request,
     uniform_result,
 )
 
@@ -69,7 +69,7 @@ def aggregation_input(*statuses: EvalStatus | None) -> AggregationInput:
     return AggregationInput(
         app_name=APP,
         eval_set_id=SET,
-        eval_case=make_case("c"),
+        eval_case=make_case("c", "prompt"),
         inference_result=passed_inference("c"),
         eval_metrics=[EvalMetric(metric_name=f"m{i}") for i in range(len(statuses))],
         metric_results=[metric_result(status, name=f"m{i}") for i, status in enumerate(statuses)],
@@ -130,8 +130,8 @@ async def test_default_aggregator_through_the_service(
 ) -> None:
     evaluators = {f"m{i}": status_evaluator(status, score=0.3) for i, status in enumerate(statuses)}
     metrics = [EvalMetric(metric_name=name) for name in evaluators]
-    service = make_service(await make_manager(make_case("c")), evaluators)
-    result = await service.evaluate(request(passed_inference("c"), metrics=metrics))
+    service = make_service(await make_manager(make_case("c", "prompt")), evaluators)
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=metrics))
     case_result = result.eval_case_results[0]
     # Metric scores (0.3) are ignored: only the statuses decide.
     assert (case_result.score, case_result.final_eval_status) == expected
@@ -145,8 +145,10 @@ async def test_an_evaluator_returning_unknown_status_fails_the_case_with_its_met
     turns = uniform_result(1, 0.0, NOT_EVALUATED).per_invocation_results
     unknown = EvaluateResult(overall_score=0.0, overall_status=UNKNOWN, per_invocation_results=turns)
     evaluators = {"m": FakeEvaluator(result=unknown)}
-    service = make_service(await make_manager(make_case("c")), evaluators)
-    result = await service.evaluate(request(passed_inference("c", user_id="u"), metrics=[EvalMetric(metric_name="m")]))
+    service = make_service(await make_manager(make_case("c", "prompt")), evaluators)
+    result = await service.evaluate(
+        evaluate_request(passed_inference("c", user_id="u"), metrics=[EvalMetric(metric_name="m")])
+    )
     case_result = result.eval_case_results[0]
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message == (
@@ -219,7 +221,9 @@ async def test_custom_aggregator_decides_and_receives_the_case(kind: str) -> Non
     )
     skipped = EvalMetric(metric_name="no_evaluator", extension={"weight": 9})
     first = EvalMetric(metric_name="first", threshold=1.0, extension={"weight": 0.2})
-    stored_case = make_case("c", rubrics=[EvalCaseRubric(metric_name="judge", content=RubricContent(text="case rule"))])
+    stored_case = make_case(
+        "c", "prompt", rubrics=[EvalCaseRubric(metric_name="judge", content=RubricContent(text="case rule"))]
+    )
     inference = passed_inference("c")
     callbacks = Callbacks().register_before_evaluate_case(
         "ctx", lambda context, args: context.with_values(case=args.eval_case_id)
@@ -230,7 +234,7 @@ async def test_custom_aggregator_decides_and_receives_the_case(kind: str) -> Non
         aggregator=aggregator,
         callbacks=callbacks,
     )
-    result = await service.evaluate(request(inference, metrics=[first, skipped, judge]))
+    result = await service.evaluate(evaluate_request(inference, metrics=[first, skipped, judge]))
 
     case_result = result.eval_case_results[0]
     assert (case_result.score, case_result.final_eval_status) == (0.42, FAILED)  # the aggregator wins
@@ -258,9 +262,9 @@ async def test_custom_aggregator_decides_and_receives_the_case(kind: str) -> Non
 async def test_custom_aggregator_can_pass_a_case_with_a_failed_metric() -> None:
     aggregator = RecordingAggregator(AggregationResult(score=0.75, status=PASSED))
     service = make_service(
-        await make_manager(make_case("c")), {"m": status_evaluator(FAILED, 0.0)}, aggregator=aggregator
+        await make_manager(make_case("c", "prompt")), {"m": status_evaluator(FAILED, 0.0)}, aggregator=aggregator
     )
-    result = await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
     case_result = result.eval_case_results[0]
     assert (case_result.score, case_result.final_eval_status) == (0.75, PASSED)
     assert case_result.overall_eval_metric_results[0].eval_status == FAILED
@@ -269,8 +273,8 @@ async def test_custom_aggregator_can_pass_a_case_with_a_failed_metric() -> None:
 @pytest.mark.asyncio
 async def test_aggregator_is_called_with_no_metrics() -> None:
     aggregator = RecordingAggregator(AggregationResult(score=0.0, status=NOT_EVALUATED))
-    service = make_service(await make_manager(make_case("c")), {}, aggregator=aggregator)
-    result = await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="absent")]))
+    service = make_service(await make_manager(make_case("c", "prompt")), {}, aggregator=aggregator)
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="absent")]))
     assert result.eval_case_results[0].final_eval_status == NOT_EVALUATED
     assert aggregator.inputs[0].eval_metrics == []
     assert aggregator.inputs[0].metric_results == []
@@ -347,9 +351,9 @@ class RaisingAggregator:
     ],
 )
 async def test_bad_aggregation_fails_the_case(aggregator: EvalCaseResultAggregator, message: str) -> None:
-    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()}, aggregator=aggregator)
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()}, aggregator=aggregator)
     inference = passed_inference("c", user_id="inference-user")
-    result = await service.evaluate(request(inference, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(inference, metrics=[EvalMetric(metric_name="m")]))
     case_result = result.eval_case_results[0]
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message == message
@@ -372,8 +376,8 @@ async def test_run_aggregator_normalises_a_valid_result() -> None:
 @pytest.mark.parametrize("score", [np.float32(0.5), np.float64(0.5), np.int64(1), np.uint8(1)], ids=repr)
 async def test_numpy_scores_from_an_aggregator_are_stored_as_floats(score: Any) -> None:
     aggregator = RecordingAggregator(AggregationResult(score=score, status=PASSED))
-    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()}, aggregator=aggregator)
-    result = await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()}, aggregator=aggregator)
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
     case_result = result.eval_case_results[0]
     assert (case_result.error_message, case_result.final_eval_status) == ("", PASSED)
     assert type(case_result.score) is float
@@ -406,12 +410,12 @@ async def test_aggregator_failure_of_one_case_does_not_affect_the_others() -> No
             return AggregationResult(score=1.0, status=PASSED)
 
     service = make_service(
-        await make_manager(make_case("a"), make_case("b"), make_case("c")),
+        await make_manager(make_case("a", "prompt"), make_case("b", "prompt"), make_case("c", "prompt")),
         {"m": FakeEvaluator()},
         aggregator=FailsForB(),
     )
     inferences = [passed_inference(case_id) for case_id in "abc"]
-    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     assert [(r.eval_id, r.final_eval_status, r.error_message) for r in result.eval_case_results] == [
         ("a", PASSED, ""),
         ("b", FAILED, "aggregate eval case result: RuntimeError: only b"),
@@ -464,7 +468,7 @@ def weighted_input(scores_and_weights: Sequence[tuple[float, Any]]) -> Aggregati
     return AggregationInput(
         app_name=APP,
         eval_set_id=SET,
-        eval_case=make_case("c"),
+        eval_case=make_case("c", "prompt"),
         inference_result=passed_inference("c"),
         eval_metrics=[EvalMetric(metric_name=f"m{i}", extension=w) for i, (_, w) in enumerate(scores_and_weights)],
         metric_results=[metric_result(PASSED, score=s, name=f"m{i}") for i, (s, _) in enumerate(scores_and_weights)],

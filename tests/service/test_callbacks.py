@@ -28,7 +28,6 @@ from agenteval.errors import CallbackError, NotFoundError
 from agenteval.evalset.message import Message
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.metric.models import EvalMetric
-from agenteval.runner.base import TurnRequest, TurnResult
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -45,22 +44,24 @@ from agenteval.service.callbacks import (
 )
 from agenteval.service.types import EvalSetRunResult, InferenceRequest
 from agenteval.status import EvalStatus
-from tests.service._evalfakes import (
+from tests.service._fakes import (
     APP,
+    BOOM,
     FAILED,
     PASSED,
     SESSION,
-    SET,
     USER,
-    EchoRunner,
     FakeEvaluator,
+    RecordingRunner,
+    case_error,
+    evaluate_request,
+    inference_request,
     make_case,
     make_manager,
     make_service,
     passed_inference,
-    request,
+    reply_text,
 )
-from tests.service._fakes import raised_at
 
 POINTS = {
     "before_inference_set": "BeforeInferenceSet",
@@ -73,10 +74,6 @@ POINTS = {
     "after_evaluate_case": "AfterEvaluateCase",
 }
 BASE = EvalContext(origin="base")
-
-
-def inference_request(*case_ids: str) -> InferenceRequest:
-    return InferenceRequest(app_name=APP, eval_set_id=SET, eval_case_ids=list(case_ids))
 
 
 def causes(error: BaseException) -> list[BaseException]:
@@ -172,7 +169,7 @@ async def test_registration_order_is_execution_order_and_names_may_repeat() -> N
         .register_before_evaluate_set("dup", step("third"))
     )
     assert [named.name for named in callbacks.before_evaluate_set] == ["dup", "other", "dup"]
-    await callbacks.run("before_evaluate_set", BASE, BeforeEvaluateSetArgs(request=request()))
+    await callbacks.run("before_evaluate_set", BASE, BeforeEvaluateSetArgs(request=evaluate_request()))
     assert order == ["first", "second", "third"]
 
 
@@ -317,18 +314,6 @@ async def test_async_callback_errors_are_wrapped_too() -> None:
 # ----------------------------------------------------------------------------- item 68: where contexts flow
 
 
-class ContextRunner(EchoRunner):
-    """Also records ``current_context()`` during each turn."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.current: list[EvalContext] = []
-
-    async def run(self, turn_request: TurnRequest) -> TurnResult:
-        self.current.append(current_context())
-        return await super().run(turn_request)
-
-
 @pytest.mark.asyncio
 async def test_inference_contexts_reach_supplier_runner_and_after_callbacks() -> None:
     probe = Probe()
@@ -348,9 +333,9 @@ async def test_inference_contexts_reach_supplier_runner_and_after_callbacks() ->
     )
     callbacks.register_after_inference_case("after-case-2", probe.recorder("aic2"))
     callbacks.register_after_inference_set("after-set", probe.recorder("ais"))
-    runner = ContextRunner()
+    runner = RecordingRunner()
     service = make_service(
-        await make_manager(make_case("a"), make_case("b")),
+        await make_manager(make_case("a", "prompt"), make_case("b", "prompt")),
         runner=runner,
         callbacks=callbacks,
         session_id_supplier=supplier,
@@ -364,7 +349,7 @@ async def test_inference_contexts_reach_supplier_runner_and_after_callbacks() ->
     assert [(a.eval_case_id, a.session_id) for a in probe.args("bic")] == [("a", "session-1"), ("b", "session-2")]
     case_contexts = [EvalContext(set="S", case="a"), EvalContext(set="S", case="b")]
     assert [r.context for r in runner.requests] == case_contexts
-    assert runner.current == case_contexts
+    assert runner.current_contexts == case_contexts
     assert probe.contexts("aic") == case_contexts
     # Inside the after chain a returned context flows on; the framework ignores it afterwards.
     assert probe.contexts("aic2") == [c.with_values(after_case=True) for c in case_contexts]
@@ -392,12 +377,14 @@ async def test_evaluate_contexts_reach_evaluator_aggregator_and_after_callbacks(
     callbacks.register_after_evaluate_set("after-set", probe.recorder("aes"))
     evaluator = FakeEvaluator()
     service = make_service(
-        await make_manager(make_case("a"), make_case("b")),
+        await make_manager(make_case("a", "prompt"), make_case("b", "prompt")),
         {"m": evaluator},
         callbacks=callbacks,
         aggregator=ContextAggregator(),
     )
-    await service.evaluate(request(passed_inference("a"), passed_inference("b"), metrics=[EvalMetric(metric_name="m")]))
+    await service.evaluate(
+        evaluate_request(passed_inference("a"), passed_inference("b"), metrics=[EvalMetric(metric_name="m")])
+    )
 
     set_context = EvalContext(set="S")
     case_contexts = [EvalContext(set="S", case="a"), EvalContext(set="S", case="b")]
@@ -426,8 +413,8 @@ async def test_context_rules_hold_inside_the_service(second: CallbackResult | No
         .register_before_evaluate_case("b", returning(second))
     )
     evaluator = FakeEvaluator()
-    service = make_service(await make_manager(make_case("c")), {"m": evaluator}, callbacks=callbacks)
-    await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": evaluator}, callbacks=callbacks)
+    await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
     assert evaluator.calls[0].context == expected
 
 
@@ -445,9 +432,9 @@ async def test_sync_and_async_callbacks_at_every_point() -> None:
             getattr(callbacks, f"register_{point}")("async", async_callback)
         else:
             getattr(callbacks, f"register_{point}")("sync", lambda c, a, point=point: fired.append(point))
-    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()}, callbacks=callbacks)
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()}, callbacks=callbacks)
     inferences = await service.inference(inference_request())
-    await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     # §3.6: the order of the points within one inference + evaluate round.
     assert fired == [
         "before_inference_set",
@@ -474,8 +461,10 @@ async def test_before_inference_case_error_fails_only_that_case() -> None:
 
     callbacks = Callbacks().register_before_inference_case("bad", before)
     callbacks.register_after_inference_case("after", probe.recorder("aic"))
-    runner = EchoRunner()
-    service = make_service(await make_manager(make_case("a"), make_case("b")), runner=runner, callbacks=callbacks)
+    runner = RecordingRunner()
+    service = make_service(
+        await make_manager(make_case("a", "prompt"), make_case("b", "prompt")), runner=runner, callbacks=callbacks
+    )
     results = await service.inference(inference_request())
 
     failed, passed = results
@@ -496,15 +485,9 @@ async def test_before_inference_case_error_fails_only_that_case() -> None:
 @pytest.mark.asyncio
 async def test_after_inference_case_error_fails_a_successful_case() -> None:
     recorded = ExecutionTrace(root_agent_name="agent", status="completed")
-
-    class TracingRunner(EchoRunner):
-        async def run(self, turn_request: TurnRequest) -> TurnResult:
-            result = await super().run(turn_request)
-            result.execution_trace = recorded
-            return result
-
+    runner = RecordingRunner(traces={"prompt": recorded})
     callbacks = Callbacks().register_after_inference_case("bad", raiser(ValueError("boom")))
-    service = make_service(await make_manager(make_case("a")), runner=TracingRunner(), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), runner=runner, callbacks=callbacks)
     (result,) = await service.inference(inference_request())
     assert result.status == FAILED
     assert result.error_message == (
@@ -519,15 +502,12 @@ async def test_after_inference_case_error_fails_a_successful_case() -> None:
 @pytest.mark.asyncio
 async def test_after_inference_case_error_is_joined_to_a_case_error() -> None:
     callbacks = Callbacks().register_after_inference_case("bad", raiser(ValueError("boom")))
-    runner = EchoRunner(error=RuntimeError("model down"))
-    service = make_service(await make_manager(make_case("a")), runner=runner, callbacks=callbacks)
+    runner = RecordingRunner(fail_on=["prompt"])
+    service = make_service(await make_manager(make_case("a", "prompt")), runner=runner, callbacks=callbacks)
     (result,) = await service.inference(inference_request())
     assert result.status == FAILED
-    case_error, after_error = result.error_message.split("\n")
-    assert case_error == (
-        f"inference eval case (evalCaseID=a, sessionID={SESSION}): runner run: RuntimeError: model down"
-        + raised_at(EchoRunner.run, "raise self.error")
-    )
+    inference_error, after_error = result.error_message.split("\n")
+    assert inference_error == case_error(BOOM, eval_id="a")
     assert after_error.startswith("run after inference case callbacks (app=app, evalSetID=set, evalCaseID=a): ")
     assert result.inferences == []
 
@@ -536,15 +516,15 @@ async def test_after_inference_case_error_is_joined_to_a_case_error() -> None:
 async def test_after_inference_case_args_error_is_always_none() -> None:
     probe = Probe()
     callbacks = Callbacks().register_after_inference_case("probe", probe.recorder("aic"))
-    runner = EchoRunner(error=RuntimeError("model down"))
-    service = make_service(await make_manager(make_case("a")), runner=runner, callbacks=callbacks)
+    runner = RecordingRunner(fail_on=["prompt"])
+    service = make_service(await make_manager(make_case("a", "prompt")), runner=runner, callbacks=callbacks)
     results = await service.inference(inference_request())
     (args,) = probe.args("aic")
     assert isinstance(args, AfterInferenceCaseArgs)
     assert args.error is None
     assert args.result is results[0]
     assert args.result.status == FAILED
-    assert "runner run: RuntimeError: model down" in args.result.error_message
+    assert "runner run: RuntimeError: boom" in args.result.error_message
 
 
 @pytest.mark.asyncio
@@ -554,13 +534,13 @@ async def test_after_inference_case_args_on_success() -> None:
     callbacks = Callbacks().register_before_inference_case("t", lambda c, a: started.append(time.time()))
     callbacks.register_after_inference_case("probe", probe.recorder("aic"))
     request_object = inference_request()
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     results = await service.inference(request_object)
     (args,) = probe.args("aic")
     assert args.request is request_object
     assert args.result is results[0]
     assert args.error is None
-    assert args.result.inferences[0].final_response == Message.assistant("echo: prompt")
+    assert args.result.inferences[0].final_response == Message.assistant(reply_text("prompt"))
     assert args.start_time >= started[0]
 
 
@@ -573,8 +553,8 @@ async def test_before_inference_set_error_raises_with_a_single_prefix() -> None:
     original = ValueError("boom")
     callbacks = Callbacks().register_before_inference_set("bad", raiser(original))
     callbacks.register_after_inference_set("after", probe.recorder("ais"))
-    runner = EchoRunner()
-    service = make_service(await make_manager(make_case("a")), runner=runner, callbacks=callbacks)
+    runner = RecordingRunner()
+    service = make_service(await make_manager(make_case("a", "prompt")), runner=runner, callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
         await service.inference(inference_request())
     assert str(caught.value) == (
@@ -609,7 +589,7 @@ async def test_after_inference_set_error_replaces_the_original_error() -> None:
 @pytest.mark.asyncio
 async def test_after_inference_set_error_discards_successful_results() -> None:
     callbacks = Callbacks().register_after_inference_set("bad", raiser(RuntimeError("after failed")))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     with pytest.raises(CallbackError, match="^run after inference set callbacks"):
         await service.inference(inference_request())
 
@@ -620,7 +600,7 @@ async def test_after_inference_set_args_on_success_and_on_no_match() -> None:
     started: list[float] = []
     callbacks = Callbacks().register_before_inference_set("t", lambda c, a: started.append(time.time()))
     callbacks.register_after_inference_set("probe", probe.recorder("ais"))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     request_object = inference_request()
     results = await service.inference(request_object)
     empty = await service.inference(inference_request("nothing-matches"))
@@ -641,7 +621,7 @@ async def test_before_inference_set_can_filter_case_ids() -> None:
         args.request.eval_case_ids = ["b"]
 
     callbacks = Callbacks().register_before_inference_set("filter", only_b)
-    runner = EchoRunner()
+    runner = RecordingRunner()
     manager = await make_manager(make_case("a", "for a"), make_case("b", "for b"), make_case("c", "for c"))
     service = make_service(manager, runner=runner, callbacks=callbacks)
     request_object = inference_request()
@@ -659,9 +639,9 @@ async def test_before_evaluate_set_error_raises_with_a_single_prefix() -> None:
     callbacks.register_after_evaluate_set("after", probe.recorder("aes"))
     callbacks.register_before_evaluate_case("case", probe.recorder("bec"))
     evaluator = FakeEvaluator()
-    service = make_service(await make_manager(make_case("a")), {"m": evaluator}, callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), {"m": evaluator}, callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")]))
+        await service.evaluate(evaluate_request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")]))
     assert str(caught.value) == (
         "run before evaluate set callbacks (app=app, evalSetID=set): "
         "execute BeforeEvaluateSet callbacks: BeforeEvaluateSet callback[0] (bad): ValueError: boom"
@@ -677,8 +657,10 @@ async def test_before_evaluate_set_can_edit_the_request() -> None:
         args.request.evaluate_config.eval_metrics.append(EvalMetric(metric_name="added"))
 
     callbacks = Callbacks().register_before_evaluate_set("edit", add_metric)
-    service = make_service(await make_manager(make_case("a")), {"added": FakeEvaluator()}, callbacks=callbacks)
-    result = await service.evaluate(request(passed_inference("a")))
+    service = make_service(
+        await make_manager(make_case("a", "prompt")), {"added": FakeEvaluator()}, callbacks=callbacks
+    )
+    result = await service.evaluate(evaluate_request(passed_inference("a")))
     assert [m.metric_name for m in result.eval_case_results[0].overall_eval_metric_results] == ["added"]
 
 
@@ -687,9 +669,9 @@ async def test_after_evaluate_set_receives_none_and_the_error_on_failure() -> No
     probe = Probe()
     callbacks = Callbacks().register_before_evaluate_case("bad", raiser(ValueError("case boom")))
     callbacks.register_after_evaluate_set("probe", probe.recorder("aes"))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(request(passed_inference("a")))
+        await service.evaluate(evaluate_request(passed_inference("a")))
     (args,) = probe.args("aes")
     assert isinstance(args, AfterEvaluateSetArgs)
     assert args.result is None
@@ -702,8 +684,8 @@ async def test_after_evaluate_set_receives_the_same_result_on_success() -> None:
     started: list[float] = []
     callbacks = Callbacks().register_before_evaluate_set("t", lambda c, a: started.append(time.time()))
     callbacks.register_after_evaluate_set("probe", probe.recorder("aes"))
-    service = make_service(await make_manager(make_case("a")), {"m": FakeEvaluator()}, callbacks=callbacks)
-    request_object = request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")])
+    service = make_service(await make_manager(make_case("a", "prompt")), {"m": FakeEvaluator()}, callbacks=callbacks)
+    request_object = evaluate_request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")])
     result = await service.evaluate(request_object)
     (args,) = probe.args("aes")
     assert isinstance(result, EvalSetRunResult)
@@ -717,9 +699,9 @@ async def test_after_evaluate_set_receives_the_same_result_on_success() -> None:
 async def test_after_evaluate_set_error_replaces_the_original_error() -> None:
     callbacks = Callbacks().register_before_evaluate_case("bad", raiser(ValueError("case boom")))
     callbacks.register_after_evaluate_set("after", raiser(RuntimeError("after failed")))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(request(passed_inference("a")))
+        await service.evaluate(evaluate_request(passed_inference("a")))
     assert str(caught.value) == (
         "run after evaluate set callbacks (app=app, evalSetID=set): "
         "execute AfterEvaluateSet callbacks: AfterEvaluateSet callback[0] (after): RuntimeError: after failed"
@@ -730,9 +712,9 @@ async def test_after_evaluate_set_error_replaces_the_original_error() -> None:
 @pytest.mark.asyncio
 async def test_after_evaluate_set_error_discards_a_successful_result() -> None:
     callbacks = Callbacks().register_after_evaluate_set("after", raiser(RuntimeError("after failed")))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     with pytest.raises(CallbackError, match="^run after evaluate set callbacks"):
-        await service.evaluate(request(passed_inference("a")))
+        await service.evaluate(evaluate_request(passed_inference("a")))
 
 
 # ----------------------------------------------------------------------------- item 73: evaluate case errors
@@ -744,9 +726,9 @@ async def test_before_evaluate_case_error_makes_evaluate_raise() -> None:
     callbacks = Callbacks().register_before_evaluate_case("bad", raiser(ValueError("boom")))
     callbacks.register_after_evaluate_case("after", probe.recorder("aec"))
     evaluator = FakeEvaluator()
-    service = make_service(await make_manager(make_case("a")), {"m": evaluator}, callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), {"m": evaluator}, callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")]))
+        await service.evaluate(evaluate_request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")]))
     assert str(caught.value) == (
         "evaluate case results (app=app, evalSetID=set): "
         "evaluate case (app=app, evalSetID=set, evalCaseID=a): "
@@ -761,9 +743,9 @@ async def test_before_evaluate_case_error_makes_evaluate_raise() -> None:
 async def test_after_evaluate_case_error_makes_evaluate_raise() -> None:
     callbacks = Callbacks().register_after_evaluate_case("bad", raiser(ValueError("boom")))
     evaluator = FakeEvaluator()
-    service = make_service(await make_manager(make_case("a")), {"m": evaluator}, callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), {"m": evaluator}, callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")]))
+        await service.evaluate(evaluate_request(passed_inference("a"), metrics=[EvalMetric(metric_name="m")]))
     assert str(caught.value) == (
         "evaluate case results (app=app, evalSetID=set): "
         "evaluate case (app=app, evalSetID=set, evalCaseID=a): "
@@ -779,10 +761,10 @@ async def test_after_evaluate_case_args() -> None:
     started: list[float] = []
     callbacks = Callbacks().register_before_evaluate_case("t", lambda c, a: started.append(time.time()))
     callbacks.register_after_evaluate_case("probe", probe.recorder("aec"))
-    service = make_service(await make_manager(make_case("a")), {"m": FakeEvaluator()}, callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), {"m": FakeEvaluator()}, callbacks=callbacks)
     inference = passed_inference("a")
     failed_inference = passed_inference("b", status=FAILED, error_message="inference failed")
-    request_object = request(inference, failed_inference, metrics=[EvalMetric(metric_name="m")])
+    request_object = evaluate_request(inference, failed_inference, metrics=[EvalMetric(metric_name="m")])
     result = await service.evaluate(request_object)
 
     first, second = probe.args("aec")
@@ -802,9 +784,9 @@ async def test_evaluate_case_callback_error_keeps_the_original_as_cause(point: s
     original = ValueError("boom")
     callbacks = Callbacks()
     getattr(callbacks, f"register_{point}")("bad", raiser(original))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(request(passed_inference("a")))
+        await service.evaluate(evaluate_request(passed_inference("a")))
     assert original in causes(caught.value)
 
 
@@ -814,12 +796,12 @@ async def test_after_set_callback_error_keeps_the_original_as_cause(point: str) 
     original = ValueError("boom")
     callbacks = Callbacks()
     getattr(callbacks, f"register_{point}")("bad", raiser(original))
-    service = make_service(await make_manager(make_case("a")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "prompt")), callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
         if point == "after_inference_set":
             await service.inference(inference_request())
         else:
-            await service.evaluate(request(passed_inference("a")))
+            await service.evaluate(evaluate_request(passed_inference("a")))
     assert original in causes(caught.value)
 
 
@@ -828,7 +810,7 @@ async def test_parallel_inference_case_callbacks_share_the_request_object() -> N
     probe = Probe()
     callbacks = Callbacks().register_before_inference_case("probe", probe.recorder("bic"))
     callbacks.register_after_inference_case("probe", probe.recorder("aic"))
-    manager = await make_manager(make_case("a"), make_case("b"), make_case("c"))
+    manager = await make_manager(make_case("a", "prompt"), make_case("b", "prompt"), make_case("c", "prompt"))
     service = make_service(manager, callbacks=callbacks, parallel_inference=True, parallelism=2)
     request_object = inference_request()
     results = await service.inference(request_object)
@@ -843,11 +825,11 @@ async def test_parallel_evaluate_case_callbacks_share_the_request_object() -> No
     probe = Probe()
     callbacks = Callbacks().register_before_evaluate_case("probe", probe.recorder("bec"))
     callbacks.register_after_evaluate_case("probe", probe.recorder("aec"))
-    manager = await make_manager(make_case("a"), make_case("b"), make_case("c"))
+    manager = await make_manager(make_case("a", "prompt"), make_case("b", "prompt"), make_case("c", "prompt"))
     service = make_service(
         manager, {"m": FakeEvaluator()}, callbacks=callbacks, parallel_evaluation=True, parallelism=2
     )
-    request_object = request(*(passed_inference(c) for c in "abc"), metrics=[EvalMetric(metric_name="m")])
+    request_object = evaluate_request(*(passed_inference(c) for c in "abc"), metrics=[EvalMetric(metric_name="m")])
     result = await service.evaluate(request_object)
     assert [r.final_eval_status for r in result.eval_case_results] == [EvalStatus.PASSED] * 3
     assert sorted(args.eval_case_id for args in probe.args("bec")) == ["a", "b", "c"]

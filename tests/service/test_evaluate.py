@@ -44,7 +44,6 @@ from agenteval.evalset.models import (
     RubricContent,
     Tool,
 )
-from agenteval.evalset.trace import ExecutionTrace
 from agenteval.evaluators.base import EvaluateResult, EvaluatorFunction, MetricEvaluator
 from agenteval.evaluators.registry import EvaluatorRegistry, default_registry
 from agenteval.metric.criterion import (
@@ -57,11 +56,12 @@ from agenteval.metric.criterion import (
 )
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry
+from agenteval.runner import TurnResult
 from agenteval.service.callbacks import AfterEvaluateSetArgs, Callbacks
 from agenteval.service.options import ServiceOptions
-from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
+from agenteval.service.types import EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
-from tests.service._evalfakes import (
+from tests.service._fakes import (
     APP,
     CREATED,
     FAILED,
@@ -71,14 +71,16 @@ from tests.service._evalfakes import (
     SET,
     USER,
     AsyncFakeEvaluator,
-    EchoRunner,
     FakeEvaluator,
-    actual,
+    RecordingRunner,
+    evaluate_request,
+    inference_request,
     make_case,
     make_manager,
     make_service,
     passed_inference,
-    request,
+    per_invocation,
+    trace,
     turn,
     uniform_result,
 )
@@ -109,7 +111,7 @@ async def evaluate_one(
 ) -> EvalCaseResult:
     """Store ``case``, evaluate ``inference`` with ``metrics`` and return the only case result."""
     service = make_service(await make_manager(case), dict(evaluators))
-    result = await service.evaluate(request(inference, metrics=metrics))
+    result = await service.evaluate(evaluate_request(inference, metrics=metrics))
     return only_case(result.eval_case_results)
 
 
@@ -142,7 +144,7 @@ def case_rubric(metric_name: str, text: str | None, rubric_id: str = "", **field
 )
 async def test_invalid_request_raises_config_error(change: dict[str, object], message: str) -> None:
     service = make_service(await make_manager())
-    bad = dataclasses.replace(request(), **change)  # type: ignore[arg-type]
+    bad = dataclasses.replace(evaluate_request(), **change)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=f"^{message}$"):
         await service.evaluate(bad)
 
@@ -157,7 +159,7 @@ async def test_none_request_raises_config_error() -> None:
 @pytest.mark.asyncio
 async def test_empty_inference_results_give_empty_list() -> None:
     service = make_service(await make_manager())
-    result = await service.evaluate(request())
+    result = await service.evaluate(evaluate_request())
     assert result.app_name == APP
     assert result.eval_set_id == SET
     assert result.eval_case_results == []
@@ -165,10 +167,10 @@ async def test_empty_inference_results_give_empty_list() -> None:
 
 @pytest.mark.asyncio
 async def test_output_follows_inference_result_order() -> None:
-    manager = await make_manager(make_case("a"), make_case("b"), make_case("c"))
+    manager = await make_manager(make_case("a", "prompt"), make_case("b", "prompt"), make_case("c", "prompt"))
     service = make_service(manager, {"m": FakeEvaluator()})
     inferences = [passed_inference(case_id) for case_id in ("c", "a", "b")]
-    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     assert [r.eval_id for r in result.eval_case_results] == ["c", "a", "b"]
 
 
@@ -182,7 +184,7 @@ async def test_success_per_turn_details_keep_value_and_overall_never_has_one() -
             overall_score=0.8,
             overall_status=PASSED,
             per_invocation_results=[
-                turn(
+                per_invocation(
                     0.8,
                     PASSED,
                     EvalMetricResultDetails(
@@ -194,7 +196,9 @@ async def test_success_per_turn_details_keep_value_and_overall_never_has_one() -
             ],
         )
     )
-    inference = passed_inference("calc", actual("generated", "calc add 1 2", "calc result: 3"), user_id="other-user")
+    inference = passed_inference(
+        "calc", turn("calc add 1 2", "generated", final="calc result: 3"), user_id="other-user"
+    )
     metric = EvalMetric(metric_name="custom_metric", threshold=0.5)
     case_result = await evaluate_one(
         inference, [metric], {"custom_metric": evaluator}, make_case("calc", "calc add 1 2")
@@ -241,14 +245,14 @@ async def test_overall_reason_joins_turn_reasons_and_concatenates_rubric_scores(
             overall_score=0.5,
             overall_status=FAILED,
             per_invocation_results=[
-                turn(1.0, PASSED, EvalMetricResultDetails(reason="first", score=1.0, rubric_scores=[r1])),
-                turn(0.0, FAILED, None),
-                turn(0.5, FAILED, EvalMetricResultDetails(reason="", score=0.5, rubric_scores=[r2, r3])),
-                turn(0.5, FAILED, EvalMetricResultDetails(reason="last", score=0.25)),
+                per_invocation(1.0, PASSED, EvalMetricResultDetails(reason="first", score=1.0, rubric_scores=[r1])),
+                per_invocation(0.0, FAILED, None),
+                per_invocation(0.5, FAILED, EvalMetricResultDetails(reason="", score=0.5, rubric_scores=[r2, r3])),
+                per_invocation(0.5, FAILED, EvalMetricResultDetails(reason="last", score=0.25)),
             ],
         )
     )
-    inference = passed_inference("c", *(actual(f"a{i}", f"p{i}", "x") for i in range(4)))
+    inference = passed_inference("c", *(turn(f"p{i}", f"a{i}", final="x") for i in range(4)))
     case_result = await evaluate_one(
         inference,
         [EvalMetric(metric_name="m", threshold=0.9)],
@@ -279,7 +283,9 @@ async def test_overall_reason_joins_turn_reasons_and_concatenates_rubric_scores(
 @pytest.mark.asyncio
 async def test_overall_details_exist_even_without_turn_details() -> None:
     inference = passed_inference("c")
-    case_result = await evaluate_one(inference, [EvalMetric(metric_name="m")], {"m": FakeEvaluator()}, make_case("c"))
+    case_result = await evaluate_one(
+        inference, [EvalMetric(metric_name="m")], {"m": FakeEvaluator()}, make_case("c", "prompt")
+    )
     overall = case_result.overall_eval_metric_results[0]
     assert overall.details == EvalMetricResultDetails(reason="", score=1.0)
     assert case_result.eval_metric_result_per_invocation[0].eval_metric_results[0].details is None
@@ -288,7 +294,7 @@ async def test_overall_details_exist_even_without_turn_details() -> None:
 @pytest.mark.asyncio
 async def test_per_turn_entries_pair_actual_and_expected_and_keep_metric_order() -> None:
     case = make_case("c", "p1", "p2")
-    actuals = [actual("a1", "p1", "r1"), actual("a2", "p2", "r2")]
+    actuals = [turn("p1", "a1", final="r1"), turn("p2", "a2", final="r2")]
     first, second = FakeEvaluator(), FakeEvaluator()
     metrics = [EvalMetric(metric_name="second", threshold=1), EvalMetric(metric_name="first", threshold=0.1)]
     case_result = await evaluate_one(passed_inference("c", *actuals), metrics, {"first": first, "second": second}, case)
@@ -319,11 +325,11 @@ async def test_plain_and_async_function_evaluators() -> None:
         return uniform_result(len(actuals), 0.3, FAILED)
 
     registry = EvaluatorRegistry({"plain": plain, "async": asynchronous})
-    manager = await make_manager(make_case("c"))
+    manager = await make_manager(make_case("c", "prompt"))
     service = make_service(manager, registry=registry)
     metrics = [EvalMetric(metric_name="plain"), EvalMetric(metric_name="async"), EvalMetric(metric_name="obj")]
     registry.register("obj", AsyncFakeEvaluator())
-    result = await service.evaluate(request(passed_inference("c"), metrics=metrics))
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=metrics))
     case_result = only_case(result.eval_case_results)
     assert seen == ["plain", "async"]
     assert [(r.metric_name, r.score) for r in case_result.overall_eval_metric_results] == [
@@ -351,10 +357,10 @@ class RecordingAggregator:
 async def test_inference_not_passed_gives_failed_case_without_evaluation(status: EvalStatus | None) -> None:
     evaluator = FakeEvaluator()
     aggregator = RecordingAggregator()
-    manager = await make_manager(make_case("c"))
+    manager = await make_manager(make_case("c", "prompt"))
     service = make_service(manager, {"m": evaluator}, aggregator=aggregator)
     inference = passed_inference("c", status=status, error_message="run failed", user_id="inference-user")
-    result = await service.evaluate(request(inference, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(inference, metrics=[EvalMetric(metric_name="m")]))
     case_result = only_case(result.eval_case_results)
     assert_failed_case(case_result, "run failed", user_id="inference-user")
     assert case_result.eval_id == "c"
@@ -365,17 +371,17 @@ async def test_inference_not_passed_gives_failed_case_without_evaluation(status:
 
 @pytest.mark.asyncio
 async def test_inference_failure_from_the_inference_phase_carries_over() -> None:
-    runner = EchoRunner(error=RuntimeError("model down"))
+    runner = RecordingRunner(fail_on=["prompt"])
     evaluator = FakeEvaluator()
-    manager = await make_manager(make_case("c"))
+    manager = await make_manager(make_case("c", "prompt"))
     service = make_service(manager, {"m": evaluator}, runner=runner)
-    inferences = await service.inference(InferenceRequest(app_name=APP, eval_set_id=SET))
+    inferences = await service.inference(inference_request())
     assert inferences[0].status == FAILED
-    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     case_result = only_case(result.eval_case_results)
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message == inferences[0].error_message
-    assert "runner run: RuntimeError: model down" in case_result.error_message
+    assert "runner run: RuntimeError: boom" in case_result.error_message
     assert case_result.user_id == USER  # the inference result's userId (set from the sessionInput)
     assert evaluator.calls == []
 
@@ -387,7 +393,7 @@ async def test_inference_failure_from_the_inference_phase_carries_over() -> None
 async def test_unknown_evaluator_is_skipped() -> None:
     inference = passed_inference("c")
     case_result = await evaluate_one(
-        inference, [EvalMetric(metric_name="missing_metric", threshold=1)], {}, make_case("c")
+        inference, [EvalMetric(metric_name="missing_metric", threshold=1)], {}, make_case("c", "prompt")
     )
     assert case_result.final_eval_status == NOT_EVALUATED
     assert case_result.score == 0
@@ -400,10 +406,10 @@ async def test_unknown_evaluator_is_skipped() -> None:
 @pytest.mark.asyncio
 async def test_unknown_evaluator_is_skipped_next_to_known_ones() -> None:
     aggregator = RecordingAggregator()
-    manager = await make_manager(make_case("c"))
+    manager = await make_manager(make_case("c", "prompt"))
     service = make_service(manager, {"known": FakeEvaluator()}, aggregator=aggregator)
     metrics = [EvalMetric(metric_name="missing"), EvalMetric(metric_name="known")]
-    result = await service.evaluate(request(passed_inference("c"), metrics=metrics))
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=metrics))
     case_result = only_case(result.eval_case_results)
     assert [r.metric_name for r in case_result.overall_eval_metric_results] == ["known"]
     assert [m.metric_name for m in aggregator.inputs[0].eval_metrics] == ["known"]
@@ -423,10 +429,10 @@ class FailingRegistry(EvaluatorRegistry):
 @pytest.mark.asyncio
 async def test_registry_error_other_than_not_found_fails_the_case() -> None:
     registry = FailingRegistry(RuntimeError("registry failed"))
-    manager = await make_manager(make_case("c"))
+    manager = await make_manager(make_case("c", "prompt"))
     service = make_service(manager, registry=registry)
     metric = EvalMetric(metric_name="metric-x", evaluator_name="impl")
-    result = await service.evaluate(request(passed_inference("c"), metrics=[metric]))
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[metric]))
     assert_failed_case(
         only_case(result.eval_case_results), "get evaluator for metric impl: RuntimeError: registry failed"
     )
@@ -436,9 +442,9 @@ async def test_registry_error_other_than_not_found_fails_the_case() -> None:
 @pytest.mark.asyncio
 async def test_registry_not_found_error_skips_the_metric() -> None:
     registry = FailingRegistry(NotFoundError("get evaluator impl: not registered"))
-    manager = await make_manager(make_case("c"))
+    manager = await make_manager(make_case("c", "prompt"))
     service = make_service(manager, registry=registry)
-    result = await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="impl")]))
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="impl")]))
     case_result = only_case(result.eval_case_results)
     assert case_result.final_eval_status == NOT_EVALUATED
     assert case_result.error_message == ""
@@ -451,7 +457,10 @@ async def test_registry_not_found_error_skips_the_metric() -> None:
 async def test_evaluator_exception_fails_the_case() -> None:
     evaluator = FakeEvaluator(error=RuntimeError("evaluation failed"))
     case_result = await evaluate_one(
-        passed_inference("c", user_id="u-inf"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c")
+        passed_inference("c", user_id="u-inf"),
+        [EvalMetric(metric_name="m")],
+        {"m": evaluator},
+        make_case("c", "prompt"),
     )
     assert_failed_case(case_result, "run evaluation for metric m: RuntimeError: evaluation failed", user_id="u-inf")
 
@@ -460,7 +469,7 @@ async def test_evaluator_exception_fails_the_case() -> None:
 async def test_evaluator_agenteval_error_is_not_prefixed_with_its_type() -> None:
     evaluator = FakeEvaluator(error=ConfigError("final response criterion not configured"))
     case_result = await evaluate_one(
-        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c")
+        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c", "prompt")
     )
     assert_failed_case(case_result, "run evaluation for metric m: final response criterion not configured")
 
@@ -470,7 +479,7 @@ async def test_later_metrics_do_not_run_after_an_evaluator_error() -> None:
     failing, later = FakeEvaluator(error=ValueError("bad")), FakeEvaluator()
     metrics = [EvalMetric(metric_name="failing"), EvalMetric(metric_name="later")]
     case_result = await evaluate_one(
-        passed_inference("c"), metrics, {"failing": failing, "later": later}, make_case("c")
+        passed_inference("c"), metrics, {"failing": failing, "later": later}, make_case("c", "prompt")
     )
     assert case_result.error_message == "run evaluation for metric failing: ValueError: bad"
     assert later.calls == []
@@ -482,7 +491,7 @@ async def test_evaluator_returning_a_wrong_type_fails_the_case() -> None:
         return None  # type: ignore[return-value]
 
     case_result = await evaluate_one(
-        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": broken}, make_case("c")
+        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": broken}, make_case("c", "prompt")
     )
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message.startswith("run evaluation for metric m: ")
@@ -492,7 +501,7 @@ async def test_evaluator_returning_a_wrong_type_fails_the_case() -> None:
 async def test_per_invocation_count_mismatch_fails_the_case() -> None:
     evaluator = FakeEvaluator(result=EvaluateResult(overall_score=1, overall_status=PASSED, per_invocation_results=[]))
     case_result = await evaluate_one(
-        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c")
+        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c", "prompt")
     )
     assert_failed_case(case_result, "metric m returned 0 per-invocation results, expected 1")
 
@@ -501,15 +510,27 @@ async def test_per_invocation_count_mismatch_fails_the_case() -> None:
 @pytest.mark.parametrize(
     ("turns", "message"),
     [
-        ([None, turn()], "the evaluator returned no result for turn 1; return a PerInvocationResult for every turn"),
-        ([turn(), None], "the evaluator returned no result for turn 2; return a PerInvocationResult for every turn"),
-        ([turn(), 0.5], "the evaluator returned float for turn 2; return a PerInvocationResult for every turn"),
         (
-            [turn(), EvalCaseResult(eval_id="c")],
+            [None, per_invocation()],
+            "the evaluator returned no result for turn 1; return a PerInvocationResult for every turn",
+        ),
+        (
+            [per_invocation(), None],
+            "the evaluator returned no result for turn 2; return a PerInvocationResult for every turn",
+        ),
+        (
+            [per_invocation(), 0.5],
+            "the evaluator returned float for turn 2; return a PerInvocationResult for every turn",
+        ),
+        (
+            [per_invocation(), EvalCaseResult(eval_id="c")],
             "the evaluator returned EvalCaseResult for turn 2; return a PerInvocationResult for every turn",
         ),
         (None, "per_invocation_results is NoneType; return a list with one PerInvocationResult per turn"),
-        ({"turn": turn()}, "per_invocation_results is dict; return a list with one PerInvocationResult per turn"),
+        (
+            {"turn": per_invocation()},
+            "per_invocation_results is dict; return a list with one PerInvocationResult per turn",
+        ),
     ],
     ids=["none-first", "none-second", "number", "other-model", "none-list", "dict"],
 )
@@ -522,10 +543,10 @@ async def test_malformed_per_invocation_results_fail_only_that_case(turns: objec
     manager = await make_manager(make_case("bad", "p1", "p2"), make_case("good", "p1", "p2"))
     service = make_service(manager, {"m": evaluator})
     inferences = [
-        passed_inference(case_id, actual(f"{case_id}-1", "p1", "x"), actual(f"{case_id}-2", "p2", "y"))
+        passed_inference(case_id, turn("p1", f"{case_id}-1", final="x"), turn("p2", f"{case_id}-2", final="y"))
         for case_id in ("bad", "good")
     ]
-    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     bad_case, good_case = result.eval_case_results
     assert_failed_case(bad_case, f"run evaluation for metric m: {message}")
     assert good_case.final_eval_status == PASSED
@@ -534,7 +555,7 @@ async def test_malformed_per_invocation_results_fail_only_that_case(turns: objec
 @pytest.mark.asyncio
 async def test_actual_expected_count_mismatch_fails_the_case() -> None:
     evaluator = FakeEvaluator()
-    inference = passed_inference("c", actual("a1", "p", "x"), actual("a2", "p", "y"))
+    inference = passed_inference("c", turn("p", "a1", final="x"), turn("p", "a2", final="y"))
     case_result = await evaluate_one(inference, [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c", "p"))
     assert_failed_case(
         case_result,
@@ -557,7 +578,7 @@ async def test_passed_inference_without_turns_is_a_count_mismatch() -> None:
 
 @pytest.mark.asyncio
 async def test_missing_eval_case_fails_the_case() -> None:
-    case_result = await evaluate_one(passed_inference("missing"), [], {}, make_case("c"))
+    case_result = await evaluate_one(passed_inference("missing"), [], {}, make_case("c", "prompt"))
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message.startswith("get eval case (app=app, evalSetID=set, evalCaseID=missing): ")
     assert "not found" in case_result.error_message
@@ -566,14 +587,14 @@ async def test_missing_eval_case_fails_the_case() -> None:
 @pytest.mark.asyncio
 async def test_case_lookup_uses_the_inference_results_app_and_set() -> None:
     inference = passed_inference("c", eval_set_id="other-set")
-    case_result = await evaluate_one(inference, [], {}, make_case("c"))
+    case_result = await evaluate_one(inference, [], {}, make_case("c", "prompt"))
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message.startswith("get eval case (app=app, evalSetID=other-set, evalCaseID=c): ")
 
 
 @pytest.mark.asyncio
 async def test_missing_session_input_fails_the_case() -> None:
-    case = make_case("c", session_input=None)
+    case = make_case("c", "prompt", session_input=None)
     case_result = await evaluate_one(passed_inference("c"), [], {}, case)
     assert_failed_case(case_result, "prepare case evaluation inputs (evalCaseID=c): session input is nil")
 
@@ -612,10 +633,13 @@ async def test_non_finite_evaluator_score_fails_the_case(bad_score: dict[str, fl
     result = EvaluateResult(
         overall_score=bad_score.get("overall_score", 1.0),
         overall_status=PASSED,
-        per_invocation_results=[turn(bad_score.get("turn_score", 1.0), PASSED)],
+        per_invocation_results=[per_invocation(bad_score.get("turn_score", 1.0), PASSED)],
     )
     case_result = await evaluate_one(
-        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": FakeEvaluator(result=result)}, make_case("c")
+        passed_inference("c"),
+        [EvalMetric(metric_name="m")],
+        {"m": FakeEvaluator(result=result)},
+        make_case("c", "prompt"),
     )
     assert case_result.final_eval_status == FAILED
     assert case_result.error_message.startswith("run evaluation for metric m: ")
@@ -655,9 +679,14 @@ async def test_non_finite_evaluator_score_fails_the_case(bad_score: dict[str, fl
     ids=["nan", "numpy-inf", "str", "bool"],
 )
 async def test_a_bad_evaluator_score_is_named_with_its_type(overall: Any, turn_score: Any, message: str) -> None:
-    result = EvaluateResult(overall_score=overall, overall_status=PASSED, per_invocation_results=[turn(turn_score)])
+    result = EvaluateResult(
+        overall_score=overall, overall_status=PASSED, per_invocation_results=[per_invocation(turn_score)]
+    )
     case_result = await evaluate_one(
-        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": FakeEvaluator(result=result)}, make_case("c")
+        passed_inference("c"),
+        [EvalMetric(metric_name="m")],
+        {"m": FakeEvaluator(result=result)},
+        make_case("c", "prompt"),
     )
     assert (case_result.final_eval_status, case_result.error_message) == (FAILED, message)
 
@@ -665,9 +694,12 @@ async def test_a_bad_evaluator_score_is_named_with_its_type(overall: Any, turn_s
 @pytest.mark.asyncio
 @pytest.mark.parametrize("score", [np.float32(1.0), np.float64(1.0), np.int64(1)], ids=repr)
 async def test_numpy_evaluator_scores_are_stored_as_floats(score: Any) -> None:
-    result = EvaluateResult(overall_score=score, overall_status=PASSED, per_invocation_results=[turn(score)])
+    result = EvaluateResult(overall_score=score, overall_status=PASSED, per_invocation_results=[per_invocation(score)])
     case_result = await evaluate_one(
-        passed_inference("c"), [EvalMetric(metric_name="m")], {"m": FakeEvaluator(result=result)}, make_case("c")
+        passed_inference("c"),
+        [EvalMetric(metric_name="m")],
+        {"m": FakeEvaluator(result=result)},
+        make_case("c", "prompt"),
     )
     assert (case_result.final_eval_status, case_result.error_message) == (PASSED, "")
     overall = case_result.overall_eval_metric_results[0]
@@ -685,16 +717,12 @@ async def test_numpy_evaluator_scores_are_stored_as_floats(score: Any) -> None:
 # ----------------------------------------------------------------------------- item 58: traces, context messages
 
 
-def trace(name: str) -> ExecutionTrace:
-    return ExecutionTrace(root_agent_name=name, status="completed")
-
-
 @pytest.mark.asyncio
 async def test_execution_traces_are_attached_to_actuals() -> None:
     evaluator = FakeEvaluator()
     first = trace("first")
     own = trace("own")
-    actuals = [actual("a1", "p1", "r1"), actual("a2", "p2", "r2").model_copy(update={"execution_trace": own})]
+    actuals = [turn("p1", "a1", final="r1"), turn("p2", "a2", final="r2").model_copy(update={"execution_trace": own})]
     inference = passed_inference("c", *actuals, execution_traces=[first, None])
     case_result = await evaluate_one(
         inference, [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c", "p1", "p2")
@@ -711,7 +739,7 @@ async def test_execution_traces_are_attached_to_actuals() -> None:
 async def test_without_execution_traces_actuals_keep_their_own() -> None:
     evaluator = FakeEvaluator()
     own = trace("own")
-    inference = passed_inference("c", actual("a1", "p", "r").model_copy(update={"execution_trace": own}))
+    inference = passed_inference("c", turn("p", "a1", final="r").model_copy(update={"execution_trace": own}))
     await evaluate_one(inference, [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c", "p"))
     assert evaluator.calls[0].actuals[0].execution_trace == own
 
@@ -719,7 +747,7 @@ async def test_without_execution_traces_actuals_keep_their_own() -> None:
 @pytest.mark.asyncio
 async def test_execution_trace_count_mismatch_fails_the_case() -> None:
     inference = passed_inference(
-        "c", actual("a1", "p1", "r"), actual("a2", "p2", "r"), execution_traces=[trace("only-one")]
+        "c", turn("p1", "a1", final="r"), turn("p2", "a2", final="r"), execution_traces=[trace("only-one")]
     )
     case_result = await evaluate_one(inference, [], {}, make_case("c", "p1", "p2"))
     assert_failed_case(
@@ -735,7 +763,10 @@ async def test_context_messages_are_attached_only_to_invocations_without_their_o
     own_actual = [Message.system("own actual context")]
     case = make_case("c", "p1", "p2", context_messages=case_context)
     case.conversation[0].context_messages = own_expected
-    actuals = [actual("a1", "p1", "r1").model_copy(update={"context_messages": own_actual}), actual("a2", "p2", "r2")]
+    actuals = [
+        turn("p1", "a1", final="r1").model_copy(update={"context_messages": own_actual}),
+        turn("p2", "a2", final="r2"),
+    ]
     evaluator = FakeEvaluator()
     case_result = await evaluate_one(
         passed_inference("c", *actuals), [EvalMetric(metric_name="m")], {"m": evaluator}, case
@@ -752,7 +783,7 @@ async def test_context_messages_are_attached_only_to_invocations_without_their_o
 @pytest.mark.asyncio
 async def test_no_case_context_messages_leaves_invocations_untouched() -> None:
     evaluator = FakeEvaluator()
-    await evaluate_one(passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c"))
+    await evaluate_one(passed_inference("c"), [EvalMetric(metric_name="m")], {"m": evaluator}, make_case("c", "prompt"))
     assert evaluator.calls[0].actuals[0].context_messages == []
     assert evaluator.calls[0].expecteds[0].context_messages == []
 
@@ -762,15 +793,15 @@ async def test_no_case_context_messages_leaves_invocations_untouched() -> None:
 
 @pytest.mark.asyncio
 async def test_expected_runner_case_uses_the_precomputed_expected_inferences() -> None:
-    expected_runner = EchoRunner(reply="expected reply")
+    expected_runner = RecordingRunner(lambda request: TurnResult(final_response=Message.assistant("expected reply")))
     evaluator = FakeEvaluator()
     manager = await make_manager(make_case("c", "p1", expected_runner_enabled=True))
     service = make_service(manager, {"m": evaluator}, expected_runner=expected_runner)
-    inferences = await service.inference(InferenceRequest(app_name=APP, eval_set_id=SET))
+    inferences = await service.inference(inference_request())
     assert len(expected_runner.requests) == 1
     assert expected_runner.requests[0].session_id == f"{SESSION}-expected"
 
-    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     assert len(expected_runner.requests) == 1  # Evaluate never runs the expected runner
     assert only_case(result.eval_case_results).final_eval_status == PASSED
     expecteds = evaluator.calls[0].expecteds
@@ -780,7 +811,7 @@ async def test_expected_runner_case_uses_the_precomputed_expected_inferences() -
 
 @pytest.mark.asyncio
 async def test_expected_runner_case_without_expected_inferences_fails() -> None:
-    case = make_case("c", expected_runner_enabled=True)
+    case = make_case("c", "prompt", expected_runner_enabled=True)
     case_result = await evaluate_one(passed_inference("c"), [], {}, case)
     assert_failed_case(case_result, "prepare case evaluation inputs (evalCaseID=c): expected inferences are empty")
 
@@ -811,11 +842,11 @@ def traced_turn(invocation_id: str, prompt: str, answer: str) -> Invocation:
 async def test_trace_mode_with_only_conversation_uses_user_only_expecteds() -> None:
     conversation = [traced_turn("t1", "hello", "answer")]
     case = make_case("c", eval_mode=EvalMode.TRACE, conversation=conversation)
-    runner = EchoRunner()
+    runner = RecordingRunner()
     evaluator = FakeEvaluator()
     service = make_service(await make_manager(case), {"m": evaluator}, runner=runner)
-    inferences = await service.inference(InferenceRequest(app_name=APP, eval_set_id=SET))
-    result = await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    inferences = await service.inference(inference_request())
+    result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
 
     assert runner.requests == []
     assert only_case(result.eval_case_results).final_eval_status == PASSED
@@ -831,8 +862,8 @@ async def test_trace_mode_with_both_conversations_uses_conversation_as_expecteds
     case = make_case("c", eval_mode=EvalMode.TRACE, conversation=conversation, actual_conversation=actual_conversation)
     evaluator = FakeEvaluator()
     service = make_service(await make_manager(case), {"m": evaluator})
-    inferences = await service.inference(InferenceRequest(app_name=APP, eval_set_id=SET))
-    await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    inferences = await service.inference(inference_request())
+    await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
 
     call = evaluator.calls[0]
     assert call.actuals == actual_conversation
@@ -846,8 +877,8 @@ async def test_trace_mode_with_only_actual_conversation_uses_user_only_expecteds
     case = make_case("c", eval_mode=EvalMode.TRACE, conversation=[], actual_conversation=actual_conversation)
     evaluator = FakeEvaluator()
     service = make_service(await make_manager(case), {"m": evaluator})
-    inferences = await service.inference(InferenceRequest(app_name=APP, eval_set_id=SET))
-    await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))
+    inferences = await service.inference(inference_request())
+    await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
 
     call = evaluator.calls[0]
     assert call.actuals == actual_conversation
@@ -880,6 +911,7 @@ async def test_case_rubrics_are_merged_into_the_named_metric() -> None:
     snapshot = metric.model_dump()
     case = make_case(
         "c",
+        "prompt",
         rubrics=[
             case_rubric("judge", "  Mention the refund.  ", description="shown to humans", type=" policy "),
             case_rubric("judge", "Be polite.", rubric_id=" custom "),
@@ -911,7 +943,7 @@ async def test_case_rubrics_are_merged_into_the_named_metric() -> None:
 @pytest.mark.asyncio
 async def test_case_rubric_auto_id_counts_every_case_rubric() -> None:
     judge, other = judge_metric("judge"), judge_metric("other")
-    case = make_case("c", rubrics=[case_rubric("other", "for other"), case_rubric("judge", "for judge")])
+    case = make_case("c", "prompt", rubrics=[case_rubric("other", "for other"), case_rubric("judge", "for judge")])
     judge_evaluator, other_evaluator = FakeEvaluator(), FakeEvaluator()
     await evaluate_one(
         passed_inference("c"), [judge, other], {"judge": judge_evaluator, "other": other_evaluator}, case
@@ -930,7 +962,7 @@ async def test_case_rubric_auto_id_counts_every_case_rubric() -> None:
 async def test_case_rubrics_bind_by_metric_name_when_evaluator_name_differs() -> None:
     metric = judge_metric("judge-a", evaluator_name="impl")
     untouched = judge_metric("judge-b", evaluator_name="impl")
-    case = make_case("c", rubrics=[case_rubric("judge-a", "only for a")])
+    case = make_case("c", "prompt", rubrics=[case_rubric("judge-a", "only for a")])
     evaluator = FakeEvaluator()
     await evaluate_one(passed_inference("c"), [metric, untouched], {"impl": evaluator}, case)
 
@@ -952,7 +984,7 @@ async def test_case_rubrics_bind_by_metric_name_when_evaluator_name_differs() ->
     ids=["blank-metric-name", "no-content", "blank-text", "unknown-metric"],
 )
 async def test_case_rubric_validation_fails_the_case(bad: EvalCaseRubric, message: str) -> None:
-    case = make_case("c", rubrics=[case_rubric("judge", "fine"), bad])
+    case = make_case("c", "prompt", rubrics=[case_rubric("judge", "fine"), bad])
     evaluator = FakeEvaluator()
     case_result = await evaluate_one(passed_inference("c"), [judge_metric("judge")], {"judge": evaluator}, case)
     assert_failed_case(case_result, message)
@@ -961,7 +993,7 @@ async def test_case_rubric_validation_fails_the_case(bad: EvalCaseRubric, messag
 
 @pytest.mark.asyncio
 async def test_case_rubric_validation_ignores_metrics_with_blank_names() -> None:
-    case = make_case("c", rubrics=[case_rubric(" ", "text")])
+    case = make_case("c", "prompt", rubrics=[case_rubric(" ", "text")])
     case_result = await evaluate_one(passed_inference("c"), [EvalMetric(metric_name=" ")], {}, case)
     assert case_result.error_message == "case rubric c[0]: metricName is empty"
 
@@ -979,7 +1011,7 @@ async def test_case_rubric_validation_ignores_metrics_with_blank_names() -> None
 async def test_duplicate_rubric_ids_fail_the_case(
     metric_rubrics: list[str], case_rubrics: list[EvalCaseRubric], duplicate: str
 ) -> None:
-    case = make_case("c", rubrics=case_rubrics)
+    case = make_case("c", "prompt", rubrics=case_rubrics)
     metric = judge_metric("judge", *metric_rubrics)
     case_result = await evaluate_one(passed_inference("c"), [metric], {"judge": FakeEvaluator()}, case)
     assert_failed_case(case_result, f"case rubric c: duplicate rubric id {duplicate}")
@@ -988,7 +1020,7 @@ async def test_duplicate_rubric_ids_fail_the_case(
 @pytest.mark.asyncio
 @pytest.mark.parametrize("criterion", [None, Criterion()], ids=["no-criterion", "no-llm-judge"])
 async def test_case_rubric_needs_an_llm_judge_container(criterion: Criterion | None) -> None:
-    case = make_case("c", rubrics=[case_rubric("judge", "x")])
+    case = make_case("c", "prompt", rubrics=[case_rubric("judge", "x")])
     metric = EvalMetric(metric_name="judge", criterion=criterion)
     case_result = await evaluate_one(passed_inference("c"), [metric], {"judge": FakeEvaluator()}, case)
     assert_failed_case(case_result, "case rubric c: metric judge llmJudge criterion is required as rubric container")
@@ -996,7 +1028,7 @@ async def test_case_rubric_needs_an_llm_judge_container(criterion: Criterion | N
 
 @pytest.mark.asyncio
 async def test_case_rubric_for_a_metric_without_evaluator_is_skipped() -> None:
-    case = make_case("c", rubrics=[case_rubric("judge", "x")])
+    case = make_case("c", "prompt", rubrics=[case_rubric("judge", "x")])
     metric = EvalMetric(metric_name="judge")  # no llmJudge either: never checked, the metric is skipped first
     case_result = await evaluate_one(passed_inference("c"), [metric], {}, case)
     assert case_result.final_eval_status == NOT_EVALUATED
@@ -1014,7 +1046,7 @@ async def test_evaluator_name_routes_several_metrics_to_one_evaluator() -> None:
         EvalMetric(metric_name="b", evaluator_name="shared", threshold=0.4),
         EvalMetric(metric_name="shared", threshold=0.6),
     ]
-    case_result = await evaluate_one(passed_inference("c"), metrics, {"shared": evaluator}, make_case("c"))
+    case_result = await evaluate_one(passed_inference("c"), metrics, {"shared": evaluator}, make_case("c", "prompt"))
     assert [call.metric.metric_name for call in evaluator.calls] == ["a", "b", "shared"]
     assert [(r.metric_name, r.score, r.threshold) for r in case_result.overall_eval_metric_results] == [
         ("a", 0.2, 0.2),
@@ -1026,7 +1058,7 @@ async def test_evaluator_name_routes_several_metrics_to_one_evaluator() -> None:
 @pytest.mark.asyncio
 async def test_metric_name_is_not_looked_up_when_evaluator_name_is_set() -> None:
     metrics = [EvalMetric(metric_name="m", evaluator_name="missing")]
-    case_result = await evaluate_one(passed_inference("c"), metrics, {"m": FakeEvaluator()}, make_case("c"))
+    case_result = await evaluate_one(passed_inference("c"), metrics, {"m": FakeEvaluator()}, make_case("c", "prompt"))
     assert case_result.final_eval_status == NOT_EVALUATED
     assert case_result.overall_eval_metric_results == []
 
@@ -1058,7 +1090,7 @@ class MaterializingEvaluator(FakeEvaluator):
 async def test_materializing_evaluator_stores_per_turn_criterion_and_overall_keeps_configured() -> None:
     metric = template_metric()
     evaluator = MaterializingEvaluator()
-    inference = passed_inference("c", actual("a1", "p1", "r"), actual("a2", "p2", "r"))
+    inference = passed_inference("c", turn("p1", "a1", final="r"), turn("p2", "a2", final="r"))
     case_result = await evaluate_one(inference, [metric], {"m": evaluator}, make_case("c", "p1", "p2"))
 
     assert evaluator.seen == [(["a1"], ["c-1"]), (["a1", "a2"], ["c-1", "c-2"])]
@@ -1076,7 +1108,7 @@ async def test_materializing_evaluator_stores_per_turn_criterion_and_overall_kee
 @pytest.mark.asyncio
 async def test_materialize_error_fails_the_case() -> None:
     evaluator = MaterializingEvaluator(ValueError("cannot render"))
-    inference = passed_inference("c", actual("a1", "p1", "r"), actual("a2", "p2", "r"))
+    inference = passed_inference("c", turn("p1", "a1", final="r"), turn("p2", "a2", final="r"))
     case_result = await evaluate_one(inference, [template_metric()], {"m": evaluator}, make_case("c", "p1", "p2"))
     assert_failed_case(case_result, "materialize criterion for metric m invocation 1: ValueError: cannot render")
 
@@ -1084,7 +1116,7 @@ async def test_materialize_error_fails_the_case() -> None:
 @pytest.mark.asyncio
 async def test_plain_evaluator_gets_a_copy_of_the_configured_criterion_per_turn() -> None:
     metric = template_metric()
-    case_result = await evaluate_one(passed_inference("c"), [metric], {"m": FakeEvaluator()}, make_case("c"))
+    case_result = await evaluate_one(passed_inference("c"), [metric], {"m": FakeEvaluator()}, make_case("c", "prompt"))
     per_turn = case_result.eval_metric_result_per_invocation[0].eval_metric_results[0]
     assert per_turn.criterion == metric.criterion
     assert per_turn.criterion is not metric.criterion
@@ -1097,13 +1129,13 @@ async def test_caller_metrics_are_never_mutated() -> None:
         template_metric().model_copy(update={"extension": {"weight": 0.5}}),
     ]
     snapshots = [m.model_dump() for m in metrics]
-    case = make_case("c", rubrics=[case_rubric("judge", "case rule")])
-    evaluate_request = request(passed_inference("c"), metrics=metrics)
+    case = make_case("c", "prompt", rubrics=[case_rubric("judge", "case rule")])
+    request_object = evaluate_request(passed_inference("c"), metrics=metrics)
     service = make_service(await make_manager(case), {"judge": FakeEvaluator(), "m": MaterializingEvaluator()})
-    result = await service.evaluate(evaluate_request)
+    result = await service.evaluate(request_object)
 
     assert only_case(result.eval_case_results).final_eval_status == PASSED
-    assert evaluate_request.evaluate_config.eval_metrics[0] is metrics[0]
+    assert request_object.evaluate_config.eval_metrics[0] is metrics[0]
     assert [m.model_dump() for m in metrics] == snapshots
 
 
@@ -1132,14 +1164,14 @@ async def test_unknown_compare_name_raises_resolve_metric_extensions_naming_the_
     seen: list[AfterEvaluateSetArgs] = []
     evaluator = FakeEvaluator()
     service = make_service(
-        await make_manager(make_case("c")),
+        await make_manager(make_case("c", "prompt")),
         {"m": evaluator, **builtin_final_response()},
         metric_registry=MetricRegistry(),
         callbacks=set_probe(seen),
     )
     metrics = [EvalMetric(metric_name="m"), compare_metric("loose", "casefold")]
     with pytest.raises(ConfigError) as caught:
-        await service.evaluate(request(passed_inference("c"), metrics=metrics))
+        await service.evaluate(evaluate_request(passed_inference("c"), metrics=metrics))
     assert str(caught.value) == (
         "resolve metric extensions (app=app, evalSetID=set): resolve metric at index 1: "
         'metric "loose": criterion.finalResponse.text.compareName "casefold" is not registered as a text compare'
@@ -1150,10 +1182,10 @@ async def test_unknown_compare_name_raises_resolve_metric_extensions_naming_the_
 
 @pytest.mark.asyncio
 async def test_none_metric_raises_resolve_metric_extensions() -> None:
-    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()})
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()})
     metrics = [None, EvalMetric(metric_name="m")]
     with pytest.raises(ConfigError) as caught:
-        await service.evaluate(request(passed_inference("c"), metrics=metrics))  # type: ignore[arg-type]
+        await service.evaluate(evaluate_request(passed_inference("c"), metrics=metrics))  # type: ignore[arg-type]
     assert str(caught.value) == (
         "resolve metric extensions (app=app, evalSetID=set): resolve metric at index 0: eval metric is nil"
     )
@@ -1166,9 +1198,11 @@ async def test_registered_compare_is_resolved_and_used() -> None:
     registry.register_text_compare("casefold", lambda actual, expected: actual.casefold() == expected.casefold())
     metric = compare_metric("loose", "casefold")
     snapshot = metric.model_dump()
-    service = make_service(await make_manager(make_case("c")), builtin_final_response(), metric_registry=registry)
-    inference = passed_inference("c", actual("c-1", "prompt", "EXPECTED PROMPT"))
-    result = await service.evaluate(request(inference, metrics=[metric]))
+    service = make_service(
+        await make_manager(make_case("c", "prompt")), builtin_final_response(), metric_registry=registry
+    )
+    inference = passed_inference("c", turn("prompt", "c-1", final="EXPECTED PROMPT"))
+    result = await service.evaluate(evaluate_request(inference, metrics=[metric]))
     case_result = only_case(result.eval_case_results)
     assert case_result.final_eval_status == PASSED
     assert [m.score for m in case_result.overall_eval_metric_results] == [1.0]
@@ -1189,14 +1223,14 @@ async def test_none_inference_result_raises_after_the_after_set_callbacks_ran(pa
     seen: list[AfterEvaluateSetArgs] = []
     evaluator = FakeEvaluator()
     service = make_service(
-        await make_manager(make_case("a")),
+        await make_manager(make_case("a", "prompt")),
         {"m": evaluator},
         callbacks=set_probe(seen),
         parallel_evaluation=parallel,
     )
-    inferences = [passed_inference("a", actual("a-1", "prompt", "answer")), None]
+    inferences = [passed_inference("a", turn("prompt", "a-1", final="answer")), None]
     with pytest.raises(ConfigError) as caught:
-        await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))  # type: ignore[arg-type]
+        await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))  # type: ignore[arg-type]
     assert str(caught.value).startswith(NIL_INFERENCE)
     assert "pass only the InferenceResult objects returned by inference()" in str(caught.value)
     assert len(evaluator.calls) == 1  # the case before it was evaluated
@@ -1208,10 +1242,10 @@ async def test_none_inference_result_raises_after_the_after_set_callbacks_ran(pa
 @pytest.mark.asyncio
 async def test_none_inference_result_stops_later_cases_in_serial_mode() -> None:
     evaluator = FakeEvaluator()
-    service = make_service(await make_manager(make_case("a")), {"m": evaluator})
+    service = make_service(await make_manager(make_case("a", "prompt")), {"m": evaluator})
     inferences = [None, passed_inference("a")]
     with pytest.raises(ConfigError, match="inference result is nil"):
-        await service.evaluate(request(*inferences, metrics=[EvalMetric(metric_name="m")]))  # type: ignore[arg-type]
+        await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))  # type: ignore[arg-type]
     assert evaluator.calls == []
 
 
@@ -1228,15 +1262,15 @@ async def test_evaluate_never_saves(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.chdir(tmp_path)
     assert not any("result" in f.name for f in dataclasses.fields(ServiceOptions))
 
-    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()})
-    result = await service.evaluate(request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()})
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
     assert only_case(result.eval_case_results).final_eval_status == PASSED
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.asyncio
 async def test_evaluate_is_repeatable_on_the_same_request() -> None:
-    service = make_service(await make_manager(make_case("c")), {"m": FakeEvaluator()})
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()})
     evaluate_request = EvaluateRequest(
         app_name=APP,
         eval_set_id=SET,

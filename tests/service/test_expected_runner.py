@@ -25,22 +25,22 @@ from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner import TurnRequest, TurnResult
 from agenteval.service import Callbacks, EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
+from agenteval.testing import ScriptedUserSimulator
 from tests.service._fakes import (
     APP,
     BOOM,
     SESSION,
     SET,
+    USER,
+    ProbedSimulator,
     RecordingRunner,
-    ScriptedSimulator,
     case_error,
     evaluate_with_probe,
     infer_one,
+    inference_request,
     make_case,
     make_manager,
     make_service,
-    request,
-    say,
-    stop,
     trace,
     turn,
 )
@@ -130,8 +130,8 @@ async def test_evaluate_uses_the_expected_inferences_without_calling_the_expecte
     runner = RecordingRunner()
     expected = expected_runner()
     manager = await make_manager(make_case("c", "q", expected_runner_enabled=True))
-    service = make_service(runner, manager, expected_runner=expected)
-    results = await service.inference(request())
+    service = make_service(manager, runner=runner, expected_runner=expected)
+    results = await service.inference(inference_request())
     assert len(expected.requests) == 1
 
     run, probe = await evaluate_with_probe(service, results)
@@ -139,7 +139,8 @@ async def test_evaluate_uses_the_expected_inferences_without_calling_the_expecte
     assert len(expected.requests) == 1
     assert len(runner.requests) == 1
     assert [r.final_eval_status for r in run.eval_case_results] == [EvalStatus.PASSED]
-    [(actuals, expecteds)] = probe.calls
+    [call] = probe.calls
+    actuals, expecteds = call.actuals, call.expecteds
     assert [inv.final_response for inv in actuals] == [Message.assistant("reply to q")]
     assert [inv.final_response for inv in expecteds] == [Message.assistant("expected answer to q")]
 
@@ -148,13 +149,13 @@ async def test_evaluate_uses_the_expected_inferences_without_calling_the_expecte
 async def test_evaluate_without_expected_inferences_fails_the_case() -> None:
     """Item 47."""
     manager = await make_manager(make_case("c", "q", expected_runner_enabled=True))
-    service = make_service(RecordingRunner(), manager)
+    service = make_service(manager)
     inference = InferenceResult(
         app_name=APP,
         eval_set_id=SET,
         eval_case_id="c",
         session_id=SESSION,
-        user_id="user",
+        user_id=USER,
         status=EvalStatus.PASSED,
         inferences=[Invocation(invocation_id="i", user_content=Message.user("q"))],
     )
@@ -206,7 +207,9 @@ async def test_expected_runner_inputs_must_not_be_empty() -> None:
     expected = expected_runner()
     case = make_case("c", conversation_scenario=ConversationScenario(stop_signal="bye"), expected_runner_enabled=True)
 
-    result = await infer_one(RecordingRunner(), case, expected_runner=expected, user_simulator=ScriptedSimulator())
+    result = await infer_one(
+        RecordingRunner(), case, expected_runner=expected, user_simulator=ScriptedUserSimulator([])
+    )
 
     assert result.status == EvalStatus.FAILED
     assert result.error_message == case_error("input invocations are empty")
@@ -220,7 +223,7 @@ async def test_expected_runner_inputs_must_not_be_empty() -> None:
 async def test_actual_driver_then_the_expected_runner_replays_the_user_turns() -> None:
     runner = RecordingRunner(traces={"hi": trace("hi")})
     expected = expected_runner()
-    simulator = ScriptedSimulator(say("hi"), say("more"), stop())
+    simulator = ScriptedUserSimulator(["hi", "more", None])
     case = make_case(
         "c",
         conversation_scenario=ConversationScenario(driver="actual", stop_signal="bye"),
@@ -250,7 +253,7 @@ EXPECTED_DRIVER = ConversationScenario(driver="expected", conversation_plan="pla
 @pytest.mark.asyncio
 async def test_expected_driver_without_an_expected_runner_fails() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(say("hi"))
+    simulator = ScriptedUserSimulator(["hi"])
 
     result = await infer_one(runner, make_case("c", conversation_scenario=EXPECTED_DRIVER), user_simulator=simulator)
 
@@ -274,7 +277,7 @@ async def test_expected_driver_the_expected_runner_talks_and_the_agent_replays()
     """Item 39: the simulator drives the expected runner in ``<sid>-expected``; the agent replays its user turns."""
     runner = RecordingRunner(traces={"hi": trace("actual hi")})
     expected = expected_runner(traces={"hi": trace("expected hi")})
-    simulator = ScriptedSimulator(say("hi"), say("more"), stop())
+    simulator = ProbedSimulator(["hi", "more", None])
     context = [Message.system("ctx")]
     case = make_case(
         "c",
@@ -291,12 +294,12 @@ async def test_expected_driver_the_expected_runner_talks_and_the_agent_replays()
     assert start.session_id == EXPECTED_SESSION
     assert expected.messages == ["hi", "more"]
     assert expected.session_ids == [EXPECTED_SESSION] * 2
-    assert simulator.conversation.seen == [
+    assert simulator.conversation.received == [
         None,
         Message.assistant("expected answer to hi"),
         Message.assistant("expected answer to more"),
     ]
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
     assert runner.messages == ["hi", "more"]
     assert runner.session_ids == [SESSION] * 2
     assert [r.user_id for r in runner.requests + expected.requests] == ["u"] * 4
@@ -318,7 +321,7 @@ async def test_expected_driver_hides_the_expected_inferences_when_not_enabled() 
     """Item 40: the expected runner still runs, but its turns are not exposed."""
     runner = RecordingRunner()
     expected = expected_runner()
-    simulator = ScriptedSimulator(say("hi"), stop())
+    simulator = ScriptedUserSimulator(["hi", None])
 
     result = await infer_one(
         runner,
@@ -340,7 +343,7 @@ async def test_expected_driver_agent_failure_fails_the_case_without_expecteds(en
     """Item 40: when the agent's replay fails, the case fails and no expected turns are exposed."""
     runner = RecordingRunner(fail_on=["more"])
     expected = expected_runner()
-    simulator = ScriptedSimulator(say("hi"), say("more"), stop())
+    simulator = ScriptedUserSimulator(["hi", "more", None])
 
     result = await infer_one(
         runner,
@@ -360,7 +363,7 @@ async def test_expected_driver_agent_failure_fails_the_case_without_expecteds(en
 async def test_expected_driver_expected_runner_failure_fails_the_case() -> None:
     runner = RecordingRunner()
     expected = expected_runner(fail_on=["hi"])
-    simulator = ScriptedSimulator(say("hi"), stop())
+    simulator = ProbedSimulator(["hi", None])
 
     result = await infer_one(
         runner,
@@ -372,7 +375,7 @@ async def test_expected_driver_expected_runner_failure_fails_the_case() -> None:
     assert result.status == EvalStatus.FAILED
     assert result.error_message == case_error(BOOM)
     assert runner.requests == []
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
@@ -385,7 +388,7 @@ async def test_expected_driver_before_case_context_reaches_every_runner() -> Non
         runner,
         make_case("c", conversation_scenario=EXPECTED_DRIVER),
         expected_runner=expected,
-        user_simulator=ScriptedSimulator(say("hi")),
+        user_simulator=ScriptedUserSimulator(["hi"]),
         callbacks=callbacks,
     )
 
@@ -398,7 +401,7 @@ async def test_actual_driver_expected_runner_failure_keeps_the_actual_traces() -
     expected = expected_runner(fail_on=["hi"])
     case = make_case("c", conversation_scenario=ConversationScenario(stop_signal="bye"), expected_runner_enabled=True)
 
-    result = await infer_one(runner, case, expected_runner=expected, user_simulator=ScriptedSimulator(say("hi")))
+    result = await infer_one(runner, case, expected_runner=expected, user_simulator=ScriptedUserSimulator(["hi"]))
 
     assert result.status == EvalStatus.FAILED
     assert result.error_message == case_error(f"run expected runner: {BOOM}")

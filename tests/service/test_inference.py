@@ -42,16 +42,17 @@ from tests.service._fakes import (
     BOOM,
     SESSION,
     SET,
+    USER,
     FixedEvalSetManager,
     RecordingRunner,
     case_error,
     constant_session,
     infer_one,
+    inference_request,
     make_case,
     make_manager,
     make_service,
     reply_text,
-    request,
     trace,
     turn,
 )
@@ -66,7 +67,7 @@ async def test_filter_by_case_id_runs_only_that_case() -> None:
         make_case("case-add", "1+2", session_input=SessionInput(user_id="alice")), make_case("case-sub", "3-1")
     )
 
-    results = await make_service(runner, manager).inference(request("case-add"))
+    results = await make_service(manager, runner=runner).inference(inference_request("case-add"))
 
     assert runner.messages == ["1+2"]
     assert len(results) == 1
@@ -88,7 +89,7 @@ async def test_missing_case_ids_give_an_empty_list_and_no_runner_call() -> None:
     runner = RecordingRunner()
     manager = await make_manager(make_case("case-add", "1+2"))
 
-    results = await make_service(runner, manager).inference(request("case-missing"))
+    results = await make_service(manager, runner=runner).inference(inference_request("case-missing"))
 
     assert results == []
     assert runner.requests == []
@@ -99,7 +100,7 @@ async def test_missing_case_ids_are_ignored_among_existing_ones() -> None:
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"))
 
-    results = await make_service(runner, manager).inference(request("nope", "b", "missing"))
+    results = await make_service(manager, runner=runner).inference(inference_request("nope", "b", "missing"))
 
     assert [r.eval_case_id for r in results] == ["b"]
     assert runner.messages == ["qb"]
@@ -110,7 +111,7 @@ async def test_results_follow_eval_set_order_and_duplicate_ids_give_one_result()
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"), make_case("c", "qc"))
 
-    results = await make_service(runner, manager).inference(request("c", "a", "c", "a"))
+    results = await make_service(manager, runner=runner).inference(inference_request("c", "a", "c", "a"))
 
     assert [r.eval_case_id for r in results] == ["a", "c"]
     assert runner.messages == ["qa", "qc"]
@@ -121,7 +122,7 @@ async def test_no_case_ids_select_every_case_in_eval_set_order() -> None:
     runner = RecordingRunner()
     manager = await make_manager(make_case("z", "qz"), make_case("a", "qa"), make_case("m", "qm"))
 
-    results = await make_service(runner, manager).inference(request())
+    results = await make_service(manager, runner=runner).inference(inference_request())
 
     assert [r.eval_case_id for r in results] == ["z", "a", "m"]
     assert runner.messages == ["qz", "qa", "qm"]
@@ -132,7 +133,7 @@ async def test_no_case_ids_select_every_case_in_eval_set_order() -> None:
 async def test_an_empty_eval_set_gives_an_empty_list() -> None:
     runner = RecordingRunner()
 
-    results = await make_service(runner, await make_manager()).inference(request())
+    results = await make_service(await make_manager(), runner=runner).inference(inference_request())
 
     assert results == []
     assert runner.requests == []
@@ -143,7 +144,7 @@ async def test_cases_sharing_an_eval_id_are_each_inferred() -> None:
     runner = RecordingRunner()
     eval_set = EvalSet(eval_set_id=SET, eval_cases=[make_case("dup", "first"), make_case("dup", "second")])
 
-    results = await make_service(runner, FixedEvalSetManager(eval_set)).inference(request("dup"))
+    results = await make_service(FixedEvalSetManager(eval_set), runner=runner).inference(inference_request("dup"))
 
     assert [r.eval_case_id for r in results] == ["dup", "dup"]
     assert runner.messages == ["first", "second"]
@@ -159,7 +160,7 @@ async def test_null_cases_in_an_eval_set_file_are_skipped(tmp_path: Path) -> Non
     )
     runner = RecordingRunner()
 
-    results = await make_service(runner, LocalEvalSetManager(tmp_path)).inference(request())
+    results = await make_service(LocalEvalSetManager(tmp_path), runner=runner).inference(inference_request())
 
     assert [(r.eval_case_id, r.status, r.user_id) for r in results] == [("c", EvalStatus.PASSED, "u")]
     assert runner.messages == ["hi"]
@@ -168,7 +169,7 @@ async def test_null_cases_in_an_eval_set_file_are_skipped(tmp_path: Path) -> Non
 @pytest.mark.asyncio
 async def test_unknown_eval_set_raises_not_found() -> None:
     runner = RecordingRunner()
-    service = make_service(runner, await make_manager(make_case("a", "qa")))
+    service = make_service(await make_manager(make_case("a", "qa")), runner=runner)
 
     with pytest.raises(NotFoundError) as raised:
         await service.inference(InferenceRequest(app_name=APP, eval_set_id="missing"))
@@ -181,7 +182,7 @@ async def test_unknown_eval_set_raises_not_found() -> None:
 
 
 @pytest.mark.parametrize(
-    ("inference_request", "message"),
+    ("bad_request", "message"),
     [
         (None, "validate inference request: inference request is nil"),
         (InferenceRequest(app_name="", eval_set_id=SET), "validate inference request: app name is empty"),
@@ -190,14 +191,14 @@ async def test_unknown_eval_set_raises_not_found() -> None:
     ids=["none", "empty-app", "empty-set"],
 )
 @pytest.mark.asyncio
-async def test_invalid_requests_raise(inference_request: InferenceRequest | None, message: str) -> None:
+async def test_invalid_requests_raise(bad_request: InferenceRequest | None, message: str) -> None:
     runner = RecordingRunner()
     seen: list[str] = []
     callbacks = Callbacks().register_before_inference_set("spy", lambda ctx, args: seen.append("before-set"))
-    service = make_service(runner, await make_manager(make_case("a", "qa")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "qa")), runner=runner, callbacks=callbacks)
 
     with pytest.raises(ConfigError) as raised:
-        await service.inference(inference_request)  # type: ignore[arg-type]
+        await service.inference(bad_request)  # type: ignore[arg-type]
 
     assert str(raised.value) == message
     assert seen == []
@@ -226,7 +227,7 @@ async def test_a_failing_case_does_not_stop_the_next_ones() -> None:
     runner = RecordingRunner(fail_on=["qb"])
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"), make_case("c", "qc"))
 
-    results = await make_service(runner, manager).inference(request())
+    results = await make_service(manager, runner=runner).inference(inference_request())
 
     assert [(r.eval_case_id, r.status) for r in results] == [
         ("a", EvalStatus.PASSED),
@@ -281,7 +282,7 @@ async def test_actual_conversation_outside_trace_mode_fails_without_running() ->
     assert result.status == EvalStatus.FAILED
     assert result.error_message == case_error("actualConversation is only supported in trace mode")
     assert result.eval_mode == EvalMode.DEFAULT
-    assert result.user_id == "user"
+    assert result.user_id == USER
     assert runner.requests == []
 
 
@@ -459,9 +460,9 @@ async def test_the_session_id_supplier_is_called_once_per_case_with_the_before_s
     callbacks = Callbacks().register_before_inference_set("tag", lambda ctx, args: ctx.with_values(tag="set"))
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa1", "qa2"), make_case("b", "qb1", "qb2"))
-    service = make_service(runner, manager, session_id_supplier=supplier, callbacks=callbacks)
+    service = make_service(manager, runner=runner, session_id_supplier=supplier, callbacks=callbacks)
 
-    results = await service.inference(request())
+    results = await service.inference(inference_request())
 
     assert [dict(context) for context in seen] == [{"tag": "set"}, {"tag": "set"}]
     assert [r.session_id for r in results] == ["session-1", "session-2"]
@@ -484,7 +485,7 @@ async def test_before_inference_case_sees_the_case_and_session_and_its_context_r
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"))
 
-    await make_service(runner, manager, callbacks=callbacks).inference(request())
+    await make_service(manager, runner=runner, callbacks=callbacks).inference(inference_request())
 
     assert seen == [("a", SESSION), ("b", SESSION)]
     assert [dict(r.context) for r in runner.requests] == [{"tag": "set", "case": "a"}, {"tag": "set", "case": "b"}]
@@ -498,14 +499,14 @@ async def test_a_before_set_callback_can_filter_the_cases() -> None:
 
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"))
-    inference_request = request()
+    request_object = inference_request()
 
     results = await make_service(
-        runner, manager, callbacks=Callbacks().register_before_inference_set("f", only_b)
-    ).inference(inference_request)
+        manager, runner=runner, callbacks=Callbacks().register_before_inference_set("f", only_b)
+    ).inference(request_object)
 
     assert [r.eval_case_id for r in results] == ["b"]
-    assert inference_request.eval_case_ids == ["b"]
+    assert request_object.eval_case_ids == ["b"]
 
 
 # ---------------------------------------------------------------------------- per-call options (§1.2)
@@ -514,10 +515,10 @@ async def test_a_before_set_callback_can_filter_the_cases() -> None:
 @pytest.mark.asyncio
 async def test_a_per_call_session_id_supplier_overrides_the_service_one() -> None:
     runner = RecordingRunner()
-    service = make_service(runner, await make_manager(make_case("a", "qa")))
+    service = make_service(await make_manager(make_case("a", "qa")), runner=runner)
 
-    overridden = await service.inference(request(), session_id_supplier=lambda ctx: "per-call")
-    default = await service.inference(request())
+    overridden = await service.inference(inference_request(), session_id_supplier=lambda ctx: "per-call")
+    default = await service.inference(inference_request())
 
     assert [r.session_id for r in overridden] == ["per-call"]
     assert [r.session_id for r in default] == [SESSION]
@@ -533,23 +534,23 @@ async def test_per_call_callbacks_replace_the_service_callbacks() -> None:
         .register_before_inference_case("service", lambda ctx, args: calls.append("service case"))
     )
     call_callbacks = Callbacks().register_before_inference_case("call", lambda ctx, args: calls.append("call case"))
-    service = make_service(RecordingRunner(), await make_manager(make_case("a", "qa")), callbacks=service_callbacks)
+    service = make_service(await make_manager(make_case("a", "qa")), callbacks=service_callbacks)
 
-    await service.inference(request(), callbacks=call_callbacks)
+    await service.inference(inference_request(), callbacks=call_callbacks)
     assert calls == ["call case"]
 
     calls.clear()
-    await service.inference(request())
+    await service.inference(inference_request())
     assert calls == ["service set", "service case"]
 
 
 @pytest.mark.asyncio
 async def test_a_per_call_eval_set_manager_overrides_the_service_one() -> None:
     runner = RecordingRunner()
-    service = make_service(runner, await make_manager(make_case("a", "from service")))
+    service = make_service(await make_manager(make_case("a", "from service")), runner=runner)
     other = await make_manager(make_case("a", "from call"))
 
-    await service.inference(request(), eval_set_manager=other)
+    await service.inference(inference_request(), eval_set_manager=other)
 
     assert runner.messages == ["from call"]
 
@@ -559,10 +560,10 @@ async def test_a_per_call_eval_set_manager_overrides_the_service_one() -> None:
 async def test_a_none_per_call_option_means_the_default(option: str) -> None:
     """The reference's "<option> is nil" errors do not exist: ``None`` means "use the default"."""
     runner = RecordingRunner()
-    service = make_service(runner, await make_manager(make_case("a", "qa")))
+    service = make_service(await make_manager(make_case("a", "qa")), runner=runner)
     overrides: dict[str, Any] = {option: None}
 
-    results = await service.inference(request(), **overrides)
+    results = await service.inference(inference_request(), **overrides)
 
     assert [(r.eval_case_id, r.status, r.session_id) for r in results] == [("a", EvalStatus.PASSED, SESSION)]
 
@@ -573,10 +574,10 @@ async def test_a_none_service_option_means_the_default(option: str) -> None:
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"))
     overrides: dict[str, Any] = {option: None}
-    service = make_service(runner, manager, **overrides)
+    service = make_service(manager, runner=runner, **overrides)
 
     assert getattr(service.options, option) is not None
-    results = await service.inference(request(), eval_set_manager=manager)
+    results = await service.inference(inference_request(), eval_set_manager=manager)
 
     assert [(r.eval_case_id, r.status) for r in results] == [("a", EvalStatus.PASSED)]
     assert results[0].session_id != ""
@@ -589,7 +590,7 @@ async def test_the_default_session_id_is_a_fresh_uuid_per_case() -> None:
     runner = RecordingRunner()
     service = LocalService(runner, eval_set_manager=await make_manager(make_case("a", "qa"), make_case("b", "qb")))
 
-    results = await service.inference(request())
+    results = await service.inference(inference_request())
 
     ids = [r.session_id for r in results]
     assert [uuid.UUID(i).version for i in ids] == [4, 4]
@@ -634,7 +635,7 @@ async def test_a_plain_function_can_be_the_agent() -> None:
     manager = await make_manager(make_case("c", "q1", "q2"))
     service = LocalService(agent, eval_set_manager=manager, session_id_supplier=constant_session)
 
-    [result] = await service.inference(request())
+    [result] = await service.inference(inference_request())
 
     assert result.status == EvalStatus.PASSED
     assert seen == [("q1", SESSION, 0), ("q2", SESSION, 2)]

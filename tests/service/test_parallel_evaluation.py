@@ -24,16 +24,16 @@ from agenteval.metric.models import EvalMetric
 from agenteval.service.callbacks import AfterEvaluateSetArgs, BeforeEvaluateCaseArgs, Callbacks
 from agenteval.service.local import LocalService
 from agenteval.service.types import EvaluateRequest
-from tests.service._evalfakes import (
+from tests.service._fakes import (
     FAILED,
     PASSED,
     AsyncFakeEvaluator,
     FakeEvaluator,
+    evaluate_request,
     make_case,
     make_manager,
     make_service,
     passed_inference,
-    request,
     uniform_result,
 )
 
@@ -41,12 +41,12 @@ CASES = ("case-1", "case-2", "case-3", "case-4")
 METRICS = [EvalMetric(metric_name="m")]
 
 
-def evaluate_request(*case_ids: str) -> EvaluateRequest:
-    return request(*(passed_inference(case_id) for case_id in case_ids), metrics=METRICS)
+def request_for(*case_ids: str) -> EvaluateRequest:
+    return evaluate_request(*(passed_inference(case_id) for case_id in case_ids), metrics=METRICS)
 
 
 async def service_for(evaluator: Any, **overrides: Any) -> LocalService:
-    manager = await make_manager(*(make_case(case_id) for case_id in CASES))
+    manager = await make_manager(*(make_case(case_id, "prompt") for case_id in CASES))
     return make_service(manager, {"m": evaluator}, **overrides)
 
 
@@ -59,7 +59,7 @@ def slow_first(*case_ids: str) -> dict[str, float]:
 async def test_parallel_evaluation_preserves_order() -> None:
     evaluator = AsyncFakeEvaluator(delay=slow_first(*CASES))
     service = await service_for(evaluator, parallel_evaluation=True, parallelism=4)
-    result = await service.evaluate(evaluate_request(*CASES))
+    result = await service.evaluate(request_for(*CASES))
     assert [r.eval_id for r in result.eval_case_results] == list(CASES)
     assert [r.final_eval_status for r in result.eval_case_results] == [PASSED] * 4
     assert evaluator.finished == [f"{c}-actual-1" for c in reversed(CASES)]  # they really finished in reverse
@@ -70,7 +70,7 @@ async def test_parallel_evaluation_preserves_order() -> None:
 async def test_parallelism_bounds_concurrent_cases() -> None:
     evaluator = AsyncFakeEvaluator(delay=0.01)
     service = await service_for(evaluator, parallel_evaluation=True, parallelism=2)
-    result = await service.evaluate(evaluate_request(*CASES))
+    result = await service.evaluate(request_for(*CASES))
     assert len(result.eval_case_results) == 4
     assert evaluator.max_active == 2
 
@@ -79,7 +79,7 @@ async def test_parallelism_bounds_concurrent_cases() -> None:
 async def test_parallelism_one_runs_cases_one_at_a_time() -> None:
     evaluator = AsyncFakeEvaluator(delay=slow_first(*CASES))
     service = await service_for(evaluator, parallel_evaluation=True, parallelism=1)
-    result = await service.evaluate(evaluate_request(*CASES))
+    result = await service.evaluate(request_for(*CASES))
     assert evaluator.max_active == 1
     assert evaluator.finished == [f"{c}-actual-1" for c in CASES]
     assert [r.eval_id for r in result.eval_case_results] == list(CASES)
@@ -89,9 +89,9 @@ async def test_parallelism_one_runs_cases_one_at_a_time() -> None:
 async def test_serial_by_default_and_parallel_per_call() -> None:
     evaluator = AsyncFakeEvaluator(delay=0.01)
     service = await service_for(evaluator)
-    await service.evaluate(evaluate_request(*CASES))
+    await service.evaluate(request_for(*CASES))
     assert evaluator.max_active == 1
-    result = await service.evaluate(evaluate_request(*CASES), parallel_evaluation=True, parallelism=3)
+    result = await service.evaluate(request_for(*CASES), parallel_evaluation=True, parallelism=3)
     assert evaluator.max_active == 3
     assert [r.eval_id for r in result.eval_case_results] == list(CASES)
 
@@ -107,7 +107,7 @@ async def test_parallel_case_failures_stay_per_case() -> None:
     service = await service_for(evaluator, parallel_evaluation=True, parallelism=4)
     inferences = [passed_inference(case_id) for case_id in CASES]
     inferences[1] = passed_inference("case-2", status=FAILED, error_message="inference failed")
-    result = await service.evaluate(request(*inferences, metrics=METRICS))
+    result = await service.evaluate(evaluate_request(*inferences, metrics=METRICS))
     assert [(r.eval_id, r.final_eval_status, r.error_message) for r in result.eval_case_results] == [
         ("case-1", PASSED, ""),
         ("case-2", FAILED, "inference failed"),
@@ -137,7 +137,7 @@ async def test_parallel_errors_of_several_cases_are_joined_and_nothing_is_cancel
     evaluator = AsyncFakeEvaluator(delay=0.01)
     service = await service_for(evaluator, parallel_evaluation=True, parallelism=4, callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(evaluate_request(*CASES))
+        await service.evaluate(request_for(*CASES))
 
     message = str(caught.value)
     prefix = "evaluate case results (app=app, evalSetID=set): "
@@ -172,7 +172,7 @@ async def test_serial_mode_stops_at_the_first_error() -> None:
     evaluator = FakeEvaluator()
     service = await service_for(evaluator, callbacks=callbacks)
     with pytest.raises(CallbackError) as caught:
-        await service.evaluate(evaluate_request(*CASES))
+        await service.evaluate(request_for(*CASES))
     message = str(caught.value)
     assert started == ["case-1", "case-2"]
     assert len(evaluator.calls) == 1

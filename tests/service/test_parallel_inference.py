@@ -22,13 +22,14 @@ from agenteval.service import AfterInferenceCaseArgs, BeforeInferenceCaseArgs, C
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
     BOOM,
+    USER,
     RecordingRunner,
     case_error,
     echo,
+    inference_request,
     make_case,
     make_manager,
     make_service,
-    request,
     wait,
 )
 
@@ -73,7 +74,9 @@ async def test_parallelism_two_starts_both_cases_before_either_finishes() -> Non
     runner = RecordingRunner(probe)
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=2).inference(request())
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=2).inference(
+        inference_request()
+    )
 
     assert [(r.eval_case_id, r.status) for r in results] == [("a", EvalStatus.PASSED), ("b", EvalStatus.PASSED)]
     assert probe.max_running == 2
@@ -94,7 +97,9 @@ async def test_results_keep_eval_set_order_when_later_cases_finish_first() -> No
     runner = RecordingRunner(probe)
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"), make_case("c", "qc"))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=3).inference(request())
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=3).inference(
+        inference_request()
+    )
 
     assert probe.events.index("end qa") > probe.events.index("end qc")
     assert [r.eval_case_id for r in results] == ["a", "b", "c"]
@@ -112,7 +117,9 @@ async def test_parallelism_one_runs_one_case_at_a_time() -> None:
     runner = RecordingRunner(probe)
     manager = await make_manager(make_case("a", "qa1", "qa2"), make_case("b", "qb1", "qb2"), make_case("c", "qc"))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=1).inference(request())
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=1).inference(
+        inference_request()
+    )
 
     assert [r.eval_case_id for r in results] == ["a", "b", "c"]
     assert probe.max_running == 1
@@ -136,7 +143,9 @@ async def test_parallelism_bounds_the_number_of_cases_running_at_once() -> None:
     runner = RecordingRunner(probe)
     manager = await make_manager(*(make_case(f"case-{i}", f"q{i}") for i in range(6)))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=2).inference(request())
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=2).inference(
+        inference_request()
+    )
 
     assert len(results) == 6
     assert probe.max_running == 2
@@ -150,8 +159,8 @@ async def test_turns_of_one_case_stay_in_order_in_parallel_mode() -> None:
     sessions = iter(["sa", "sb"])
 
     await make_service(
-        runner, manager, parallel_inference=True, parallelism=2, session_id_supplier=lambda ctx: next(sessions)
-    ).inference(request())
+        manager, runner=runner, parallel_inference=True, parallelism=2, session_id_supplier=lambda ctx: next(sessions)
+    ).inference(inference_request())
 
     by_session: dict[str, list[str]] = {}
     for r in runner.requests:
@@ -166,7 +175,7 @@ async def test_serial_mode_is_the_default() -> None:
     runner = RecordingRunner(probe)
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"))
 
-    await make_service(runner, manager).inference(request())
+    await make_service(manager, runner=runner).inference(inference_request())
 
     assert probe.max_running == 1
     assert probe.events == ["start qa", "end qa", "start qb", "end qb"]
@@ -179,12 +188,12 @@ async def test_serial_mode_is_the_default() -> None:
 async def test_parallel_mode_can_be_enabled_per_call() -> None:
     probe = ConcurrencyProbe()
     runner = RecordingRunner(probe)
-    service = make_service(runner, await make_manager(make_case("a", "qa"), make_case("b", "qb")), parallelism=2)
+    service = make_service(await make_manager(make_case("a", "qa"), make_case("b", "qb")), runner=runner, parallelism=2)
 
-    await service.inference(request())
+    await service.inference(inference_request())
     assert probe.max_running == 1
 
-    await service.inference(request(), parallel_inference=True)
+    await service.inference(inference_request(), parallel_inference=True)
     assert probe.max_running == 2
 
 
@@ -193,13 +202,13 @@ async def test_parallel_mode_can_be_disabled_per_call() -> None:
     probe = ConcurrencyProbe()
     runner = RecordingRunner(probe)
     service = make_service(
-        runner,
         await make_manager(make_case("a", "qa"), make_case("b", "qb")),
+        runner=runner,
         parallel_inference=True,
         parallelism=2,
     )
 
-    await service.inference(request(), parallel_inference=False)
+    await service.inference(inference_request(), parallel_inference=False)
 
     assert probe.max_running == 1
 
@@ -209,16 +218,16 @@ async def test_parallelism_can_be_changed_per_call() -> None:
     probe = ConcurrencyProbe()
     runner = RecordingRunner(probe)
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"), make_case("c", "qc"))
-    service = make_service(runner, manager, parallel_inference=True, parallelism=1)
+    service = make_service(manager, runner=runner, parallel_inference=True, parallelism=1)
 
-    await service.inference(request())
+    await service.inference(inference_request())
     assert probe.max_running == 1
 
-    await service.inference(request(), parallelism=3)
+    await service.inference(inference_request(), parallelism=3)
     assert probe.max_running == 3
 
     probe.max_running = 0
-    await service.inference(request())
+    await service.inference(inference_request())
     assert probe.max_running == 1
 
 
@@ -226,12 +235,15 @@ async def test_parallelism_can_be_changed_per_call() -> None:
 async def test_the_service_stays_usable_after_close() -> None:
     runner = RecordingRunner()
     service = make_service(
-        runner, await make_manager(make_case("a", "qa"), make_case("b", "qb")), parallel_inference=True, parallelism=2
+        await make_manager(make_case("a", "qa"), make_case("b", "qb")),
+        runner=runner,
+        parallel_inference=True,
+        parallelism=2,
     )
-    await service.inference(request())
+    await service.inference(inference_request())
 
     await service.close()
-    results = await service.inference(request())
+    results = await service.inference(inference_request())
 
     assert [r.status for r in results] == [EvalStatus.PASSED, EvalStatus.PASSED]
 
@@ -253,10 +265,10 @@ async def test_a_per_call_parallelism_must_be_positive(parallelism: int) -> None
     runner = RecordingRunner()
     calls: list[str] = []
     callbacks = Callbacks().register_before_inference_set("spy", lambda ctx, args: calls.append("before-set"))
-    service = make_service(runner, await make_manager(make_case("a", "qa")), callbacks=callbacks)
+    service = make_service(await make_manager(make_case("a", "qa")), runner=runner, callbacks=callbacks)
 
     with pytest.raises(ConfigError) as raised:
-        await service.inference(request(), parallel_inference=True, parallelism=parallelism)
+        await service.inference(inference_request(), parallel_inference=True, parallelism=parallelism)
 
     assert str(raised.value) == "eval case parallelism must be greater than 0"
     assert calls == []
@@ -272,7 +284,9 @@ async def test_one_failing_case_does_not_affect_the_others() -> None:
     runner = RecordingRunner(probe, fail_on=["qb"])
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"), make_case("c", "qc"))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=3).inference(request())
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=3).inference(
+        inference_request()
+    )
 
     assert [(r.eval_case_id, r.status) for r in results] == [
         ("a", EvalStatus.PASSED),
@@ -290,11 +304,13 @@ async def test_missing_session_input_in_parallel_mode() -> None:
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa", session_input=None), make_case("b", "qb"))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=2).inference(request())
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=2).inference(
+        inference_request()
+    )
 
     assert [(r.eval_case_id, r.status, r.user_id) for r in results] == [
         ("a", EvalStatus.FAILED, ""),
-        ("b", EvalStatus.PASSED, "user"),
+        ("b", EvalStatus.PASSED, USER),
     ]
     assert results[0].error_message == case_error("session input is nil", eval_id="a")
     assert runner.messages == ["qb"]
@@ -315,15 +331,15 @@ async def test_every_case_shares_the_same_request_object_in_callbacks() -> None:
         Callbacks().register_before_inference_case("b", before_case).register_after_inference_case("a", after_case)
     )
     manager = await make_manager(make_case("a", "qa"), make_case("b", "qb"), make_case("c", "qc"))
-    inference_request = request()
+    request_object = inference_request()
 
     await make_service(
-        RecordingRunner(ConcurrencyProbe()), manager, parallel_inference=True, parallelism=3, callbacks=callbacks
-    ).inference(inference_request)
+        manager, runner=RecordingRunner(ConcurrencyProbe()), parallel_inference=True, parallelism=3, callbacks=callbacks
+    ).inference(request_object)
 
     assert len(before) == 3
     assert len(after) == 3
-    assert all(seen is inference_request for seen in before + after)
+    assert all(seen is request_object for seen in before + after)
 
 
 @pytest.mark.asyncio
@@ -338,8 +354,8 @@ async def test_the_session_id_supplier_is_called_once_per_case_in_parallel_mode(
     manager = await make_manager(make_case("a", "qa1", "qa2"), make_case("b", "qb1", "qb2"))
 
     results = await make_service(
-        runner, manager, parallel_inference=True, parallelism=2, session_id_supplier=supplier
-    ).inference(request())
+        manager, runner=runner, parallel_inference=True, parallelism=2, session_id_supplier=supplier
+    ).inference(inference_request())
 
     assert supplied == ["s1", "s2"]
     assert sorted(r.session_id for r in results) == ["s1", "s2"]
@@ -351,7 +367,9 @@ async def test_parallel_inference_with_no_matching_case_gives_an_empty_list() ->
     runner = RecordingRunner()
     manager = await make_manager(make_case("a", "qa"))
 
-    results = await make_service(runner, manager, parallel_inference=True, parallelism=2).inference(request("missing"))
+    results = await make_service(manager, runner=runner, parallel_inference=True, parallelism=2).inference(
+        inference_request("missing")
+    )
 
     assert results == []
     assert runner.requests == []

@@ -24,20 +24,20 @@ from agenteval.evalset.models import ConversationScenario, SessionInput
 from agenteval.runner import SimulatorDecision, TurnResult
 from agenteval.service import Callbacks
 from agenteval.status import EvalStatus
+from agenteval.testing import ScriptedUserSimulator
 from tests.service._fakes import (
     BOOM,
+    ENDLESS,
     SESSION,
+    ProbedSimulator,
     RecordingRunner,
-    ScriptedSimulator,
     case_error,
     infer_one,
+    inference_request,
     make_case,
     make_manager,
     make_service,
     reply_text,
-    request,
-    say,
-    stop,
     trace,
 )
 
@@ -59,7 +59,7 @@ async def test_a_scenario_without_a_user_simulator_fails() -> None:
 @pytest.mark.asyncio
 async def test_a_scenario_and_a_conversation_cannot_both_be_configured() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(say("hi"))
+    simulator = ScriptedUserSimulator(["hi"])
 
     result = await infer_one(runner, make_case("c", "q", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -73,7 +73,7 @@ async def test_a_scenario_and_a_conversation_cannot_both_be_configured() -> None
 async def test_the_simulator_drives_the_agent_until_it_stops() -> None:
     """Item 36: two user turns, then stop; the simulator sees no reply, then each reply in turn."""
     runner = RecordingRunner(traces={"first": trace("one"), "second": trace("two")})
-    simulator = ScriptedSimulator(say("first"), say("second"), stop())
+    simulator = ProbedSimulator(["first", "second", None])
     session_input = SessionInput(user_id="u", state={"tier": 1})
 
     result = await infer_one(
@@ -95,12 +95,12 @@ async def test_the_simulator_drives_the_agent_until_it_stops() -> None:
     assert result.execution_traces == [trace("one"), trace("two")]
     assert result.expected_inferences == []
     conversation = simulator.conversation
-    assert conversation.seen == [
+    assert conversation.received == [
         None,
         Message.assistant(reply_text("first")),
         Message.assistant(reply_text("second")),
     ]
-    assert conversation.closed == 1
+    assert conversation.closes == 1
     [start] = simulator.starts
     assert (start.eval_case_id, start.session_id, start.scenario) == ("c", SESSION, SCENARIO)
     assert start.session_input == session_input
@@ -109,40 +109,40 @@ async def test_the_simulator_drives_the_agent_until_it_stops() -> None:
 @pytest.mark.asyncio
 async def test_each_case_gets_its_own_simulated_conversation() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(say("hello"))
+    simulator = ProbedSimulator(["hello"])
     manager = await make_manager(
         make_case("a", conversation_scenario=SCENARIO), make_case("b", conversation_scenario=SCENARIO)
     )
     sessions = iter(["s-a", "s-b"])
 
     results = await make_service(
-        runner, manager, user_simulator=simulator, session_id_supplier=lambda ctx: next(sessions)
-    ).inference(request())
+        manager, runner=runner, user_simulator=simulator, session_id_supplier=lambda ctx: next(sessions)
+    ).inference(inference_request())
 
     assert [(r.eval_case_id, r.status) for r in results] == [("a", EvalStatus.PASSED), ("b", EvalStatus.PASSED)]
     assert [(s.eval_case_id, s.session_id) for s in simulator.starts] == [("a", "s-a"), ("b", "s-b")]
-    assert [c.closed for c in simulator.conversations] == [1, 1]
+    assert simulator.closes == [1, 1]
     assert runner.session_ids == ["s-a", "s-b"]
 
 
 @pytest.mark.asyncio
 async def test_a_simulator_that_stops_at_once_gives_no_turns() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(stop())
+    simulator = ProbedSimulator([None])
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
     assert result.status == EvalStatus.PASSED
     assert result.inferences == []
     assert runner.requests == []
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_an_empty_message_role_defaults_to_user() -> None:
     runner = RecordingRunner()
-    decision = say("hi", role=Role.UNSET)
-    simulator = ScriptedSimulator(decision)
+    decision = SimulatorDecision(message=Message(role=Role.UNSET, content="hi"))
+    simulator = ProbedSimulator(replace={0: decision})
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -153,20 +153,22 @@ async def test_an_empty_message_role_defaults_to_user() -> None:
 
 
 @pytest.mark.parametrize(
-    ("step", "message"),
+    ("turns", "replace", "message"),
     [
-        (say("hi", role=Role.ASSISTANT), 'simulate next turn: invalid message role "assistant"'),
-        (say("hi", role=Role.SYSTEM), 'simulate next turn: invalid message role "system"'),
-        (None, "simulate next turn: decision is nil"),
-        (SimulatorDecision(), "simulate next turn: message is nil"),
-        (RuntimeError("oops"), "simulate next turn: RuntimeError: oops"),
+        (["ok", Message.assistant("hi")], {}, 'simulate next turn: invalid message role "assistant"'),
+        (["ok", Message.system("hi")], {}, 'simulate next turn: invalid message role "system"'),
+        (["ok"], {1: None}, "simulate next turn: decision is nil"),
+        (["ok"], {1: SimulatorDecision()}, "simulate next turn: message is nil"),
+        (["ok", RuntimeError("oops")], {}, "simulate next turn: RuntimeError: oops"),
     ],
     ids=["assistant-role", "system-role", "no-decision", "no-message", "next-raises"],
 )
 @pytest.mark.asyncio
-async def test_bad_simulator_turns_fail_the_case(step: SimulatorDecision | Exception | None, message: str) -> None:
+async def test_bad_simulator_turns_fail_the_case(
+    turns: list[str | Message | Exception], replace: dict[int, SimulatorDecision | None], message: str
+) -> None:
     runner = RecordingRunner(traces={"ok": trace("ok")})
-    simulator = ScriptedSimulator(say("ok"), step)
+    simulator = ProbedSimulator(turns, replace=replace)
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -175,13 +177,13 @@ async def test_bad_simulator_turns_fail_the_case(step: SimulatorDecision | Excep
     assert runner.messages == ["ok"]
     assert result.inferences == []
     assert result.execution_traces == []  # the reference discards the partial result
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_a_target_turn_without_final_response_fails_the_case() -> None:
     runner = RecordingRunner(lambda request: TurnResult(invocation_id="x"))
-    simulator = ScriptedSimulator(say("hi"), say("again"))
+    simulator = ProbedSimulator(["hi", "again"])
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -189,13 +191,13 @@ async def test_a_target_turn_without_final_response_fails_the_case() -> None:
     assert result.error_message == case_error("target final response is nil")
     assert runner.messages == ["hi"]
     assert result.inferences == []
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_a_runner_error_discards_the_partial_conversation() -> None:
     runner = RecordingRunner(fail_on=["second"], traces={"first": trace("one")})
-    simulator = ScriptedSimulator(say("first"), say("second"), say("third"))
+    simulator = ProbedSimulator(["first", "second", "third"])
 
     result = await infer_one(
         runner,
@@ -209,13 +211,13 @@ async def test_a_runner_error_discards_the_partial_conversation() -> None:
     assert result.inferences == []
     assert result.execution_traces == []
     assert runner.messages == ["first", "second"]
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_a_start_error_fails_the_case() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(start_error=RuntimeError("nope"))
+    simulator = ProbedSimulator(start_error=RuntimeError("nope"))
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -227,7 +229,7 @@ async def test_a_start_error_fails_the_case() -> None:
 
 @pytest.mark.asyncio
 async def test_a_start_without_conversation_fails_the_case() -> None:
-    simulator = ScriptedSimulator(no_conversation=True)
+    simulator = ProbedSimulator(no_conversation=True)
 
     result = await infer_one(
         RecordingRunner(), make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator
@@ -240,7 +242,7 @@ async def test_a_start_without_conversation_fails_the_case() -> None:
 @pytest.mark.asyncio
 async def test_a_close_error_after_stop_fails_the_case() -> None:
     runner = RecordingRunner(traces={"hi": trace("hi")})
-    simulator = ScriptedSimulator(say("hi"), stop(), close_error=RuntimeError("close failed"))
+    simulator = ProbedSimulator(["hi", None], close_error=RuntimeError("close failed"))
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -248,12 +250,12 @@ async def test_a_close_error_after_stop_fails_the_case() -> None:
     assert result.error_message == case_error("close user simulator conversation: RuntimeError: close failed")
     assert result.inferences == []
     assert result.execution_traces == []
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_a_close_error_is_joined_to_the_turn_error() -> None:
-    simulator = ScriptedSimulator(None, close_error=RuntimeError("close failed"))
+    simulator = ProbedSimulator(replace={0: None}, close_error=RuntimeError("close failed"))
 
     result = await infer_one(
         RecordingRunner(), make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator
@@ -268,7 +270,7 @@ async def test_a_close_error_is_joined_to_the_turn_error() -> None:
 @pytest.mark.asyncio
 async def test_a_close_error_is_joined_to_a_runner_error() -> None:
     runner = RecordingRunner(fail_on=["hi"])
-    simulator = ScriptedSimulator(say("hi"), close_error=RuntimeError("close failed"))
+    simulator = ProbedSimulator(["hi"], close_error=RuntimeError("close failed"))
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -281,7 +283,7 @@ async def test_a_close_error_is_joined_to_a_runner_error() -> None:
 @pytest.mark.asyncio
 async def test_max_allowed_invocations_stops_the_loop() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(endless=True)
+    simulator = ProbedSimulator(ENDLESS)
     scenario = ConversationScenario(conversation_plan="chat", max_allowed_invocations=2)
 
     result = await infer_one(runner, make_case("c", conversation_scenario=scenario), user_simulator=simulator)
@@ -289,13 +291,13 @@ async def test_max_allowed_invocations_stops_the_loop() -> None:
     assert result.status == EvalStatus.PASSED
     assert runner.messages == ["msg 1", "msg 2"]
     assert len(result.inferences) == 2
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_max_allowed_invocations_zero_means_unlimited() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(say("a"), say("b"), say("c"), stop())
+    simulator = ScriptedUserSimulator(["a", "b", "c", None])
     scenario = ConversationScenario(conversation_plan="chat", stop_signal="bye", max_allowed_invocations=0)
 
     result = await infer_one(
@@ -308,7 +310,7 @@ async def test_max_allowed_invocations_zero_means_unlimited() -> None:
 
 @pytest.mark.asyncio
 async def test_a_simulator_stopping_right_at_the_guard_passes() -> None:
-    simulator = ScriptedSimulator(say("a"), say("b"), say("c"), stop())
+    simulator = ScriptedUserSimulator(["a", "b", "c", None])
 
     result = await infer_one(
         RecordingRunner(),
@@ -324,7 +326,7 @@ async def test_a_simulator_stopping_right_at_the_guard_passes() -> None:
 @pytest.mark.asyncio
 async def test_a_simulator_that_never_stops_fails_at_max_simulated_turns() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(endless=True)
+    simulator = ProbedSimulator(ENDLESS)
 
     result = await infer_one(
         runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator, max_simulated_turns=3
@@ -338,13 +340,13 @@ async def test_a_simulator_that_never_stops_fails_at_max_simulated_turns() -> No
     )
     assert runner.messages == ["msg 1", "msg 2", "msg 3"]
     assert result.inferences == []
-    assert simulator.conversation.closed == 1
+    assert simulator.conversation.closes == 1
 
 
 @pytest.mark.asyncio
 async def test_the_default_guard_is_a_hundred_turns() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(endless=True)
+    simulator = ScriptedUserSimulator(ENDLESS)
 
     result = await infer_one(runner, make_case("c", conversation_scenario=SCENARIO), user_simulator=simulator)
 
@@ -359,7 +361,7 @@ async def test_the_default_guard_is_a_hundred_turns() -> None:
 @pytest.mark.asyncio
 async def test_the_before_case_context_reaches_the_simulator_and_the_agent() -> None:
     runner = RecordingRunner()
-    simulator = ScriptedSimulator(say("hi"))
+    simulator = ProbedSimulator(["hi"])
     callbacks = Callbacks().register_before_inference_case("c", lambda ctx, args: ctx.with_values(case="c"))
 
     await infer_one(
@@ -379,7 +381,7 @@ async def test_context_messages_reach_the_agent_in_a_scenario() -> None:
     result = await infer_one(
         runner,
         make_case("c", conversation_scenario=SCENARIO, context_messages=context),
-        user_simulator=ScriptedSimulator(say("hi")),
+        user_simulator=ScriptedUserSimulator(["hi"]),
     )
 
     assert [r.context_messages for r in runner.requests] == [context]

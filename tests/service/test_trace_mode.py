@@ -23,15 +23,16 @@ from agenteval.status import EvalStatus
 from tests.service._fakes import (
     BOOM,
     SESSION,
+    USER,
     RecordingRunner,
     case_error,
     evaluate_with_probe,
     infer_one,
+    inference_request,
     make_case,
     make_manager,
     make_service,
     reply_text,
-    request,
     trace,
     turn,
     untimed,
@@ -49,7 +50,7 @@ async def test_trace_mode_never_calls_the_runner_and_uses_the_conversation() -> 
     assert result.status == EvalStatus.PASSED
     assert result.eval_mode == EvalMode.TRACE
     assert result.session_id == SESSION
-    assert result.user_id == "user"
+    assert result.user_id == USER
     assert untimed(result.inferences) == conversation
     assert result.inferences[0].final_response == Message.assistant("answer")
     assert result.execution_traces == [trace("recorded")]
@@ -123,7 +124,7 @@ async def test_trace_mode_errors(fields: dict[str, Any], message: str) -> None:
     assert result.status == EvalStatus.FAILED
     assert result.error_message == case_error(message)
     assert result.eval_mode == EvalMode.TRACE
-    assert result.user_id == "user"
+    assert result.user_id == USER
     assert result.inferences == []
     assert runner.requests == []
 
@@ -241,13 +242,14 @@ async def test_evaluate_trace_mode_with_only_a_conversation_expects_user_input_o
         )
     ]
     manager = await make_manager(make_case("c", conversation=conversation, eval_mode="trace"))
-    service = make_service(RecordingRunner(), manager)
-    results = await service.inference(request())
+    service = make_service(manager)
+    results = await service.inference(inference_request())
 
     run, probe = await evaluate_with_probe(service, results)
 
     assert [r.final_eval_status for r in run.eval_case_results] == [EvalStatus.PASSED]
-    [(actuals, expecteds)] = probe.calls
+    [call] = probe.calls
+    actuals, expecteds = call.actuals, call.expecteds
     assert [inv.final_response for inv in actuals] == [Message.assistant("answer")]
     assert [inv.execution_trace for inv in actuals] == [trace("recorded")]
     assert [(inv.invocation_id, inv.user_content) for inv in expecteds] == [("t1", Message.user("q"))]
@@ -265,13 +267,14 @@ async def test_evaluate_trace_mode_with_both_conversations() -> None:
         actual_conversation=[turn("q", "a1", final="actual", execution_trace=trace("actual"))],
         eval_mode="trace",
     )
-    service = make_service(RecordingRunner(), await make_manager(case))
-    results = await service.inference(request())
+    service = make_service(await make_manager(case))
+    results = await service.inference(inference_request())
 
     run, probe = await evaluate_with_probe(service, results)
 
     assert [r.final_eval_status for r in run.eval_case_results] == [EvalStatus.PASSED]
-    [(actuals, expecteds)] = probe.calls
+    [call] = probe.calls
+    actuals, expecteds = call.actuals, call.expecteds
     assert [inv.final_response for inv in actuals] == [Message.assistant("actual")]
     assert [inv.execution_trace for inv in actuals] == [trace("actual")]
     assert [inv.final_response for inv in expecteds] == [Message.assistant("expected")]

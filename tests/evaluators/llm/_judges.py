@@ -1,56 +1,45 @@
-"""Scripted judges and builders for the LLM-judge evaluator tests."""
+"""A gated judge and builders for the LLM-judge evaluator tests (scripted judges: ``agenteval.testing``)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, RubricContent, Tool
 from agenteval.evaluators.base import EvaluateResult
 from agenteval.evaluators.llm.base import LLMJudgeEvaluator
-from agenteval.llm.base import ChatRequest, ChatResponse
+from agenteval.llm.base import ChatModel, ChatRequest, ChatResponse
 from agenteval.llm.judge import JudgeOverride, use_judge
 from agenteval.metric.criterion import Criterion, GenerationConfig, JudgeModelOptions, LLMCriterion, Rubric
 from agenteval.metric.models import EvalMetric
-from tests.service._evalfakes import make_case, make_manager, make_service, passed_inference, request
-
-Reply = str | BaseException
-
-
-class ScriptedJudge:
-    """A chat model answering with queued replies (an exception reply is raised) and recording requests."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies: list[Reply] = list(replies)
-        self.requests: list[ChatRequest] = []
-
-    async def generate(self, request: ChatRequest) -> ChatResponse:
-        self.requests.append(request)
-        if not self.replies:
-            raise AssertionError("the scripted judge ran out of replies")
-        reply = self.replies.pop(0)
-        if isinstance(reply, BaseException):
-            raise reply
-        return ChatResponse(content=reply)
-
-    def prompts(self) -> list[str]:
-        """The text of the single user message of every request, in call order."""
-        return [request.messages[-1].content for request in self.requests]
+from agenteval.testing import ScriptedChatModel
+from tests.service._fakes import (
+    evaluate_request,
+    make_case,
+    make_manager,
+    make_service,
+    passed_inference,
+)
 
 
-class GateJudge(ScriptedJudge):
-    """A judge whose calls wait until ``gate`` of them are in flight at once: it only finishes when they overlap.
+def prompts(judge: ScriptedChatModel) -> list[str]:
+    """The text of the last message of every request ``judge`` received, in call order."""
+    return [request.messages[-1].content for request in judge.requests]
 
-    The first ``skip`` calls are not gated (e.g. hallucination's segmentation call).
+
+class GateJudge:
+    """Wraps a chat model so that its calls wait until ``gate`` of them are in flight at once.
+
+    The wrapped calls only finish when they overlap. The first ``skip`` calls are not gated (e.g.
+    hallucination's segmentation call).
     """
 
-    def __init__(self, gate: int, *replies: Reply, skip: int = 0) -> None:
-        super().__init__(*replies)
+    def __init__(self, gate: int, model: ChatModel, *, skip: int = 0) -> None:
         self.gate = gate
+        self.model = model
         self.skip = skip
         self.calls = 0
         self.in_flight = 0
@@ -68,7 +57,7 @@ class GateJudge(ScriptedJudge):
                     self.released.set()
                 await asyncio.wait_for(self.released.wait(), timeout=2)
             await asyncio.sleep(0)
-            return await super().generate(request)
+            return await self.model.generate(request)
         finally:
             self.in_flight -= 1
 
@@ -133,7 +122,7 @@ def turn(
 
 async def run(
     evaluator: LLMJudgeEvaluator,
-    judge: Any,
+    judge: ChatModel,
     actuals: Sequence[Invocation],
     expecteds: Sequence[Invocation] | None = None,
     eval_metric: EvalMetric | None = None,
@@ -151,7 +140,7 @@ DEFAULT_GENERATION = GenerationConfig(max_tokens=2000, temperature=0.8, stream=F
 
 async def run_service(
     evaluator: LLMJudgeEvaluator,
-    judge: Any,
+    judge: ChatModel,
     eval_metric: EvalMetric,
     actuals: Sequence[Invocation],
     *,
@@ -161,6 +150,6 @@ async def run_service(
     manager = await make_manager(make_case("case", *prompts))
     service = make_service(manager, {evaluator.name: evaluator})
     with use_judge(JudgeOverride(judge)):
-        result = await service.evaluate(request(passed_inference("case", *actuals), metrics=[eval_metric]))
+        result = await service.evaluate(evaluate_request(passed_inference("case", *actuals), metrics=[eval_metric]))
     assert len(result.eval_case_results) == 1
     return result.eval_case_results[0]

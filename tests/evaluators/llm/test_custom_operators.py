@@ -12,7 +12,8 @@ from agenteval.evaluators.llm.final_response_judge import FinalResponseJudgeEval
 from agenteval.evaluators.llm.rubric_evaluators import RubricResponseEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
-from tests.evaluators.llm._judges import ScriptedJudge, metric, rubric, rubric_reply, run, turn, verdict_reply
+from agenteval.testing import ScriptedChatModel
+from tests.evaluators.llm._judges import metric, rubric, rubric_reply, run, turn, verdict_reply
 
 
 def any_sample_passes(samples: Sequence[PerInvocationResult], eval_metric: EvalMetric) -> PerInvocationResult:
@@ -34,11 +35,11 @@ async def test_a_custom_samples_aggregator_replaces_the_majority_vote() -> None:
     name = "llm_final_response"
 
     default = await run(
-        FinalResponseJudgeEvaluator(), ScriptedJudge(*replies), [turn("q", "a")], None, metric(name), samples=3
+        FinalResponseJudgeEvaluator(), ScriptedChatModel(replies), [turn("q", "a")], None, metric(name), samples=3
     )
     custom = await run(
         FinalResponseJudgeEvaluator(samples_aggregator=any_sample_passes),
-        ScriptedJudge(*replies),
+        ScriptedChatModel(replies),
         [turn("q", "a")],
         None,
         metric(name),
@@ -56,9 +57,9 @@ async def test_a_custom_invocations_aggregator_replaces_the_average() -> None:
     turns = [turn("q1", "a1"), turn("q2", "a2")]
     eval_metric = metric(name, rubrics=[rubric("1")])
 
-    default = await run(RubricResponseEvaluator(), ScriptedJudge(*replies), turns, None, eval_metric)
+    default = await run(RubricResponseEvaluator(), ScriptedChatModel(replies), turns, None, eval_metric)
     custom = await run(
-        RubricResponseEvaluator(invocations_aggregator=worst_turn), ScriptedJudge(*replies), turns, None, eval_metric
+        RubricResponseEvaluator(invocations_aggregator=worst_turn), ScriptedChatModel(replies), turns, None, eval_metric
     )
 
     assert (default.overall_score, default.overall_status) == (0.5, EvalStatus.PASSED)

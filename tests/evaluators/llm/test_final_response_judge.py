@@ -18,11 +18,12 @@ from agenteval.llm.judge import active_judge, register_provider
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
+from agenteval.testing import ScriptedChatModel
 from tests.evaluators.llm._judges import (
     DEFAULT_GENERATION,
     GateJudge,
-    ScriptedJudge,
     metric,
+    prompts,
     run,
     run_service,
     turn,
@@ -68,7 +69,7 @@ def test_parse_verdict_without_block_fails(content: str) -> None:
 @pytest.mark.parametrize(("label", "expected"), [("valid", 1.0), ("Valid", 1.0), ("invalid", 0.0), ("maybe", 0.0)])
 async def test_label_scores(label: str, expected: float) -> None:
     result = await run(
-        evaluator(), ScriptedJudge(verdict_reply(label, "why")), [turn("q", "a")], eval_metric=metric(NAME)
+        evaluator(), ScriptedChatModel([verdict_reply(label, "why")]), [turn("q", "a")], eval_metric=metric(NAME)
     )
     (only,) = result.per_invocation_results
     assert only.score == expected
@@ -84,7 +85,9 @@ async def test_label_scores(label: str, expected: float) -> None:
 @pytest.mark.asyncio
 async def test_missing_block_fails_with_the_expected_lines_named() -> None:
     with pytest.raises(AgentEvalError) as info:
-        await run(evaluator(), ScriptedJudge("The answer looks right."), [turn("q", "a")], eval_metric=metric(NAME))
+        await run(
+            evaluator(), ScriptedChatModel(["The answer looks right."]), [turn("q", "a")], eval_metric=metric(NAME)
+        )
     message = str(info.value)
     assert message.startswith("score based on response: ")
     assert "reasoning: <text>" in message and "is_the_agent_response_valid: valid|invalid" in message
@@ -95,7 +98,7 @@ async def test_missing_block_fails_with_the_expected_lines_named() -> None:
 
 @pytest.mark.asyncio
 async def test_prompt_holds_the_current_turn_only() -> None:
-    judge = ScriptedJudge(verdict_reply("valid"), verdict_reply("valid"))
+    judge = ScriptedChatModel([verdict_reply("valid"), verdict_reply("valid")])
     actuals = [turn("first question", "first answer"), turn("second question", "second answer")]
     expecteds = [turn("first question", "first reference"), turn("second question", "second reference")]
     await run(evaluator(), judge, actuals, expecteds, metric(NAME))
@@ -114,21 +117,21 @@ async def test_prompt_holds_the_current_turn_only() -> None:
 
 @pytest.mark.asyncio
 async def test_missing_expected_final_response_is_judged_against_empty_text() -> None:
-    judge = ScriptedJudge(verdict_reply("invalid"))
+    judge = ScriptedChatModel([verdict_reply("invalid")])
     await run(evaluator(), judge, [turn("q", "a")], [turn("q", None)], metric(NAME))
-    assert "Reference response: \n" in judge.prompts()[0]
+    assert "Reference response: \n" in prompts(judge)[0]
 
 
 @pytest.mark.asyncio
 async def test_requests_carry_the_default_generation_config() -> None:
-    judge = ScriptedJudge(verdict_reply("valid"))
+    judge = ScriptedChatModel([verdict_reply("valid")])
     await run(evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME))
     assert judge.requests[0].generation == DEFAULT_GENERATION
 
 
 @pytest.mark.asyncio
 async def test_requests_carry_the_metrics_generation_config_with_streaming_off() -> None:
-    judge = ScriptedJudge(verdict_reply("valid"))
+    judge = ScriptedChatModel([verdict_reply("valid")])
     options = JudgeModelOptions(
         provider_name="openai",
         model_name="judge",
@@ -142,7 +145,9 @@ async def test_requests_carry_the_metrics_generation_config_with_streaming_off()
 async def test_judge_model_num_samples_sets_the_samples_per_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(judge_module, "_providers", {})
     monkeypatch.setattr(judge_module, "_models", {})
-    judge = ScriptedJudge(verdict_reply("invalid", "r0"), verdict_reply("valid", "r1"), verdict_reply("valid", "r2"))
+    judge = ScriptedChatModel(
+        [verdict_reply("invalid", "r0"), verdict_reply("valid", "r1"), verdict_reply("valid", "r2")]
+    )
     register_provider("scripted", lambda options: judge)
     options = JudgeModelOptions(provider_name="scripted", model_name="judge", num_samples=3)
 
@@ -164,19 +169,19 @@ async def test_metric_without_judge_model_or_override_is_a_config_error() -> Non
 @pytest.mark.asyncio
 async def test_a_failing_judge_call_is_reported() -> None:
     with pytest.raises(AgentEvalError, match="judge response: RuntimeError: boom"):
-        await run(evaluator(), ScriptedJudge(RuntimeError("boom")), [turn("q", "a")], eval_metric=metric(NAME))
+        await run(evaluator(), ScriptedChatModel([RuntimeError("boom")]), [turn("q", "a")], eval_metric=metric(NAME))
 
 
 @pytest.mark.asyncio
 async def test_a_failing_judge_call_names_the_turn_in_a_multi_turn_case() -> None:
-    judge = ScriptedJudge(verdict_reply("valid"), RuntimeError("boom"))
+    judge = ScriptedChatModel([verdict_reply("valid"), RuntimeError("boom")])
     with pytest.raises(AgentEvalError, match="^turn 2: judge response: RuntimeError: boom$"):
         await run(evaluator(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
 
 
 @pytest.mark.asyncio
 async def test_an_unscorable_judge_answer_names_the_turn_in_a_multi_turn_case() -> None:
-    judge = ScriptedJudge("no verdict", verdict_reply("valid"))
+    judge = ScriptedChatModel(["no verdict", verdict_reply("valid")])
     with pytest.raises(AgentEvalError, match="^turn 1: score based on response: ") as info:
         await run(evaluator(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
     assert isinstance(info.value.__cause__, AgentEvalError)
@@ -192,14 +197,16 @@ async def test_a_config_error_in_a_later_turn_keeps_its_type() -> None:
                 raise ConfigError("bad template")
             return await super().construct_messages(actuals, expecteds, metric)
 
-    judge = ScriptedJudge(verdict_reply("valid"))
+    judge = ScriptedChatModel([verdict_reply("valid")])
     with pytest.raises(ConfigError, match="^turn 2: construct messages: bad template$"):
         await run(Failing(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
 
 
 @pytest.mark.asyncio
 async def test_a_failing_sample_under_sample_parallelism_is_reported_as_without_it() -> None:
-    judge = ScriptedJudge(RuntimeError("HTTP 429 Too Many Requests"), verdict_reply("valid"), verdict_reply("valid"))
+    judge = ScriptedChatModel(
+        [RuntimeError("HTTP 429 Too Many Requests"), verdict_reply("valid"), verdict_reply("valid")]
+    )
     with pytest.raises(AgentEvalError, match="^judge response: RuntimeError: HTTP 429 Too Many Requests$") as info:
         await run(
             evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME, parallel=True, parallelism=3), samples=3
@@ -212,18 +219,20 @@ async def test_a_failing_sample_under_sample_parallelism_is_reported_as_without_
 
 @pytest.mark.asyncio
 async def test_majority_of_three_samples_passes_with_the_first_passing_reason() -> None:
-    judge = ScriptedJudge(verdict_reply("invalid", "r0"), verdict_reply("valid", "r1"), verdict_reply("valid", "r2"))
+    judge = ScriptedChatModel(
+        [verdict_reply("invalid", "r0"), verdict_reply("valid", "r1"), verdict_reply("valid", "r2")]
+    )
     result = await run(evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME), samples=3)
     (only,) = result.per_invocation_results
     assert (only.score, only.status) == (1.0, EvalStatus.PASSED)
     assert only.details is not None and only.details.reason == "r1"
     assert len(judge.requests) == 3
-    assert judge.prompts()[0] == judge.prompts()[2]
+    assert prompts(judge)[0] == prompts(judge)[2]
 
 
 @pytest.mark.asyncio
 async def test_a_tie_between_two_samples_fails() -> None:
-    judge = ScriptedJudge(verdict_reply("valid", "yes"), verdict_reply("invalid", "no"))
+    judge = ScriptedChatModel([verdict_reply("valid", "yes"), verdict_reply("invalid", "no")])
     result = await run(evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME), samples=2)
     (only,) = result.per_invocation_results
     assert (only.score, only.status) == (0.0, EvalStatus.FAILED)
@@ -241,7 +250,7 @@ def test_not_evaluated_samples_are_ignored_by_the_vote() -> None:
 
 @pytest.mark.asyncio
 async def test_turn_scores_are_averaged() -> None:
-    judge = ScriptedJudge(verdict_reply("valid", "good"), verdict_reply("invalid", "bad"))
+    judge = ScriptedChatModel([verdict_reply("valid", "good"), verdict_reply("invalid", "bad")])
     actuals = [turn("q1", "a1"), turn("q2", "a2")]
     expecteds = [turn("q1", "e1"), turn("q2", "e2")]
     result = await run(evaluator(), judge, actuals, expecteds, metric(NAME, threshold=0.5))
@@ -269,7 +278,7 @@ def test_turns_that_were_not_evaluated_are_left_out_of_the_average() -> None:
 
 @pytest.mark.asyncio
 async def test_samples_run_concurrently_when_sample_parallelism_is_enabled() -> None:
-    judge = GateJudge(3, *[verdict_reply("valid")] * 3)
+    judge = GateJudge(3, ScriptedChatModel([verdict_reply("valid")] * 3))
     result = await run(
         evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME, parallel=True, parallelism=3), samples=3
     )
@@ -279,14 +288,14 @@ async def test_samples_run_concurrently_when_sample_parallelism_is_enabled() -> 
 
 @pytest.mark.asyncio
 async def test_sample_parallelism_caps_the_samples_in_flight() -> None:
-    judge = GateJudge(2, *[verdict_reply("valid")] * 4)
+    judge = GateJudge(2, ScriptedChatModel([verdict_reply("valid")] * 4))
     await run(evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME, parallel=True, parallelism=2), samples=4)
     assert judge.max_in_flight == 2
 
 
 @pytest.mark.asyncio
 async def test_samples_run_one_at_a_time_by_default() -> None:
-    judge = GateJudge(1, *[verdict_reply("valid")] * 3)
+    judge = GateJudge(1, ScriptedChatModel([verdict_reply("valid")] * 3))
     await run(evaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME), samples=3)
     assert judge.max_in_flight == 1
 
@@ -297,7 +306,7 @@ async def test_samples_run_one_at_a_time_by_default() -> None:
 @pytest.mark.asyncio
 async def test_local_service_records_per_turn_results() -> None:
     case = await run_service(
-        evaluator(), ScriptedJudge(verdict_reply("valid", "matches")), metric(NAME), [turn("prompt", "answer")]
+        evaluator(), ScriptedChatModel([verdict_reply("valid", "matches")]), metric(NAME), [turn("prompt", "answer")]
     )
     assert case.final_eval_status == EvalStatus.PASSED
     (per_turn,) = case.eval_metric_result_per_invocation
@@ -308,7 +317,7 @@ async def test_local_service_records_per_turn_results() -> None:
 
 @pytest.mark.asyncio
 async def test_local_service_fails_the_case_on_a_malformed_judge_answer() -> None:
-    case = await run_service(evaluator(), ScriptedJudge("no verdict"), metric(NAME), [turn("prompt", "answer")])
+    case = await run_service(evaluator(), ScriptedChatModel(["no verdict"]), metric(NAME), [turn("prompt", "answer")])
     assert case.final_eval_status == EvalStatus.FAILED
     assert f"metric {NAME}" in case.error_message
     assert "is_the_agent_response_valid" in case.error_message
@@ -332,7 +341,7 @@ def test_check_metric_rejects_judge_settings_that_fail_every_case(judge_metric: 
 
 def test_check_metric_with_a_judge_override_needs_no_judge_model() -> None:
     judge_metric = metric(NAME, parallel=True, parallelism=-1)
-    with judge_module.use_judge(judge_module.JudgeOverride(ScriptedJudge())):
+    with judge_module.use_judge(judge_module.JudgeOverride(ScriptedChatModel([]))):
         with pytest.raises(ConfigError, match="^sample parallelism must be non-negative$"):
             evaluator().check_metric(judge_metric)
         evaluator().check_metric(metric(NAME))

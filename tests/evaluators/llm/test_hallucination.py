@@ -14,7 +14,8 @@ from agenteval.evaluators.llm.hallucination import (
     score_sentence_blocks,
 )
 from agenteval.status import EvalStatus
-from tests.evaluators.llm._judges import DEFAULT_GENERATION, GateJudge, ScriptedJudge, metric, run, run_service, turn
+from agenteval.testing import ScriptedChatModel
+from tests.evaluators.llm._judges import DEFAULT_GENERATION, GateJudge, metric, prompts, run, run_service, turn
 
 NAME = "llm_hallucinations"
 
@@ -124,7 +125,7 @@ def test_unknown_label_and_missing_blocks_fail() -> None:
 
 @pytest.mark.asyncio
 async def test_segmentation_then_validation() -> None:
-    judge = ScriptedJudge(SEGMENTED, ALL_SUPPORTED)
+    judge = ScriptedChatModel([SEGMENTED, ALL_SUPPORTED])
     actual = turn(
         "What is the weather in Paris?",
         "Paris is cloudy and 18C.",
@@ -165,7 +166,7 @@ async def test_segmentation_then_validation() -> None:
 
 @pytest.mark.asyncio
 async def test_grounding_context_accumulates_over_turns() -> None:
-    judge = ScriptedJudge(SEGMENTED, ALL_SUPPORTED, SEGMENTED, ALL_SUPPORTED)
+    judge = ScriptedChatModel([SEGMENTED, ALL_SUPPORTED, SEGMENTED, ALL_SUPPORTED])
     first = turn(
         "Look up AuroraPad X2.",
         "Found it.",
@@ -175,39 +176,41 @@ async def test_grounding_context_accumulates_over_turns() -> None:
     second = turn("Summarize the result.", "AuroraPad X2 was released in 2024.")
     await run(HallucinationEvaluator(), judge, [first, second], eval_metric=metric(NAME))
 
-    first_validation, second_validation = judge.prompts()[1], judge.prompts()[3]
+    first_validation, second_validation = prompts(judge)[1], prompts(judge)[3]
     assert "Summarize the result." not in first_validation
     assert "Look up AuroraPad X2." in second_validation and '"releaseYear": 2024' in second_validation
     assert second_validation.index("Look up AuroraPad X2.") < second_validation.index("Summarize the result.")
     assert "I found the release year." not in second_validation
     # The segmenter only sees the current final answer.
-    assert "Found it." not in judge.prompts()[2] and "released in 2024." in judge.prompts()[2]
+    assert "Found it." not in prompts(judge)[2] and "released in 2024." in prompts(judge)[2]
 
 
 @pytest.mark.asyncio
 async def test_nothing_captured_uses_the_default_context() -> None:
-    judge = ScriptedJudge("<sentence>Hi.</sentence>", blocks(block("1", "not_applicable", "yes")))
+    judge = ScriptedChatModel(["<sentence>Hi.</sentence>", blocks(block("1", "not_applicable", "yes"))])
     await run(
         HallucinationEvaluator(), judge, [Invocation(final_response=Message.assistant("Hi."))], eval_metric=metric(NAME)
     )
-    assert "<context>\nNo validation context was captured.\n</context>" in judge.prompts()[1]
+    assert "<context>\nNo validation context was captured.\n</context>" in prompts(judge)[1]
 
 
 @pytest.mark.asyncio
 async def test_an_empty_final_answer_is_segmented_as_the_empty_marker() -> None:
-    judge = ScriptedJudge(
-        "<sentence>[EMPTY_RESPONSE]</sentence>",
-        blocks(block("1", "unsupported", "no", "No final answer was produced.")),
+    judge = ScriptedChatModel(
+        [
+            "<sentence>[EMPTY_RESPONSE]</sentence>",
+            blocks(block("1", "unsupported", "no", "No final answer was produced.")),
+        ]
     )
     result = await run(HallucinationEvaluator(), judge, [turn("q", None)], eval_metric=metric(NAME, threshold=1.0))
-    assert "<final_answer>\n\n</final_answer>" in judge.prompts()[0]
-    assert '<sentence id="1">\n[EMPTY_RESPONSE]\n</sentence>' in judge.prompts()[1]
+    assert "<final_answer>\n\n</final_answer>" in prompts(judge)[0]
+    assert '<sentence id="1">\n[EMPTY_RESPONSE]\n</sentence>' in prompts(judge)[1]
     assert (result.overall_score, result.overall_status) == (0.0, EvalStatus.FAILED)
 
 
 @pytest.mark.asyncio
 async def test_segmentation_without_sentences_fails_before_validation() -> None:
-    judge = ScriptedJudge("Paris is cloudy.")
+    judge = ScriptedChatModel(["Paris is cloudy."])
     with pytest.raises(AgentEvalError, match="construct messages: build segmented sentences: no segmented sentences"):
         await run(HallucinationEvaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME))
     assert len(judge.requests) == 1
@@ -217,13 +220,16 @@ async def test_segmentation_without_sentences_fails_before_validation() -> None:
 async def test_a_failing_segmentation_call_is_reported() -> None:
     with pytest.raises(AgentEvalError, match="build segmented sentences: judge response: RuntimeError: down"):
         await run(
-            HallucinationEvaluator(), ScriptedJudge(RuntimeError("down")), [turn("q", "a")], eval_metric=metric(NAME)
+            HallucinationEvaluator(),
+            ScriptedChatModel([RuntimeError("down")]),
+            [turn("q", "a")],
+            eval_metric=metric(NAME),
         )
 
 
 @pytest.mark.asyncio
 async def test_malformed_validation_answer_fails() -> None:
-    judge = ScriptedJudge(SEGMENTED, blocks(block("1", "probably", "yes")))
+    judge = ScriptedChatModel([SEGMENTED, blocks(block("1", "probably", "yes"))])
     with pytest.raises(AgentEvalError, match="score based on response: score sentence 1: unexpected label"):
         await run(HallucinationEvaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME))
 
@@ -233,19 +239,21 @@ async def test_malformed_validation_answer_fails() -> None:
 
 @pytest.mark.asyncio
 async def test_segmentation_runs_once_per_turn_and_samples_are_voted() -> None:
-    judge = ScriptedJudge(
-        SEGMENTED,
-        blocks(block("1", "unsupported", "no", "f1"), block("2", "supported", "yes", "f2")),
-        blocks(block("1", "supported", "yes", "p1"), block("2", "supported", "yes", "p2")),
-        blocks(block("1", "supported", "yes", "q1"), block("2", "supported", "yes", "q2")),
+    judge = ScriptedChatModel(
+        [
+            SEGMENTED,
+            blocks(block("1", "unsupported", "no", "f1"), block("2", "supported", "yes", "f2")),
+            blocks(block("1", "supported", "yes", "p1"), block("2", "supported", "yes", "p2")),
+            blocks(block("1", "supported", "yes", "q1"), block("2", "supported", "yes", "q2")),
+        ]
     )
     result = await run(
         HallucinationEvaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME, threshold=0.8), samples=3
     )
-    prompts = judge.prompts()
-    assert len(prompts) == 4
-    assert "Split the final answer" in prompts[0]
-    assert prompts[1] == prompts[2] == prompts[3]
+    sent = prompts(judge)
+    assert len(sent) == 4
+    assert "Split the final answer" in sent[0]
+    assert sent[1] == sent[2] == sent[3]
     (only,) = result.per_invocation_results
     assert only.score == 1.0
     assert only.details is not None and only.details.reason == "[supported] p1\n[supported] p2"
@@ -253,8 +261,8 @@ async def test_segmentation_runs_once_per_turn_and_samples_are_voted() -> None:
 
 @pytest.mark.asyncio
 async def test_a_tie_between_samples_fails() -> None:
-    judge = ScriptedJudge(
-        SEGMENTED, ALL_SUPPORTED, blocks(block("1", "unsupported", "no", "x"), block("2", "disputed", "no", "y"))
+    judge = ScriptedChatModel(
+        [SEGMENTED, ALL_SUPPORTED, blocks(block("1", "unsupported", "no", "x"), block("2", "disputed", "no", "y"))]
     )
     result = await run(
         HallucinationEvaluator(), judge, [turn("q", "a")], eval_metric=metric(NAME, threshold=0.5), samples=2
@@ -265,8 +273,13 @@ async def test_a_tie_between_samples_fails() -> None:
 
 @pytest.mark.asyncio
 async def test_turns_are_averaged() -> None:
-    judge = ScriptedJudge(
-        SEGMENTED, ALL_SUPPORTED, SEGMENTED, blocks(block("1", "contradictory", "no"), block("2", "unsupported", "no"))
+    judge = ScriptedChatModel(
+        [
+            SEGMENTED,
+            ALL_SUPPORTED,
+            SEGMENTED,
+            blocks(block("1", "contradictory", "no"), block("2", "unsupported", "no")),
+        ]
     )
     result = await run(HallucinationEvaluator(), judge, [turn("q1", "a1"), turn("q2", "a2")], eval_metric=metric(NAME))
     assert [r.score for r in result.per_invocation_results] == [1.0, 0.0]
@@ -275,7 +288,7 @@ async def test_turns_are_averaged() -> None:
 
 @pytest.mark.asyncio
 async def test_validation_samples_run_concurrently_when_enabled() -> None:
-    judge = GateJudge(3, SEGMENTED, *[ALL_SUPPORTED] * 3, skip=1)
+    judge = GateJudge(3, ScriptedChatModel([SEGMENTED, *[ALL_SUPPORTED] * 3]), skip=1)
     eval_metric = metric(NAME, parallel=True, parallelism=3)
     result = await run(HallucinationEvaluator(), judge, [turn("q", "a")], eval_metric=eval_metric, samples=3)
     assert judge.max_in_flight == 3
@@ -287,8 +300,8 @@ async def test_validation_samples_run_concurrently_when_enabled() -> None:
 
 @pytest.mark.asyncio
 async def test_local_service_records_one_rubric_score_per_sentence() -> None:
-    judge = ScriptedJudge(
-        SEGMENTED, blocks(block("1", "supported", "yes", "ok"), block("2", "unsupported", "no", "no"))
+    judge = ScriptedChatModel(
+        [SEGMENTED, blocks(block("1", "supported", "yes", "ok"), block("2", "unsupported", "no", "no"))]
     )
     case = await run_service(HallucinationEvaluator(), judge, metric(NAME, threshold=0.5), [turn("prompt", "answer")])
     assert case.error_message == ""
@@ -305,7 +318,7 @@ async def test_local_service_records_one_rubric_score_per_sentence() -> None:
 @pytest.mark.asyncio
 async def test_local_service_fails_the_case_on_a_malformed_answer() -> None:
     case = await run_service(
-        HallucinationEvaluator(), ScriptedJudge(SEGMENTED, "All good."), metric(NAME), [turn("prompt", "answer")]
+        HallucinationEvaluator(), ScriptedChatModel([SEGMENTED, "All good."]), metric(NAME), [turn("prompt", "answer")]
     )
     assert case.final_eval_status == EvalStatus.FAILED
     assert f"metric {NAME}" in case.error_message

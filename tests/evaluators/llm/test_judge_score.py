@@ -20,16 +20,8 @@ from agenteval.evaluators.llm.rubric_evaluators import (
 )
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
 from agenteval.metric.models import EvalMetric
-from tests.evaluators.llm._judges import (
-    ScriptedJudge,
-    metric,
-    rubric,
-    rubric_reply,
-    run,
-    run_service,
-    turn,
-    verdict_reply,
-)
+from agenteval.testing import ScriptedChatModel
+from tests.evaluators.llm._judges import metric, rubric, rubric_reply, run, run_service, turn, verdict_reply
 
 RUBRICS = [rubric("1"), rubric("2")]
 HALF = rubric_reply(("1", 1.0, "ok"), ("2", 0.0, "no"))
@@ -80,7 +72,7 @@ async def test_each_judge_records_its_score_as_the_judge_score(
     evaluator: LLMJudgeEvaluator, eval_metric: EvalMetric, replies: list[str], score: float
 ) -> None:
     result = await run(
-        evaluator, ScriptedJudge(*replies), [turn("q", "Paris is cloudy. It is 18C.")], None, eval_metric
+        evaluator, ScriptedChatModel(replies), [turn("q", "Paris is cloudy. It is 18C.")], None, eval_metric
     )
 
     (only,) = result.per_invocation_results
@@ -99,8 +91,8 @@ def _mean_of_samples(samples: Sequence[PerInvocationResult], eval_metric: EvalMe
 
 @pytest.mark.asyncio
 async def test_the_judge_score_is_the_turn_score_a_custom_samples_aggregator_chose() -> None:
-    judge = ScriptedJudge(
-        verdict_reply("valid"), verdict_reply("invalid"), verdict_reply("valid"), verdict_reply("valid")
+    judge = ScriptedChatModel(
+        [verdict_reply("valid"), verdict_reply("invalid"), verdict_reply("valid"), verdict_reply("valid")]
     )
 
     result = await run(
@@ -122,7 +114,7 @@ async def test_the_judge_score_is_the_turn_score_a_custom_samples_aggregator_cho
 async def test_the_judge_score_is_written_in_the_turns_result_details() -> None:
     case = await run_service(
         RubricResponseEvaluator(),
-        ScriptedJudge(HALF),
+        ScriptedChatModel([HALF]),
         metric("llm_rubric_response", rubrics=RUBRICS),
         [turn("prompt", "answer")],
     )

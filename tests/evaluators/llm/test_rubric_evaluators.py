@@ -21,11 +21,12 @@ from agenteval.evaluators.llm.rubrics import rubric_scores_schema
 from agenteval.metric.criterion import Rubric
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
+from agenteval.testing import ScriptedChatModel
 from tests.evaluators.llm._judges import (
     DEFAULT_GENERATION,
     GateJudge,
-    ScriptedJudge,
     metric,
+    prompts,
     rubric,
     rubric_reply,
     run,
@@ -64,7 +65,7 @@ def test_registry_names_and_descriptions() -> None:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_turn_score_is_the_mean_of_rubric_scores(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 1, "Paris is named."), ("2", 0, "No population.")))
+    judge = ScriptedChatModel([rubric_reply(("1", 1, "Paris is named."), ("2", 0, "No population."))])
     result = await run(cls(), judge, [turn("q", "a")], eval_metric=two_rubrics(cls, threshold=0.5))
     (only,) = result.per_invocation_results
     assert (only.score, only.status) == (0.5, EvalStatus.PASSED)
@@ -81,7 +82,7 @@ async def test_turn_score_is_the_mean_of_rubric_scores(cls: type[RubricJudgeEval
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_failing_rubrics_fail_the_turn(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 0, "x"), ("2", 0, "y")))
+    judge = ScriptedChatModel([rubric_reply(("1", 0, "x"), ("2", 0, "y"))])
     result = await run(cls(), judge, [turn("q", "a")], eval_metric=two_rubrics(cls, threshold=0.5))
     assert (result.overall_score, result.overall_status) == (0.0, EvalStatus.FAILED)
 
@@ -89,7 +90,7 @@ async def test_failing_rubrics_fail_the_turn(cls: type[RubricJudgeEvaluator]) ->
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_code_fenced_answers_are_accepted(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 1, "x"), ("2", 1, "y"), fenced=True))
+    judge = ScriptedChatModel([rubric_reply(("1", 1, "x"), ("2", 1, "y"), fenced=True)])
     result = await run(cls(), judge, [turn("q", "a")], eval_metric=two_rubrics(cls))
     assert result.overall_score == 1.0
 
@@ -110,7 +111,7 @@ async def test_code_fenced_answers_are_accepted(cls: type[RubricJudgeEvaluator])
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_malformed_answers_fail(cls: type[RubricJudgeEvaluator], reply: str, message: str) -> None:
     with pytest.raises(AgentEvalError, match="score based on response: .*" + message):
-        await run(cls(), ScriptedJudge(reply), [turn("q", "a")], eval_metric=two_rubrics(cls))
+        await run(cls(), ScriptedChatModel([reply]), [turn("q", "a")], eval_metric=two_rubrics(cls))
 
 
 # ----------------------------------------------------------------------------- rubric configuration
@@ -130,7 +131,7 @@ async def test_malformed_answers_fail(cls: type[RubricJudgeEvaluator], reply: st
 async def test_rubric_configuration_errors(
     cls: type[RubricJudgeEvaluator], rubrics: list[Rubric], error: type[Exception], message: str
 ) -> None:
-    judge = ScriptedJudge()
+    judge = ScriptedChatModel([])
     with pytest.raises(error, match=message):
         await run(cls(), judge, [turn("q", "a")], eval_metric=metric(cls.name, rubrics=rubrics))
     assert judge.requests == []
@@ -139,7 +140,7 @@ async def test_rubric_configuration_errors(
 @pytest.mark.asyncio
 @pytest.mark.parametrize(("cls", "schema_name"), EVALUATORS, ids=IDS)
 async def test_structured_output_schema(cls: type[RubricJudgeEvaluator], schema_name: str) -> None:
-    judge = ScriptedJudge(rubric_reply(("a", 1, "x"), ("b", 1, "y")))
+    judge = ScriptedChatModel([rubric_reply(("a", 1, "x"), ("b", 1, "y"))])
     rubrics = [rubric("a"), Rubric(id="NO-CONTENT"), rubric(" b ", "b text")]
     await run(cls(), judge, [turn("q", "a")], eval_metric=metric(cls.name, rubrics=rubrics))
     (request,) = judge.requests
@@ -165,7 +166,7 @@ async def test_structured_output_schema(cls: type[RubricJudgeEvaluator], schema_
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_prompt_holds_the_current_turn_only(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(*[rubric_reply(("1", 1, "x"), ("2", 1, "y"))] * 2)
+    judge = ScriptedChatModel([rubric_reply(("1", 1, "x"), ("2", 1, "y"))] * 2)
     search = {"documents": [{"id": "doc-7", "text": "Paris has 2.1 million people.", "score": 0.8}]}
     actuals = [
         turn("EARLIER question", "EARLIER answer", tools=[Tool(name="knowledge_search", result={"documents": []})]),
@@ -173,7 +174,7 @@ async def test_prompt_holds_the_current_turn_only(cls: type[RubricJudgeEvaluator
     ]
     expecteds = [turn("EARLIER question", "EARLIER reference"), turn("new question", "new reference")]
     await run(cls(), judge, actuals, expecteds, two_rubrics(cls))
-    prompt = judge.prompts()[1]
+    prompt = prompts(judge)[1]
     assert "<main_prompt>\nnew question\n</main_prompt>" in prompt
     assert "EARLIER" not in prompt
     if cls is RubricKnowledgeRecallEvaluator:
@@ -187,7 +188,7 @@ async def test_prompt_holds_the_current_turn_only(cls: type[RubricJudgeEvaluator
 
 @pytest.mark.asyncio
 async def test_knowledge_recall_without_search_results_says_so() -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 0, "x"), ("2", 0, "y")))
+    judge = ScriptedChatModel([rubric_reply(("1", 0, "x"), ("2", 0, "y"))])
     tools = [Tool(name="web_search", result={"documents": [{"text": "not knowledge"}]})]
     await run(
         RubricKnowledgeRecallEvaluator(),
@@ -195,7 +196,7 @@ async def test_knowledge_recall_without_search_results_says_so() -> None:
         [turn("q", "a", tools=tools)],
         eval_metric=two_rubrics(RubricKnowledgeRecallEvaluator),
     )
-    prompt = judge.prompts()[0]
+    prompt = prompts(judge)[0]
     assert "<retrieved_knowledge>\nNo knowledge search results were found.\n</retrieved_knowledge>" in prompt
     assert "not knowledge" not in prompt
 
@@ -208,7 +209,7 @@ async def test_knowledge_recall_with_a_malformed_search_result_fails() -> None:
     ):
         await run(
             RubricKnowledgeRecallEvaluator(),
-            ScriptedJudge(),
+            ScriptedChatModel([]),
             [turn("q", "a", tools=tools)],
             eval_metric=two_rubrics(RubricKnowledgeRecallEvaluator),
         )
@@ -218,13 +219,13 @@ async def test_knowledge_recall_with_a_malformed_search_result_fails() -> None:
 @pytest.mark.parametrize("cls", [RubricCriticEvaluator, RubricReferenceCriticEvaluator], ids=IDS[1:3])
 async def test_critics_need_an_expected_final_response(cls: type[RubricJudgeEvaluator]) -> None:
     with pytest.raises(ConfigError, match=f"expected final response is required for {cls.name}"):
-        await run(cls(), ScriptedJudge(), [turn("q", "a")], [turn("q", None)], two_rubrics(cls))
+        await run(cls(), ScriptedChatModel([]), [turn("q", "a")], [turn("q", None)], two_rubrics(cls))
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", [RubricResponseEvaluator, RubricKnowledgeRecallEvaluator], ids=[IDS[0], IDS[3]])
 async def test_other_rubric_judges_need_no_expected_output(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 1, "x"), ("2", 1, "y")))
+    judge = ScriptedChatModel([rubric_reply(("1", 1, "x"), ("2", 1, "y"))])
     result = await run(cls(), judge, [turn("q", "a")], [turn("q", None)], two_rubrics(cls))
     assert result.overall_score == 1.0
 
@@ -235,10 +236,12 @@ async def test_other_rubric_judges_need_no_expected_output(cls: type[RubricJudge
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_majority_vote_over_samples(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(
-        rubric_reply(("1", 0, "f1"), ("2", 0, "f2")),
-        rubric_reply(("1", 1, "p1"), ("2", 1, "p2")),
-        rubric_reply(("1", 1, "q1"), ("2", 0, "q2")),
+    judge = ScriptedChatModel(
+        [
+            rubric_reply(("1", 0, "f1"), ("2", 0, "f2")),
+            rubric_reply(("1", 1, "p1"), ("2", 1, "p2")),
+            rubric_reply(("1", 1, "q1"), ("2", 0, "q2")),
+        ]
     )
     result = await run(cls(), judge, [turn("q", "a")], eval_metric=two_rubrics(cls, threshold=0.5), samples=3)
     (only,) = result.per_invocation_results
@@ -249,7 +252,9 @@ async def test_majority_vote_over_samples(cls: type[RubricJudgeEvaluator]) -> No
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_a_tie_between_samples_fails(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 1, "p1"), ("2", 1, "p2")), rubric_reply(("1", 0, "f1"), ("2", 0, "f2")))
+    judge = ScriptedChatModel(
+        [rubric_reply(("1", 1, "p1"), ("2", 1, "p2")), rubric_reply(("1", 0, "f1"), ("2", 0, "f2"))]
+    )
     result = await run(cls(), judge, [turn("q", "a")], eval_metric=two_rubrics(cls), samples=2)
     (only,) = result.per_invocation_results
     assert (only.score, only.status) == (0.0, EvalStatus.FAILED)
@@ -259,7 +264,7 @@ async def test_a_tie_between_samples_fails(cls: type[RubricJudgeEvaluator]) -> N
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_turns_are_averaged(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 1, "x"), ("2", 1, "y")), rubric_reply(("1", 0, "x"), ("2", 0, "y")))
+    judge = ScriptedChatModel([rubric_reply(("1", 1, "x"), ("2", 1, "y")), rubric_reply(("1", 0, "x"), ("2", 0, "y"))])
     actuals = [turn("q1", "a1"), turn("q2", "a2")]
     result = await run(cls(), judge, actuals, eval_metric=two_rubrics(cls, threshold=0.6))
     assert [r.score for r in result.per_invocation_results] == [1.0, 0.0]
@@ -269,7 +274,7 @@ async def test_turns_are_averaged(cls: type[RubricJudgeEvaluator]) -> None:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_samples_run_concurrently_when_enabled(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = GateJudge(3, *[rubric_reply(("1", 1, "x"), ("2", 1, "y"))] * 3)
+    judge = GateJudge(3, ScriptedChatModel([rubric_reply(("1", 1, "x"), ("2", 1, "y"))] * 3))
     eval_metric = two_rubrics(cls, parallel=True, parallelism=3)
     result = await run(cls(), judge, [turn("q", "a")], eval_metric=eval_metric, samples=3)
     assert judge.max_in_flight == 3
@@ -282,7 +287,7 @@ async def test_samples_run_concurrently_when_enabled(cls: type[RubricJudgeEvalua
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_local_service_records_rubric_scores_per_turn(cls: type[RubricJudgeEvaluator]) -> None:
-    judge = ScriptedJudge(rubric_reply(("1", 1, "x"), ("2", 0, "y")))
+    judge = ScriptedChatModel([rubric_reply(("1", 1, "x"), ("2", 0, "y"))])
     case = await run_service(cls(), judge, two_rubrics(cls, threshold=0.5), [turn("prompt", "answer")])
     assert case.error_message == ""
     (per_turn,) = case.eval_metric_result_per_invocation
@@ -299,7 +304,7 @@ async def test_local_service_records_rubric_scores_per_turn(cls: type[RubricJudg
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 async def test_local_service_fails_the_case_on_a_malformed_answer(cls: type[RubricJudgeEvaluator]) -> None:
-    case = await run_service(cls(), ScriptedJudge("not json"), two_rubrics(cls), [turn("prompt", "answer")])
+    case = await run_service(cls(), ScriptedChatModel(["not json"]), two_rubrics(cls), [turn("prompt", "answer")])
     assert case.final_eval_status == EvalStatus.FAILED
     assert f"metric {cls.name}" in case.error_message
     assert "not valid JSON" in case.error_message

@@ -1,15 +1,13 @@
-"""Tests of the ``llm_judge_template`` evaluator; shared builders and a scripted judge live here."""
+"""Tests of the ``llm_judge_template`` evaluator; shared builders live here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.evalset.trace import ExecutionTrace, TraceStep
-from agenteval.llm.base import ChatRequest, ChatResponse
 from agenteval.metric.criterion import (
     Criterion,
     JudgeTemplateOptions,
@@ -18,19 +16,6 @@ from agenteval.metric.criterion import (
     TemplateVariableBinding,
 )
 from agenteval.metric.models import EvalMetric
-
-
-@dataclass
-class ScriptedJudge:
-    """A chat model answering from a script, in order (the last answer repeats), recording each request."""
-
-    answers: Sequence[str]
-    requests: list[ChatRequest] = field(default_factory=list)
-
-    async def generate(self, request: ChatRequest) -> ChatResponse:
-        index = min(len(self.requests), len(self.answers) - 1)
-        self.requests.append(request)
-        return ChatResponse(content=self.answers[index])
 
 
 def binding(

@@ -21,8 +21,16 @@ from agenteval.metric.models import EvalMetric
 from agenteval.service.local import LocalService
 from agenteval.service.types import EvaluateConfig, EvaluateRequest
 from agenteval.status import EvalStatus
-from tests.evaluators.llm_template import ScriptedJudge, template_metric
-from tests.service._evalfakes import actual, make_case, make_manager, make_service, passed_inference, request
+from agenteval.testing import ScriptedChatModel
+from tests.evaluators.llm_template import template_metric
+from tests.service._fakes import (
+    evaluate_request,
+    make_case,
+    make_manager,
+    make_service,
+    passed_inference,
+    turn,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "interop" / "trpc-examples" / "llm"
 METRICS = TypeAdapter(list[EvalMetric])
@@ -42,11 +50,11 @@ def only_case(results: list[EvalCaseResult]) -> EvalCaseResult:
 async def test_per_turn_results_store_the_rendered_prompt_and_overall_the_template() -> None:
     metric = template_metric(threshold=0.5).model_copy(update={"metric_name": "capital_match"})
     case = make_case("c", "p1", "p2")
-    inference = passed_inference("c", actual("a1", "p1", "one"), actual("a2", "p2", "two"))
+    inference = passed_inference("c", turn("p1", "a1", final="one"), turn("p2", "a2", final="two"))
     service = make_service(await make_manager(case), {"llm_judge_template": TemplateJudgeEvaluator()})
-    judge = ScriptedJudge(['{"score": 1, "reason": "good"}', '{"score": 0, "reason": "bad"}'])
+    judge = ScriptedChatModel(['{"score": 1, "reason": "good"}', '{"score": 0, "reason": "bad"}'])
     with use_judge(JudgeOverride(judge)):
-        result = await service.evaluate(request(inference, metrics=[metric]))
+        result = await service.evaluate(evaluate_request(inference, metrics=[metric]))
 
     case_result = only_case(result.eval_case_results)
     assert case_result.error_message == ""
@@ -73,9 +81,11 @@ async def test_per_turn_results_store_the_rendered_prompt_and_overall_the_templa
 @pytest.mark.asyncio
 async def test_a_rendering_error_fails_the_case() -> None:
     metric = template_metric("{{answer}} {{nope}}", "single_score")
-    service = make_service(await make_manager(make_case("c")), {"llm_judge_template": TemplateJudgeEvaluator()})
-    with use_judge(JudgeOverride(ScriptedJudge(['{"score": 1, "reason": "x"}']))):
-        result = await service.evaluate(request(passed_inference("c"), metrics=[metric]))
+    service = make_service(
+        await make_manager(make_case("c", "prompt")), {"llm_judge_template": TemplateJudgeEvaluator()}
+    )
+    with use_judge(JudgeOverride(ScriptedChatModel(['{"score": 1, "reason": "x"}']))):
+        result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[metric]))
     case_result = only_case(result.eval_case_results)
     assert case_result.final_eval_status == EvalStatus.FAILED
     assert case_result.error_message == (
@@ -172,7 +182,7 @@ async def test_template_reference_example_runs_both_scorers() -> None:
         app_name="template-eval-app",
         eval_set_id=eval_set.eval_set_id,
         eval_case_id=case.eval_id,
-        inferences=[actual("run-1", case.conversation[0].user_content.content, "Paris.")],
+        inferences=[turn(case.conversation[0].user_content.content, "run-1", final="Paris.")],
         status=EvalStatus.PASSED,
     )
     service = LocalService(

@@ -21,14 +21,15 @@ from agenteval.llm.judge import JudgeOverride, use_judge
 from agenteval.metric.criterion import CategoryScore, Criterion, LLMCriterion, ResponseScorerOptions, Rubric
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
-from tests.evaluators.llm_template import ANSWER, ScriptedJudge, template_metric, turn
+from agenteval.testing import ScriptedChatModel
+from tests.evaluators.llm_template import ANSWER, template_metric, turn
 
 PASSED, FAILED = EvalStatus.PASSED, EvalStatus.FAILED
 
 
 async def run(
     metric: EvalMetric,
-    judge: ScriptedJudge,
+    judge: ScriptedChatModel,
     actuals: Sequence[Invocation] = (),
     expecteds: Sequence[Invocation] = (),
     *,
@@ -52,7 +53,7 @@ def test_metadata() -> None:
 
 @pytest.mark.asyncio
 async def test_each_turn_is_judged_with_its_rendered_prompt_and_the_scorer_schema() -> None:
-    judge = ScriptedJudge([score(1, "right"), score(0.25, "weak")])
+    judge = ScriptedChatModel([score(1, "right"), score(0.25, "weak")])
     actuals = [turn("q1", "a1"), turn("q2", "a2")]
     expecteds = [turn("q1", "r1"), turn("q2", "r2")]
     result = await run(template_metric(), judge, actuals, expecteds)
@@ -95,7 +96,7 @@ VALUE_KINDS = [
 async def test_score_value_kind_per_turn(
     scorer: str, fields: dict[str, Any], answer: str, expected: float, kind: ScoreKind, typed: object
 ) -> None:
-    judge = ScriptedJudge([answer])
+    judge = ScriptedChatModel([answer])
     result = await run(template_metric("{{answer}}", scorer, ANSWER, **fields), judge)
     details = result.per_invocation_results[0].details
     assert details is not None and details.value is not None
@@ -112,11 +113,11 @@ async def test_score_value_kind_per_turn(
 async def test_rubric_scores_follow_the_metric_rubrics() -> None:
     rubrics = [Rubric(id="r1", content=RubricContent(text="correct"))]
     metric = template_metric("{{answer}}", "rubric_scores", ANSWER, rubrics=rubrics)
-    result = await run(metric, ScriptedJudge(['{"rubricScores": [{"id": "r1", "score": 1, "reason": "ok"}]}']))
+    result = await run(metric, ScriptedChatModel(['{"rubricScores": [{"id": "r1", "score": 1, "reason": "ok"}]}']))
     details = result.per_invocation_results[0].details
     assert details is not None and [r.id for r in details.rubric_scores] == ["r1"]
     with pytest.raises(AgentEvalError, match='score based on response: .*"zz"'):
-        await run(metric, ScriptedJudge(['{"rubricScores": [{"id": "zz", "score": 1, "reason": "ok"}]}']))
+        await run(metric, ScriptedChatModel(['{"rubricScores": [{"id": "zz", "score": 1, "reason": "ok"}]}']))
 
 
 MAJORITY = [
@@ -134,7 +135,7 @@ MAJORITY = [
 @pytest.mark.asyncio
 async def test_majority_vote_by_name(aggregator: str, answers: list[str], chosen: float, reason: str) -> None:
     metric = template_metric("{{answer}}", "single_score", ANSWER, sample_aggregator_name=aggregator)
-    judge = ScriptedJudge(answers)
+    judge = ScriptedChatModel(answers)
     result = await run(metric, judge, samples=len(answers))
     assert len(judge.requests) == len(answers)
     only = result.per_invocation_results[0]
@@ -144,7 +145,7 @@ async def test_majority_vote_by_name(aggregator: str, answers: list[str], chosen
 
 @pytest.mark.asyncio
 async def test_multi_turn_results_are_averaged() -> None:
-    judge = ScriptedJudge([score(1), score(0), score(0.5)])
+    judge = ScriptedChatModel([score(1), score(0), score(0.5)])
     result = await run(template_metric(threshold=0.6), judge, [turn("q1"), turn("q2"), turn("q3")])
     assert [t.score for t in result.per_invocation_results] == [1.0, 0.0, 0.5]
     assert result.overall_score == pytest.approx(0.5)
@@ -187,7 +188,7 @@ async def test_custom_operators_are_used_by_name() -> None:
         sample_aggregator_name="highest",
         invocation_aggregator_name="lowest",
     )
-    judge = ScriptedJudge(["abc", "abcdefgh", "a", "abcdef"])
+    judge = ScriptedChatModel(["abc", "abcdefgh", "a", "abcdef"])
     result = await run(metric, judge, [turn("q1"), turn("q2")], samples=2, evaluator=evaluator)
 
     # A custom scorer has no default schema.
@@ -197,7 +198,7 @@ async def test_custom_operators_are_used_by_name() -> None:
     assert result.overall_status == PASSED
 
     named = template_metric("{{answer}}", "length", ANSWER, structured_output_name="free_text")
-    judge = ScriptedJudge(["abcdefghij"])
+    judge = ScriptedChatModel(["abcdefghij"])
     result = await run(named, judge, evaluator=evaluator)
     assert judge.requests[0].structured_output is not None
     assert judge.requests[0].structured_output.name == "free_text_result"
@@ -222,7 +223,7 @@ def test_default_registries_do_not_share_operators() -> None:
 @pytest.mark.asyncio
 async def test_structured_output_name_overrides_the_scorer_default() -> None:
     metric = template_metric("{{answer}}", "single_score", ANSWER, structured_output_name="boolean")
-    judge = ScriptedJudge([score(1)])
+    judge = ScriptedChatModel([score(1)])
     await run(metric, judge)
     assert judge.requests[0].structured_output is not None
     assert judge.requests[0].structured_output.name == "boolean_result"
@@ -261,7 +262,7 @@ async def test_unknown_operator_names_fail_before_any_judge_call(fields: dict[st
     assert metric.criterion and metric.criterion.llm_judge and metric.criterion.llm_judge.template
     template = metric.criterion.llm_judge.template
     metric.criterion.llm_judge.template = template.model_copy(update=fields)
-    judge = ScriptedJudge([score(1)])
+    judge = ScriptedChatModel([score(1)])
     with pytest.raises(ConfigError) as caught:
         await run(metric, judge)
     assert message in str(caught.value)
@@ -279,7 +280,7 @@ async def test_unknown_operator_names_fail_before_any_judge_call(fields: dict[st
 )
 @pytest.mark.asyncio
 async def test_invalid_templates_fail_before_any_judge_call(metric: EvalMetric, message: str) -> None:
-    judge = ScriptedJudge([score(1)])
+    judge = ScriptedChatModel([score(1)])
     with pytest.raises(ConfigError, match=message):
         await run(metric, judge)
     assert judge.requests == []
@@ -288,14 +289,14 @@ async def test_invalid_templates_fail_before_any_judge_call(metric: EvalMetric, 
 @pytest.mark.asyncio
 async def test_render_and_judge_errors_fail_the_evaluation() -> None:
     with pytest.raises(AgentEvalError) as caught:
-        await run(template_metric(), ScriptedJudge([score(1)]), [turn()], [turn(answer=None)])
+        await run(template_metric(), ScriptedChatModel([score(1)]), [turn()], [turn(answer=None)])
     assert str(caught.value) == (
         'construct messages: resolve template variable "reference": expected finalResponse is empty'
     )
     with pytest.raises(AgentEvalError, match="score based on response: score must be between 0 and 1"):
-        await run(template_metric(), ScriptedJudge([score(2)]))
+        await run(template_metric(), ScriptedChatModel([score(2)]))
     with pytest.raises(AgentEvalError, match="score based on response: .*not valid JSON"):
-        await run(template_metric(), ScriptedJudge(["I think it is fine."]))
+        await run(template_metric(), ScriptedChatModel(["I think it is fine."]))
 
 
 def test_materialize_criterion_renders_the_last_turn() -> None:
@@ -340,7 +341,7 @@ async def test_several_messages_are_materialized_as_role_blocks() -> None:
     criterion = evaluator.materialize_criterion(metric, [turn()], [turn()])
     assert criterion and criterion.llm_judge and criterion.llm_judge.template
     assert criterion.llm_judge.template.prompt == "[system]\nBe strict.\n\n[user]\nA: Paris"
-    judge = ScriptedJudge([score(1)])
+    judge = ScriptedChatModel([score(1)])
     await run(metric, judge, evaluator=evaluator)
     assert judge.requests[0].messages == [Message.system("Be strict."), Message.user("A: Paris")]
 
@@ -355,7 +356,7 @@ def test_check_metric_leaves_user_schemas_to_the_cases() -> None:
     evaluator = TemplateJudgeEvaluator(operators)
     metric = template_metric("{{answer}}", "rubric_scores", ANSWER, structured_output_name="by_rubric")
 
-    with use_judge(JudgeOverride(ScriptedJudge([]))):
+    with use_judge(JudgeOverride(ScriptedChatModel([]))):
         evaluator.check_metric(metric)
 
 
@@ -368,5 +369,5 @@ def test_check_metric_checks_the_categories_of_the_builtin_categorical_scorer(sc
         "{{answer}}", scorer, ANSWER, structured_output_name="single_score", response_scorer_options={"categories": []}
     )
 
-    with use_judge(JudgeOverride(ScriptedJudge([]))), pytest.raises(ConfigError, match="categories are required"):
+    with use_judge(JudgeOverride(ScriptedChatModel([]))), pytest.raises(ConfigError, match="categories are required"):
         evaluator.check_metric(empty)
