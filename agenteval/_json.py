@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from difflib import get_close_matches
 from functools import cache
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Self, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Self, TypeVar, cast, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -70,8 +70,21 @@ def _reject_non_number(value: object) -> object:
 GoFloat = Annotated[float, AfterValidator(_finite), PlainSerializer(_go_number, when_used="json")]
 """A float written the way Go writes a ``float64``."""
 
-GoInt = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
-"""An integer that fits Go's ``int`` (64-bit): a larger one would wrap around or fail in the reference."""
+
+def _fits_go_int(value: int) -> int:
+    if not _GO_INT_MIN <= value <= _GO_INT_MAX:
+        raise ValueError(f"{value} does not fit Go's 64-bit int")
+    return value
+
+
+_GO_INT_MIN, _GO_INT_MAX = -(2**63), 2**63 - 1
+
+GoInt = Annotated[
+    int, Field(ge=_GO_INT_MIN, le=_GO_INT_MAX), PlainSerializer(_fits_go_int, return_type=int, when_used="json")
+]
+"""An integer that fits Go's ``int`` (64-bit): a larger one would wrap around or fail in the reference.
+
+It is checked when read and when written (a value assigned after validation is caught then)."""
 
 EpochTime = Annotated[
     float,
@@ -105,6 +118,12 @@ class WireModel(BaseModel):
     _keywords: ClassVar[frozenset[str]] = frozenset()
     """What the constructor accepts: every field's Python name and JSON key (set per class)."""
 
+    _defaults: ClassVar[dict[str, Any]] = {}
+    """Each field's default value, in field order; ``None`` where a factory makes it (set per class, for
+    :meth:`trusted`)."""
+    _factories: ClassVar[dict[str, Callable[[], Any]]] = {}
+    """The fields whose default a factory makes (set per class, for :meth:`trusted`)."""
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
@@ -112,6 +131,43 @@ class WireModel(BaseModel):
         cls._keywords = frozenset(
             key for name, info in cls.model_fields.items() for key in (name, info.alias) if key is not None
         )
+        cls._factories = {
+            name: cast("Callable[[], Any]", info.default_factory)
+            for name, info in cls.model_fields.items()
+            if info.default_factory is not None
+        }
+        cls._defaults = {
+            name: None if name in cls._factories else info.default for name, info in cls.model_fields.items()
+        }
+
+    @classmethod
+    def trusted(cls, **fields: Any) -> Self:
+        """A model made of values known to be valid, without validating them.
+
+        For the hot paths that build tens of result models per case from values they made or
+        checked themselves; everything else uses the validating constructor. Unlike pydantic's
+        ``model_construct``, which inspects every default factory on every call, the defaults are
+        worked out once per class.
+
+        Args:
+            **fields: Field values, by Python name.
+
+        Raises:
+            TypeError: A keyword is not a field's Python name (a programming error).
+        """
+        defaults = cls._defaults
+        if not fields.keys() <= defaults.keys():
+            raise TypeError(f"{cls.__name__}.trusted() got unknown fields {sorted(fields.keys() - defaults.keys())}")
+        values = defaults | fields
+        for name, factory in cls._factories.items():
+            if name not in fields:
+                values[name] = factory()
+        model = cls.__new__(cls)
+        object.__setattr__(model, "__dict__", values)
+        object.__setattr__(model, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(model, "__pydantic_extra__", {})
+        object.__setattr__(model, "__pydantic_private__", None)
+        return model
 
     def __init__(self, /, **data: Any) -> None:
         """Build the model from keyword arguments (Python names or JSON keys).
@@ -126,7 +182,8 @@ class WireModel(BaseModel):
             raise ConfigError(_unknown_keywords(type(self), data))
         super().__init__(**data)
         nested = _model_keywords(type(self))
-        if nested:
+        # Only keywords that can hold models, and only when given raw data, are searched.
+        if nested and any(isinstance(data[keyword], _RAW) for keyword in nested.keys() & data.keys()):
             _refuse_unknown_keys(self, data, nested)
 
     # Tells pydantic that __init__ adds nothing to validation, so nested models are still
@@ -142,6 +199,15 @@ class WireModel(BaseModel):
         # constants lets to_json spot them and refuse.
         ser_json_inf_nan="constants",
     )
+
+    def deep_copy(self) -> Self:
+        """A deep copy, about twice as fast as ``model_copy(deep=True)``: built by pydantic from a dump.
+
+        Holds the same values, unknown keys included; free-form values are copied as JSON values are.
+        A field left out of dumps (a judge's api key) is left out of the copy too: copy models that
+        hold one with ``model_copy(deep=True)``.
+        """
+        return self.model_validate(self.model_dump(warnings=False))
 
     @classmethod
     def from_json(cls, data: str | bytes) -> Self:
@@ -168,17 +234,15 @@ class WireModel(BaseModel):
             The JSON text, without a trailing newline.
 
         Raises:
-            ConfigError: A number anywhere in the model is NaN or infinite, or a free-form value
-                cannot be written as JSON (the message names the field).
+            ConfigError: A number anywhere in the model is NaN or infinite, a free-form value
+                cannot be written as JSON, or a value does not fit its field (the message names it).
         """
         try:
-            text = self.model_dump_json(indent=indent, exclude_defaults=True)
+            # warnings="error": a value of the wrong type (assigned after validation, or built without
+            # it) is refused here rather than written as something that would not read back.
+            text = self.model_dump_json(indent=indent, exclude_defaults=True, warnings="error")
         except PydanticSerializationError as exc:
-            found = _find_leaf(self, _unwritable)
-            where = f"field {found[0]} ({type(found[1]).__name__} {found[1]!r:.40})" if found else "a value"
-            raise ConfigError(
-                f"{where} cannot be written as JSON ({exc}); store JSON values (str, number, bool, None, list, dict)"
-            ) from None
+            raise ConfigError(_unwritable_message(self, exc)) from None
         # Cheap pre-check: the exact search only runs when a constant may have been written.
         if "NaN" in text or "Infinity" in text:
             reject_non_finite(self)
@@ -230,6 +294,10 @@ def _holds_models(annotation: object) -> bool:
     if get_origin(annotation) is None and isinstance(annotation, type):
         return issubclass(annotation, BaseModel)
     return any(_holds_models(argument) for argument in get_args(annotation))
+
+
+_RAW = (dict, list, tuple)
+"""The types of constructor values that may hold raw data (a dict, or a list with one)."""
 
 
 def _is_raw(value: object) -> bool:
@@ -388,7 +456,7 @@ def _find_leaf(value: Any, wanted: Callable[[Any], bool]) -> tuple[str, Any] | N
 
     def walk(item: Any, path: str) -> tuple[str, Any] | None:
         if isinstance(item, BaseModel):
-            item = item.model_dump()
+            item = item.model_dump(warnings=False)
         if isinstance(item, dict):
             children: Any = ((f"{path}.{key}" if path else str(key), child) for key, child in item.items())
         elif isinstance(item, list | tuple):
@@ -400,7 +468,61 @@ def _find_leaf(value: Any, wanted: Callable[[Any], bool]) -> tuple[str, Any] | N
     return walk(value, "")
 
 
+def _unwritable_message(model: WireModel, error: PydanticSerializationError) -> str:
+    """What ``model.to_json`` could not write, and what to write instead."""
+    mistyped = _mistyped_field(model, "")
+    if mistyped is not None:
+        path, value, annotation = mistyped
+        return (
+            f"field {path} holds {type(value).__name__} {value!r:.40}, which does not fit its type {annotation}"
+            " (assigned after validation?); give it a value of that type"
+        )
+    found = _find_leaf(model, _unwritable)
+    if found is None:
+        return f"a value cannot be written as JSON ({error}); give each field a value of its type"
+    path, value = found
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"field {path} (int {value}) does not fit Go's 64-bit int: store a whole number from -2**63 to 2**63-1"
+    return (
+        f"field {path} ({type(value).__name__} {value!r:.40}) cannot be written as JSON ({error}); "
+        "store JSON values (str, number, bool, None, list, dict)"
+    )
+
+
+def _mistyped_field(value: object, path: str) -> tuple[str, object, str] | None:
+    """The first field, at any depth, holding a value of another type than its plain type (``str``, a number …).
+
+    Only plain types are checked (what an assignment after validation gets wrong); free-form and
+    union-of-models fields are not.
+    """
+    if isinstance(value, list | tuple):
+        return next((found for i, item in enumerate(value) if (found := _mistyped_field(item, f"{path}[{i}]"))), None)
+    if not isinstance(value, BaseModel):
+        return None
+    for name, info in type(value).model_fields.items():
+        child = getattr(value, name)
+        where = _joined(path, info.alias or name)
+        plain = _PLAIN.get(info.annotation) if isinstance(info.annotation, type) else None
+        if plain is not None:
+            accepted, label = plain
+            if not isinstance(child, accepted) or (isinstance(child, bool) and bool not in accepted):
+                return where, child, label
+        elif (found := _mistyped_field(child, where)) is not None:
+            return found
+    return None
+
+
+_PLAIN: dict[type, tuple[tuple[type, ...], str]] = {
+    str: ((str,), "str"),
+    int: ((int,), "int"),
+    float: ((int, float), "float"),
+    bool: ((bool,), "bool"),
+}
+
+
 def _unwritable(item: Any) -> bool:
+    if isinstance(item, int) and not isinstance(item, bool) and not _GO_INT_MIN <= item <= _GO_INT_MAX:
+        return True
     try:
         json_bytes(item)
     except (PydanticSerializationError, ValueError, TypeError):

@@ -217,7 +217,7 @@ class Evaluator:
         if isinstance(eval_set, EvalSet):
             if not eval_set.eval_set_id:
                 raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
-            eval_set_id, ordering = eval_set.eval_set_id, eval_set.model_copy(deep=True)
+            eval_set_id, ordering = eval_set.eval_set_id, eval_set.deep_copy()
         else:
             eval_set_id = eval_set
             if not eval_set_id:

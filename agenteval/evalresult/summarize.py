@@ -1,5 +1,9 @@
 """The multi-run summary stored with every eval-set result, and the averaging of a case's runs.
 
+The summary models are built without validation (``trusted``): every value is computed here from
+results that were validated or checked when they were made, and a summary holds several models per
+case.
+
 Both follow the reference framework (``internal/multirun`` and ``aggregateCaseRuns``): a metric's
 score is averaged over the runs in which it was evaluated. Each case's overall status comes from
 its :class:`CaseOutcome` (the case aggregator's verdict across runs, see
@@ -93,7 +97,7 @@ def summarize_multi_run(
     case_summaries, overall_status = _case_summaries(
         by_run, run_ids, outcomes or {}, record_scores=record_scores and num_runs > 1
     )
-    return EvalSetResultSummary(
+    return EvalSetResultSummary.trusted(
         overall_status=overall_status,
         num_runs=num_runs,
         run_status_counts=run_counts.to_model(),
@@ -129,7 +133,7 @@ def average_metric_results(case_runs: Sequence[EvalCaseResult]) -> list[EvalMetr
             continue
         average = metric.score_sum / metric.count
         averaged.append(
-            EvalMetricResult(
+            EvalMetricResult.trusted(
                 metric_name=name,
                 score=average,
                 eval_status=EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED,
@@ -169,7 +173,7 @@ class _Counts:
     def to_model(self) -> EvalStatusCounts | None:
         if not (self.passed or self.failed or self.not_evaluated):
             return None
-        return EvalStatusCounts(passed=self.passed, failed=self.failed, not_evaluated=self.not_evaluated)
+        return EvalStatusCounts.trusted(passed=self.passed, failed=self.failed, not_evaluated=self.not_evaluated)
 
 
 @dataclass(slots=True)
@@ -230,7 +234,7 @@ def _run_summaries(
             raise rewrap(f"summarize run {run_id} status", error) from error
         run_counts.add(status)
         summaries.append(
-            EvalSetRunSummary(
+            EvalSetRunSummary.trusted(
                 run_id=run_id,
                 overall_status=status,
                 case_status_counts=case_counts.to_model(),
@@ -256,7 +260,7 @@ def _case_summaries(
                 agg.has_run_error = True
             agg.run_counts.add(case.final_eval_status)
             agg.run_summaries.append(
-                EvalCaseRunSummary(
+                EvalCaseRunSummary.trusted(
                     run_id=run_id,
                     final_eval_status=case.final_eval_status,
                     error_message=case.error_message,
@@ -280,7 +284,7 @@ def _case_summaries(
         except AgentEvalError as error:
             raise rewrap(f"summarize case {eval_id} status", error) from error
         summaries.append(
-            EvalCaseResultSummary(
+            EvalCaseResultSummary.trusted(
                 eval_id=eval_id,
                 overall_status=fail_if_errored(status, agg.has_run_error),
                 overall_score=outcome.score if outcome is not None and record_scores else None,
@@ -335,7 +339,7 @@ def _metric_summaries(metrics: Mapping[str, _MetricAgg]) -> list[EvalMetricSumma
             average = metric.score_sum / metric.evaluated_count
             status = EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED
         summaries.append(
-            EvalMetricSummary(
+            EvalMetricSummary.trusted(
                 metric_name=name,
                 average_score=average,
                 eval_status=status,
@@ -348,7 +352,7 @@ def _metric_summaries(metrics: Mapping[str, _MetricAgg]) -> list[EvalMetricSumma
 
 def _metric_run_summaries(results: Iterable[EvalMetricResult]) -> list[EvalMetricRunSummary]:
     summaries = [
-        EvalMetricRunSummary(
+        EvalMetricRunSummary.trusted(
             metric_name=result.metric_name,
             score=result.score,
             eval_status=result.eval_status,

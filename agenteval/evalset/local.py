@@ -105,7 +105,7 @@ class LocalEvalSetManager:
                 raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
             eval_set = _new_set(eval_set_id)
             self._write(path, eval_set)
-            return eval_set.model_copy(deep=True)
+            return eval_set.deep_copy()
 
     def _delete(self, app_name: str, eval_set_id: str) -> None:
         path = self._path(app_name, eval_set_id)
@@ -131,14 +131,14 @@ class LocalEvalSetManager:
     def _get(self, app_name: str, eval_set_id: str) -> EvalSet:
         path = self._path(app_name, eval_set_id)
         with self._lock:
-            return self._current(path, app_name, eval_set_id).model_copy(deep=True)
+            return self._current(path, app_name, eval_set_id).deep_copy()
 
     def _get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         path = self._path(app_name, eval_set_id)
         with self._lock:
             eval_set = self._current(path, app_name, eval_set_id)
             index = _case_index(eval_set, app_name, eval_set_id, eval_case_id)
-            return eval_set.eval_cases[index].model_copy(deep=True)
+            return eval_set.eval_cases[index].deep_copy()
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Read an eval set from its file."""

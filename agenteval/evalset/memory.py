@@ -126,7 +126,7 @@ class InMemoryEvalSetManager:
         """Return a copy of an eval set."""
         check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
-            return self._find(app_name, eval_set_id).model_copy(deep=True)
+            return self._find(app_name, eval_set_id).deep_copy()
 
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Create an empty eval set; an existing id is a :class:`ConfigError`."""
@@ -136,7 +136,7 @@ class InMemoryEvalSetManager:
             if eval_set_id in sets:
                 raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
             eval_set = sets[eval_set_id] = _new_set(eval_set_id)
-            return eval_set.model_copy(deep=True)
+            return eval_set.deep_copy()
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in creation order."""
@@ -156,7 +156,7 @@ class InMemoryEvalSetManager:
         check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         with self._lock:
             eval_set = self._find(app_name, eval_set_id)
-            return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)].model_copy(deep=True)
+            return eval_set.eval_cases[_case_index(eval_set, app_name, eval_set_id, eval_case_id)].deep_copy()
 
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a copy of a case, filling missing creation times."""

@@ -46,6 +46,12 @@ class Message(WireModel):
     reasoning_signature: str = ""
     """Provider signature of the reasoning text."""
 
+    def copied(self) -> Message:
+        """A deep copy; for the usual text-only message a shallow one, which is as good and far cheaper."""
+        if self.content_parts or self.tool_calls or self.__pydantic_extra__:
+            return self.model_copy(deep=True)
+        return self.model_copy()
+
     @classmethod
     def user(cls, content: str) -> Message:
         """Build a user message."""

@@ -253,10 +253,11 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
                 PerInvocationResult(
                     score=score,
                     status=status_for(score, metric.threshold),
-                    details=EvalMetricResultDetails(
+                    # Built without validation: every value is made here (this runs for every turn).
+                    details=EvalMetricResultDetails.trusted(
                         reason=reason,
                         score=score,
-                        value=ScoreValue(kind=ScoreKind.NUMERIC, numeric=score),
+                        value=ScoreValue.trusted(kind=ScoreKind.NUMERIC, numeric=score),
                         measures=measures,
                     ),
                     actual_invocation=actual,

@@ -22,6 +22,7 @@ from agenteval.evalset.models import (
     Invocation,
     ScenarioDriver,
     SessionInput,
+    Tool,
     ToolMock,
 )
 from agenteval.evalset.trace import ExecutionTrace
@@ -83,10 +84,10 @@ class _Session:
     ) -> tuple[Invocation, ExecutionTrace | None]:
         request = TurnRequest(
             # The agent gets copies: what it does to them must not reach the eval set or other runs.
-            message=message.model_copy(deep=True),
+            message=message.copied(),
             session_id=self.session_id,
             user_id=self.session_input.user_id,
-            context_messages=[context.model_copy(deep=True) for context in self.context_messages],
+            context_messages=[context.copied() for context in self.context_messages],
             state=self.state,
             context=self.context,
             tool_mocks=self._tool_mocks(tool_mock),
@@ -110,7 +111,18 @@ class _Session:
                 f"runner run: the runner returned {type(result).__name__}; return a TurnResult",
                 error_type=ErrorType.AGENT,
             )
-        invocation = Invocation(
+        if (
+            not isinstance(result.final_response, Message | None)
+            or not isinstance(result.invocation_id, str)
+            or not all(isinstance(tool, Tool) for tool in result.tools)
+        ):
+            raise CaseFailure(
+                "runner run: the TurnResult must hold a Message (or None) as final_response, a str as "
+                "invocation_id and Tool objects as tools",
+                error_type=ErrorType.AGENT,
+            )
+        # Built without validation: the parts are checked above (this runs for every turn).
+        invocation = Invocation.trusted(
             invocation_id=result.invocation_id or str(uuid.uuid4()),
             user_content=message,
             final_response=result.final_response,

@@ -313,6 +313,21 @@ async def test_a_result_that_would_not_read_back_is_refused_at_save(manager: Eva
     result = make_result()
     result.eval_case_results[0].run_id = 2**64  # set after validation: fits no Go int
 
-    with pytest.raises(ConfigError, match=r"^clone result: field evalCaseResults\[0\]\.runId: "):
+    refused = r"^clone result: field evalCaseResults\[0\]\.runId \(int 18446744073709551616\) does not fit Go's"
+    with pytest.raises(ConfigError, match=refused):
+        await manager.save("app", result)
+    assert await manager.list("app") == []
+
+
+@pytest.mark.asyncio
+async def test_a_value_of_the_wrong_type_assigned_after_validation_is_refused_at_save(
+    manager: EvalResultManager,
+) -> None:
+    result = make_result()
+    result.eval_case_results[0].score = "high"  # type: ignore[assignment]
+
+    with pytest.raises(
+        ConfigError, match=r"^clone result: field evalCaseResults\[0\]\.score holds str .high., which does"
+    ):
         await manager.save("app", result)
     assert await manager.list("app") == []
