@@ -211,6 +211,8 @@ class TurnMatchingEvaluator(ABC, Generic[C]):
     ) -> str | None:
         """``None`` when ``actual`` matches ``expected``, else a mismatch reason.
 
+        ``criterion`` has passed :meth:`check_criterion` in this call of :meth:`evaluate`.
+
         What the criterion measured on the way (see
         :attr:`~agenteval.evalresult.models.EvalMetricResultDetails.measures`) goes into ``measures``.
         """

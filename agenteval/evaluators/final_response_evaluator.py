@@ -47,7 +47,7 @@ class FinalResponseEvaluator(TurnMatchingEvaluator[FinalResponseCriterion]):
         self, actual: Invocation, expected: Invocation, criterion: FinalResponseCriterion, measures: dict[str, float]
     ) -> str | None:
         """``None`` when the turn matches, else why not; JSON and ROUGE measures go into ``measures``."""
-        return match_final_response(actual, expected, criterion, measures)
+        return match_final_response(actual, expected, criterion, measures, checked=True)
 
     def __repr__(self) -> str:
         return "FinalResponseEvaluator()"

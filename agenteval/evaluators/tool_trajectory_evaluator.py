@@ -45,7 +45,7 @@ class ToolTrajectoryEvaluator(TurnMatchingEvaluator[ToolTrajectoryCriterion]):
         self, actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion, measures: dict[str, float]
     ) -> str | None:
         """``None`` when the turn matches, else why not; nothing is measured."""
-        return match_tool_trajectory(actual, expected, criterion)
+        return match_tool_trajectory(actual, expected, criterion, checked=True)
 
     def __repr__(self) -> str:
         return "ToolTrajectoryEvaluator()"

@@ -74,6 +74,8 @@ def match_final_response(
     expected: Invocation,
     criterion: FinalResponseCriterion,
     measures: dict[str, float] | None = None,
+    *,
+    checked: bool = False,
 ) -> str | None:
     """Compare the final responses of one turn.
 
@@ -89,6 +91,8 @@ def match_final_response(
             (:func:`~agenteval.evaluators.criteria.jsonmatch.match_json_text`), then the ROUGE
             precision, recall and F1 (:func:`~agenteval.evaluators.criteria.rouge.match_rouge`).
             Nothing is measured when a response is missing or a named compare decides.
+        checked: The criterion was already checked (:func:`check_final_response_criterion`) against
+            the active registry, as an evaluator does once for all its cases.
 
     Returns:
         ``None`` on a match, else the sub-criteria's reasons (``"text mismatch: …"``) joined
@@ -97,7 +101,8 @@ def match_final_response(
     Raises:
         ConfigError: The criterion is misconfigured, or a compare raised.
     """
-    check_final_response_criterion(criterion)
+    if not checked:
+        check_final_response_criterion(criterion)
     if criterion.compare_name:
         return _run_compare(criterion.compare_name, actual, expected)
     if actual.final_response is None and expected.final_response is None:

@@ -252,13 +252,17 @@ def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | N
     )
 
 
-def match_tool_trajectory(actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion) -> str | None:
+def match_tool_trajectory(
+    actual: Invocation, expected: Invocation, criterion: ToolTrajectoryCriterion, *, checked: bool = False
+) -> str | None:
     """Compare the tool calls of one turn.
 
     Args:
         actual: The agent's turn.
         expected: The expected turn.
         criterion: How to compare.
+        checked: The criterion was already checked (:func:`check_tool_trajectory_criterion`) against
+            the active registry, as an evaluator does once for all its cases.
 
     Returns:
         ``None`` on a match, else a one-line reason naming the tools, the part and the JSON path.
@@ -266,7 +270,8 @@ def match_tool_trajectory(actual: Invocation, expected: Invocation, criterion: T
     Raises:
         ConfigError: The criterion is misconfigured, names an unknown compare, or a compare raised.
     """
-    check_tool_trajectory_criterion(criterion)
+    if not checked:
+        check_tool_trajectory_criterion(criterion)
     if criterion.compare_name:
         return _run_compare(criterion.compare_name, actual, expected)
     actual_tools, expected_tools = actual.tools, expected.tools
