@@ -55,7 +55,8 @@ class Derivation:
     """A report's case results made again: by ``how``, with ``metrics`` and ``aggregator``."""
 
     cases: list[EvalCaseResult]
-    """Every case result of every run, aggregated again (copies: the report is unchanged)."""
+    """Every case result of every run, aggregated again (new objects where anything changed; what
+    did not change, such as the other metrics' results, is shared with the report)."""
     metrics: list[EvalMetric]
     """The metrics, with any new thresholds."""
     aggregator: EvalCaseResultAggregator
@@ -72,8 +73,10 @@ async def reaggregate(report: FinishedReport, aggregator: EvalCaseResultAggregat
     """
     chosen = as_aggregator(aggregator)
     sources = _Sources(report)
+    # Aggregating again sets only each case's own score, status and error: a shallow copy shares
+    # the metric results, which stay as they were.
     cases = [
-        await _aggregate_again(sources, case.model_copy(deep=True), chosen, report.eval_metrics)
+        await _aggregate_again(sources, case.model_copy(), chosen, report.eval_metrics)
         for case in report.result.eval_case_results
     ]
     return Derivation(cases, list(report.eval_metrics), chosen, "reaggregate")
@@ -123,15 +126,7 @@ async def with_thresholds(
                 registry.check_threshold(metric)
             except ConfigError as exc:
                 raise ConfigError(f"the threshold of {metric.metric_name}: {exc}") from None
-    cases = []
-    for case in report.result.eval_case_results:
-        updated = case.model_copy(deep=True)
-        for result in updated.overall_eval_metric_results:
-            _rethreshold(result, thresholds)
-        for turn in updated.eval_metric_result_per_invocation:
-            for result in turn.eval_metric_results:
-                _rethreshold(result, thresholds)
-        cases.append(updated)
+    cases = [_rethresholded(case, thresholds) for case in report.result.eval_case_results]
     chosen = (
         as_aggregator(aggregator)
         if aggregator is not None
@@ -182,13 +177,40 @@ async def original_aggregator(report: FinishedReport, call: str) -> EvalCaseResu
     return default
 
 
-def _rethreshold(result: EvalMetricResult, thresholds: Mapping[str, float]) -> None:
-    threshold = thresholds.get(result.metric_name)
-    if threshold is None:
-        return
-    result.threshold = threshold
-    if result.eval_status in (EvalStatus.PASSED, EvalStatus.FAILED):
-        result.eval_status = status_for(result.score, threshold)
+def _rethresholded(case: EvalCaseResult, thresholds: Mapping[str, float]) -> EvalCaseResult:
+    """A copy of ``case`` whose results of the named metrics have the new thresholds.
+
+    Only what changes is copied: the other metric results and the turns are shared with ``case``.
+    """
+    return case.model_copy(
+        update={
+            "overall_eval_metric_results": _rethresholded_results(case.overall_eval_metric_results, thresholds),
+            "eval_metric_result_per_invocation": [
+                turn.model_copy(
+                    update={"eval_metric_results": _rethresholded_results(turn.eval_metric_results, thresholds)}
+                )
+                for turn in case.eval_metric_result_per_invocation
+            ],
+        }
+    )
+
+
+def _rethresholded_results(
+    results: Sequence[EvalMetricResult], thresholds: Mapping[str, float]
+) -> list[EvalMetricResult]:
+    return [
+        result
+        if (threshold := thresholds.get(result.metric_name)) is None
+        else result.model_copy(
+            update={
+                "threshold": threshold,
+                "eval_status": status_for(result.score, threshold)
+                if result.eval_status in (EvalStatus.PASSED, EvalStatus.FAILED)
+                else result.eval_status,
+            }
+        )
+        for result in results
+    ]
 
 
 class _Sources:

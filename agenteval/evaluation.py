@@ -539,8 +539,8 @@ class Evaluator:
         _check_evaluators(eval_metrics, options.registry)
         service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
         eval_set = report.eval_set
-        # The new report owns its records: editing one report's objects never changes the other's.
-        stored = [[inference.model_copy(deep=True) for inference in run] for run in report.inference_results]
+        # Scoring reads the agent's records and never changes them: both reports share them.
+        stored = [list(run) for run in report.inference_results]
 
         async def run(run_id: int) -> RunOutcome:
             inferences = stored[run_id - 1]

@@ -94,6 +94,12 @@ class EvaluationReport:
     analysis (their columns are listed in ``CASE_COLUMNS``, ``CASE_SUMMARY_COLUMNS``,
     ``METRIC_COLUMNS``, ``INVOCATION_COLUMNS`` and ``RUBRIC_COLUMNS``). The inference results are
     kept so that metrics can be re-scored without running the agent again.
+
+    A report is a value: deriving one (:meth:`reaggregate`, :meth:`with_thresholds`,
+    :meth:`~agenteval.Evaluator.rescore`) never changes it, and the new report shares every record
+    it did not change (the agent's turns, the other metrics' results), so keeping many derived
+    reports of a large evaluation costs little time and memory. Treat the records as read-only;
+    to edit one, copy it first (``record.model_copy(deep=True)``).
     """
 
     app_name: str
@@ -474,7 +480,8 @@ async def _derived(report: EvaluationReport, derivation: Derivation, started: fl
         eval_set=report.eval_set,
         cases=cases,
         metrics=derivation.metrics,
-        inferences=[[inference.model_copy(deep=True) for inference in run] for run in report.inference_results],
+        # Nothing derives new inferences: both reports share them.
+        inferences=[list(run) for run in report.inference_results],
         num_runs=report.num_runs,
         aggregator=derivation.aggregator,
         provenance=provenance,

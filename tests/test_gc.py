@@ -46,3 +46,24 @@ def test_threshold_is_restored_when_the_block_raises() -> None:
     with pytest.raises(RuntimeError), fewer_collections():
         raise RuntimeError("boom")
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_objects_from_before_the_block_are_left_out_of_its_collections() -> None:
+    # Earlier reports of a notebook session are not scanned again by each new evaluation.
+    gc.set_threshold(700, 10, 10)
+    earlier = [[index] for index in range(1000)]
+    with fewer_collections():
+        assert gc.get_freeze_count() >= len(earlier)
+    assert gc.get_freeze_count() == 0
+
+
+def test_objects_the_application_froze_stay_frozen() -> None:
+    gc.set_threshold(700, 10, 10)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fewer_collections():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -6,14 +6,13 @@ import asyncio
 import builtins
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from agenteval._filelock import directory_lock
 from agenteval._files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
 from agenteval._validate import check_file_names, check_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
-from agenteval.evalset.memory import _appender, _case_index, _new_set, _remover, _replacer
+from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.storage import Locator, SuffixLocator
 
@@ -59,12 +58,12 @@ class LocalEvalSetManager:
         self._locator: Locator = locator if locator is not None else SuffixLocator(".evalset.json")
         # Guards _cache, and orders this manager's own threads before they take the file lock.
         self._lock = threading.Lock()
-        self._cache: dict[Path, tuple[_Stamp, EvalSet]] = {}
+        self._cache: dict[Path, tuple[_Stamp, StoredSet]] = {}
 
     def _path(self, app_name: str, eval_set_id: str) -> Path:
         return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
 
-    def _current(self, path: Path, app_name: str, eval_set_id: str) -> EvalSet:
+    def _current(self, path: Path, app_name: str, eval_set_id: str) -> StoredSet:
         """The set in ``path``: the cached one if the file is unchanged, else read from disk (hold ``_lock``)."""
         # Stat before reading: if the file is replaced in between, the stamp is older than the
         # content, so the next call reads again rather than trusting a stale copy.
@@ -78,33 +77,34 @@ class LocalEvalSetManager:
         except NotFoundError as exc:
             raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found: {exc}") from exc
         warn_unknown_fields(eval_set, f"eval set file {path}")
+        stored = StoredSet(eval_set)
         if stamp is not None:
-            self._cache[path] = (stamp, eval_set)
-        return eval_set
+            self._cache[path] = (stamp, stored)
+        return stored
 
-    def _write(self, path: Path, eval_set: EvalSet) -> None:
-        """Write ``eval_set`` to ``path`` and cache it (hold ``_lock`` and the directory lock)."""
-        write_atomic(path, eval_set.to_json())
+    def _write(self, path: Path, stored: StoredSet) -> None:
+        """Write the set to ``path`` and cache it (hold ``_lock`` and the directory lock)."""
+        write_atomic(path, stored.eval_set.to_json())
         stamp = _stamp(path)
         if stamp is not None:
-            self._cache[path] = (stamp, eval_set)
+            self._cache[path] = (stamp, stored)
 
-    def _edit(self, app_name: str, eval_set_id: str, change: Callable[[EvalSet], object]) -> None:
+    def _edit(self, app_name: str, eval_set_id: str, change: CaseEdit) -> None:
         path = self._path(app_name, eval_set_id)
         with self._lock, directory_lock(self._base_dir, path):
-            eval_set = self._current(path, app_name, eval_set_id)
+            stored = self._current(path, app_name, eval_set_id)
             # The change is made in place: until the file holds it, the copy must not be reused.
             self._cache.pop(path, None)
-            change(eval_set)
-            self._write(path, eval_set)
+            change(stored)
+            self._write(path, stored)
 
     def _create(self, app_name: str, eval_set_id: str) -> EvalSet:
         path = self._path(app_name, eval_set_id)
         with self._lock, directory_lock(self._base_dir, path):
             if path.exists():
                 raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
-            eval_set = _new_set(eval_set_id)
-            self._write(path, eval_set)
+            eval_set = new_set(eval_set_id)
+            self._write(path, StoredSet(eval_set))
             return eval_set.deep_copy()
 
     def _delete(self, app_name: str, eval_set_id: str) -> None:
@@ -131,14 +131,14 @@ class LocalEvalSetManager:
     def _get(self, app_name: str, eval_set_id: str) -> EvalSet:
         path = self._path(app_name, eval_set_id)
         with self._lock:
-            return self._current(path, app_name, eval_set_id).deep_copy()
+            return self._current(path, app_name, eval_set_id).eval_set.deep_copy()
 
     def _get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         path = self._path(app_name, eval_set_id)
         with self._lock:
-            eval_set = self._current(path, app_name, eval_set_id)
-            index = _case_index(eval_set, app_name, eval_set_id, eval_case_id)
-            return eval_set.eval_cases[index].deep_copy()
+            stored = self._current(path, app_name, eval_set_id)
+            position = stored.position(f"{app_name}.{eval_set_id}", eval_case_id)
+            return stored.eval_set.eval_cases[position].deep_copy()
 
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Read an eval set from its file."""
@@ -174,18 +174,18 @@ class LocalEvalSetManager:
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a case, filling missing creation times, and rewrite the file."""
         check_file_names(app_name=app_name, eval_set_id=eval_set_id)
-        await asyncio.to_thread(self._edit, app_name, eval_set_id, _appender(app_name, eval_set_id, eval_case))
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, appender(app_name, eval_set_id, eval_case))
 
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id and rewrite the file."""
         check_file_names(app_name=app_name, eval_set_id=eval_set_id)
-        await asyncio.to_thread(self._edit, app_name, eval_set_id, _replacer(app_name, eval_set_id, eval_case))
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, replacer(app_name, eval_set_id, eval_case))
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case and rewrite the file."""
         check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         check_names(eval_case_id=eval_case_id)
-        await asyncio.to_thread(self._edit, app_name, eval_set_id, _remover(app_name, eval_set_id, eval_case_id))
+        await asyncio.to_thread(self._edit, app_name, eval_set_id, remover(app_name, eval_set_id, eval_case_id))
 
     async def close(self) -> None:
         """Do nothing: no file stays open."""

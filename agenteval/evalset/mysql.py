@@ -9,7 +9,7 @@ from agenteval._files import parse_json
 from agenteval._json import written_json
 from agenteval._validate import check_names
 from agenteval.errors import NotFoundError
-from agenteval.evalset.memory import _checked, _new_case
+from agenteval.evalset._case_edits import checked, new_case
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.storage._mysql_client import MySQLStore, NewRow, to_seconds, transaction, utc_now
 from agenteval.storage._mysql_schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
@@ -191,7 +191,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
-        case, document = _new_case(app_name, eval_set_id, eval_case)
+        case, document = new_case(app_name, eval_set_id, eval_case)
         where = f"{app_name}.{eval_set_id}.{case.eval_id}"
         row = NewRow(
             f"INSERT INTO `{self._cases}` (app_name, eval_set_id, eval_id, eval_mode, eval_case)"
@@ -220,7 +220,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
-        case_id = _checked(eval_case).eval_id
+        case_id = checked(eval_case).eval_id
         document = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
         args = (eval_case.eval_mode.value, document, app_name, eval_set_id, case_id)
         sql = (

@@ -260,6 +260,26 @@ async def test_delete_case(with_set: EvalSetManager) -> None:
 
 
 @pytest.mark.asyncio
+async def test_case_edits_after_a_delete_find_the_right_cases(with_set: EvalSetManager) -> None:
+    for eval_id in ["a", "b", "c", "d"]:
+        await with_set.add_case(APP, SET, make_case(eval_id, text=eval_id))
+    await with_set.delete_case(APP, SET, "b")
+    await with_set.update_case(APP, SET, make_case("d", text="d2"))
+    await with_set.add_case(APP, SET, make_case("b", text="b2"))
+    with pytest.raises(ConfigError, match="eval case app.set.c already exists"):
+        await with_set.add_case(APP, SET, make_case("c"))
+    await with_set.delete_case(APP, SET, "a")
+
+    cases = (await with_set.get(APP, SET)).eval_cases
+    assert [(c.eval_id, c.conversation[0].user_content.content) for c in cases] == [
+        ("c", "c"),
+        ("d", "d2"),
+        ("b", "b2"),
+    ]
+    assert (await with_set.get_case(APP, SET, "b")).conversation[0].user_content.content == "b2"
+
+
+@pytest.mark.asyncio
 async def test_returned_objects_are_copies(with_set: EvalSetManager) -> None:
     case = make_case("c1")
     await with_set.add_case(APP, SET, case)
