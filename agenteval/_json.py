@@ -95,6 +95,26 @@ EpochTime = Annotated[
 """A timestamp in JSON: Unix seconds as a number (``1761134484.9804401``); strings, NaN and infinities are rejected."""
 
 
+_M = TypeVar("_M", bound=BaseModel)
+
+_new_object = object.__new__
+_set_dict = cast("Any", BaseModel.__dict__["__dict__"]).__set__
+_set_fields_set = cast("Any", BaseModel.__dict__["__pydantic_fields_set__"]).__set__
+_set_extra = cast("Any", BaseModel.__dict__["__pydantic_extra__"]).__set__
+_set_private = cast("Any", BaseModel.__dict__["__pydantic_private__"]).__set__
+
+
+def _made(cls: type[_M], values: dict[str, Any], fields_set: set[str], extra: dict[str, Any]) -> _M:
+    """An instance of ``cls`` holding ``values``, as pydantic's own constructors leave one (no validation)."""
+    # The slots are set through their descriptors: BaseModel.__setattr__ would treat them as fields.
+    model = _new_object(cls)
+    _set_dict(model, values)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, extra)
+    _set_private(model, None)
+    return model
+
+
 class WireModel(BaseModel):
     """Base of every persisted model: Go ``omitempty`` on write, unknown keys kept.
 
@@ -156,18 +176,33 @@ class WireModel(BaseModel):
             TypeError: A keyword is not a field's Python name (a programming error).
         """
         defaults = cls._defaults
-        if not fields.keys() <= defaults.keys():
+        values = {**defaults, **fields}
+        if len(values) != len(defaults):
             raise TypeError(f"{cls.__name__}.trusted() got unknown fields {sorted(fields.keys() - defaults.keys())}")
-        values = defaults | fields
         for name, factory in cls._factories.items():
             if name not in fields:
                 values[name] = factory()
-        model = cls.__new__(cls)
-        object.__setattr__(model, "__dict__", values)
-        object.__setattr__(model, "__pydantic_fields_set__", set(fields))
-        object.__setattr__(model, "__pydantic_extra__", {})
-        object.__setattr__(model, "__pydantic_private__", None)
-        return model
+        return _made(cls, values, set(fields), {})
+
+    def replaced(self, **changes: Any) -> Self:
+        """A shallow copy with some fields changed to values known to be valid (not validated).
+
+        What ``model_copy(update=changes)`` does, several times faster: the hot paths that derive
+        reports copy tens of thousands of results. Unknown keys are copied; everything else is shared.
+
+        Args:
+            **changes: New field values, by Python name.
+
+        Raises:
+            TypeError: A keyword is not a field's Python name (a programming error).
+        """
+        values = {**self.__dict__, **changes}
+        if len(values) != len(self._defaults):
+            raise TypeError(
+                f"{type(self).__name__}.replaced() got unknown fields {sorted(changes.keys() - self._defaults.keys())}"
+            )
+        extra = self.__pydantic_extra__
+        return _made(type(self), values, self.__pydantic_fields_set__ | changes.keys(), dict(extra) if extra else {})
 
     def __init__(self, /, **data: Any) -> None:
         """Build the model from keyword arguments (Python names or JSON keys).

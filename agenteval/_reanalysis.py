@@ -76,7 +76,7 @@ async def reaggregate(report: FinishedReport, aggregator: EvalCaseResultAggregat
     # Aggregating again sets only each case's own score, status and error: a shallow copy shares
     # the metric results, which stay as they were.
     cases = [
-        await _aggregate_again(sources, case.model_copy(), chosen, report.eval_metrics)
+        await _aggregate_again(sources, case.replaced(), chosen, report.eval_metrics)
         for case in report.result.eval_case_results
     ]
     return Derivation(cases, list(report.eval_metrics), chosen, "reaggregate")
@@ -182,16 +182,12 @@ def _rethresholded(case: EvalCaseResult, thresholds: Mapping[str, float]) -> Eva
 
     Only what changes is copied: the other metric results and the turns are shared with ``case``.
     """
-    return case.model_copy(
-        update={
-            "overall_eval_metric_results": _rethresholded_results(case.overall_eval_metric_results, thresholds),
-            "eval_metric_result_per_invocation": [
-                turn.model_copy(
-                    update={"eval_metric_results": _rethresholded_results(turn.eval_metric_results, thresholds)}
-                )
-                for turn in case.eval_metric_result_per_invocation
-            ],
-        }
+    return case.replaced(
+        overall_eval_metric_results=_rethresholded_results(case.overall_eval_metric_results, thresholds),
+        eval_metric_result_per_invocation=[
+            turn.replaced(eval_metric_results=_rethresholded_results(turn.eval_metric_results, thresholds))
+            for turn in case.eval_metric_result_per_invocation
+        ],
     )
 
 
@@ -201,13 +197,11 @@ def _rethresholded_results(
     return [
         result
         if (threshold := thresholds.get(result.metric_name)) is None
-        else result.model_copy(
-            update={
-                "threshold": threshold,
-                "eval_status": status_for(result.score, threshold)
-                if result.eval_status in (EvalStatus.PASSED, EvalStatus.FAILED)
-                else result.eval_status,
-            }
+        else result.replaced(
+            threshold=threshold,
+            eval_status=status_for(result.score, threshold)
+            if result.eval_status in (EvalStatus.PASSED, EvalStatus.FAILED)
+            else result.eval_status,
         )
         for result in results
     ]

@@ -31,6 +31,7 @@ from agenteval.metric.criterion import (
     ToolTrajectoryCriterion,
 )
 from agenteval.metric.models import EvalMetric
+from agenteval.status import EvalStatus
 
 
 class _Child(CamelModel):
@@ -529,3 +530,31 @@ def test_epoch_time_rejects_a_non_finite_number(raw: str) -> None:
         EvalSet.from_json('{"creationTimestamp": ' + raw + "}")
     assert info.value.errors()[0]["loc"] == ("creationTimestamp",)
     assert "expected a finite number" in str(info.value)
+
+
+def test_a_trusted_model_is_the_validated_one_without_validation() -> None:
+    given = {"metric_name": "m", "score": 0.5, "eval_status": EvalStatus.FAILED, "threshold": 1.0}
+    trusted = EvalMetricResult.trusted(**given)
+    validated = EvalMetricResult(**given)
+
+    assert trusted == validated
+    assert trusted.model_fields_set == validated.model_fields_set
+    assert trusted.to_json() == validated.to_json()
+    first, second = EvalCaseResult.trusted(eval_id="a"), EvalCaseResult.trusted(eval_id="b")
+    first.overall_eval_metric_results.append(trusted)
+    assert second.overall_eval_metric_results == []  # each gets its own default list
+    with pytest.raises(TypeError, match=r"unknown fields \['scor'\]"):
+        EvalMetricResult.trusted(metric_name="m", scor=1.0)
+
+
+def test_replaced_is_model_copy_with_an_update() -> None:
+    original = EvalMetricResult.model_validate({"metricName": "m", "score": 1, "threshold": 1, "futureKey": {"a": 1}})
+    replaced = original.replaced(threshold=0.5)
+
+    assert replaced == original.model_copy(update={"threshold": 0.5})
+    assert replaced.model_fields_set == original.model_copy(update={"threshold": 0.5}).model_fields_set
+    assert (original.threshold, replaced.threshold) == (1.0, 0.5)
+    assert replaced.model_extra == {"futureKey": {"a": 1}}
+    assert replaced.model_extra is not original.model_extra
+    with pytest.raises(TypeError, match=r"unknown fields \['treshold'\]"):
+        original.replaced(treshold=0.5)

@@ -2,7 +2,9 @@
 
 The summary models are built without validation (``trusted``): every value is computed here from
 results that were validated or checked when they were made, and a summary holds several models per
-case.
+case. Equal parts of one summary (the same status counts, the same metric at the same score, case
+after case) are one shared object, made once: results are read-only records, and sharing makes a
+large summary several times cheaper to build and to hold.
 
 Both follow the reference framework (``internal/multirun`` and ``aggregateCaseRuns``): a metric's
 score is averaged over the runs in which it was evaluated. Each case's overall status comes from
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
@@ -93,14 +96,15 @@ def summarize_multi_run(
     """
     by_run, num_runs = _group_by_run(cases, expected_num_runs)
     run_ids = range(1, num_runs + 1)
-    run_summaries, run_counts = _run_summaries(by_run, run_ids)
+    parts = _SharedParts()
+    run_summaries, run_counts = _run_summaries(by_run, run_ids, parts)
     case_summaries, overall_status = _case_summaries(
-        by_run, run_ids, outcomes or {}, record_scores=record_scores and num_runs > 1
+        by_run, run_ids, outcomes or {}, parts, record_scores=record_scores and num_runs > 1
     )
     return EvalSetResultSummary.trusted(
         overall_status=overall_status,
         num_runs=num_runs,
-        run_status_counts=run_counts.to_model(),
+        run_status_counts=parts.counts(run_counts),
         run_summaries=run_summaries,
         eval_case_summaries=case_summaries,
     )
@@ -170,10 +174,72 @@ class _Counts:
         else:
             raise AgentEvalError(f"unexpected eval status {'' if status is None else status}")
 
-    def to_model(self) -> EvalStatusCounts | None:
-        if not (self.passed or self.failed or self.not_evaluated):
+
+class _SharedParts:
+    """The parts of one summary, each distinct one made once and shared wherever it recurs."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self) -> None:
+        # Keys hold values and the ids of parts made here (which stay alive in _made).
+        self._made: dict[tuple[object, ...], Any] = {}
+
+    def counts(self, counts: _Counts) -> EvalStatusCounts | None:
+        if not (counts.passed or counts.failed or counts.not_evaluated):
             return None
-        return EvalStatusCounts.trusted(passed=self.passed, failed=self.failed, not_evaluated=self.not_evaluated)
+        key = ("counts", counts.passed, counts.failed, counts.not_evaluated)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = EvalStatusCounts.trusted(
+                passed=counts.passed, failed=counts.failed, not_evaluated=counts.not_evaluated
+            )
+        return made
+
+    def metric_summary(self, name: str, metric: _MetricAgg) -> EvalMetricSummary:
+        average = 0.0
+        status = EvalStatus.NOT_EVALUATED
+        if metric.evaluated_count > 0:
+            average = metric.score_sum / metric.evaluated_count
+            status = EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED
+        counts = self.counts(metric.counts)
+        key = ("metric", name, average, status, metric.threshold, id(counts))
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = EvalMetricSummary.trusted(
+                metric_name=name,
+                average_score=average,
+                eval_status=status,
+                threshold=metric.threshold,
+                status_counts=counts,
+            )
+        return made
+
+    def metric_run_summary(self, result: EvalMetricResult) -> EvalMetricRunSummary:
+        key = ("metric run", result.metric_name, result.score, result.eval_status, result.threshold)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = EvalMetricRunSummary.trusted(
+                metric_name=result.metric_name,
+                score=result.score,
+                eval_status=result.eval_status,
+                threshold=result.threshold,
+            )
+        return made
+
+    def case_run_summary(self, run_id: int, case: EvalCaseResult) -> EvalCaseRunSummary:
+        metric_results = sorted(
+            map(self.metric_run_summary, scored_metric_results(case)), key=lambda summary: summary.metric_name
+        )
+        key = ("case run", run_id, case.final_eval_status, case.error_message, *map(id, metric_results))
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = EvalCaseRunSummary.trusted(
+                run_id=run_id,
+                final_eval_status=case.final_eval_status,
+                error_message=case.error_message,
+                metric_results=metric_results,
+            )
+        return made
 
 
 @dataclass(slots=True)
@@ -217,7 +283,7 @@ def _group_by_run(
 
 
 def _run_summaries(
-    by_run: Mapping[int, Sequence[EvalCaseResult]], run_ids: Iterable[int]
+    by_run: Mapping[int, Sequence[EvalCaseResult]], run_ids: Iterable[int], parts: _SharedParts
 ) -> tuple[list[EvalSetRunSummary], _Counts]:
     summaries: list[EvalSetRunSummary] = []
     run_counts = _Counts()
@@ -237,8 +303,8 @@ def _run_summaries(
             EvalSetRunSummary.trusted(
                 run_id=run_id,
                 overall_status=status,
-                case_status_counts=case_counts.to_model(),
-                metric_summaries=_metric_summaries(metrics),
+                case_status_counts=parts.counts(case_counts),
+                metric_summaries=[parts.metric_summary(name, metrics[name]) for name in sorted(metrics)],
             )
         )
     return summaries, run_counts
@@ -248,6 +314,7 @@ def _case_summaries(
     by_run: Mapping[int, Sequence[EvalCaseResult]],
     run_ids: Sequence[int],
     outcomes: Mapping[str, CaseOutcome],
+    parts: _SharedParts,
     *,
     record_scores: bool,
 ) -> tuple[list[EvalCaseResultSummary], EvalStatus]:
@@ -259,19 +326,12 @@ def _case_summaries(
             if case.error_message:
                 agg.has_run_error = True
             agg.run_counts.add(case.final_eval_status)
-            agg.run_summaries.append(
-                EvalCaseRunSummary.trusted(
-                    run_id=run_id,
-                    final_eval_status=case.final_eval_status,
-                    error_message=case.error_message,
-                    metric_results=_metric_run_summaries(scored_metric_results(case)),
-                )
-            )
+            agg.run_summaries.append(parts.case_run_summary(run_id, case))
             _merge_metrics(agg.metrics, scored_metric_results(case))
     summaries: list[EvalCaseResultSummary] = []
     for eval_id in sorted(aggs):
         agg = aggs[eval_id]
-        metric_summaries = _metric_summaries(agg.metrics)
+        metric_summaries = [parts.metric_summary(name, agg.metrics[name]) for name in sorted(agg.metrics)]
         outcome = outcomes.get(eval_id)
         try:
             # The configured run count decides, not how many runs this case has.
@@ -289,7 +349,7 @@ def _case_summaries(
                 overall_status=fail_if_errored(status, agg.has_run_error),
                 overall_score=outcome.score if outcome is not None and record_scores else None,
                 error_message=outcome.error_message if outcome is not None else "",
-                run_status_counts=agg.run_counts.to_model(),
+                run_status_counts=parts.counts(agg.run_counts),
                 metric_summaries=metric_summaries,
                 run_summaries=agg.run_summaries,
             )
@@ -327,38 +387,3 @@ def _merge_metrics(metrics: dict[str, _MetricAgg], results: Iterable[EvalMetricR
             continue
         metric.evaluated_count += 1
         metric.score_sum += result.score
-
-
-def _metric_summaries(metrics: Mapping[str, _MetricAgg]) -> list[EvalMetricSummary]:
-    summaries: list[EvalMetricSummary] = []
-    for name in sorted(metrics):
-        metric = metrics[name]
-        average = 0.0
-        status = EvalStatus.NOT_EVALUATED
-        if metric.evaluated_count > 0:
-            average = metric.score_sum / metric.evaluated_count
-            status = EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED
-        summaries.append(
-            EvalMetricSummary.trusted(
-                metric_name=name,
-                average_score=average,
-                eval_status=status,
-                threshold=metric.threshold,
-                status_counts=metric.counts.to_model(),
-            )
-        )
-    return summaries
-
-
-def _metric_run_summaries(results: Iterable[EvalMetricResult]) -> list[EvalMetricRunSummary]:
-    summaries = [
-        EvalMetricRunSummary.trusted(
-            metric_name=result.metric_name,
-            score=result.score,
-            eval_status=result.eval_status,
-            threshold=result.threshold,
-        )
-        for result in results
-    ]
-    summaries.sort(key=lambda summary: summary.metric_name)
-    return summaries
