@@ -270,13 +270,13 @@ async def test_case_edits_after_a_delete_find_the_right_cases(with_set: EvalSetM
         await with_set.add_case(APP, SET, make_case("c"))
     await with_set.delete_case(APP, SET, "a")
 
+    def text(case: EvalCase) -> str:
+        message = case.conversation[0].user_content
+        return message.content if message is not None else ""
+
     cases = (await with_set.get(APP, SET)).eval_cases
-    assert [(c.eval_id, c.conversation[0].user_content.content) for c in cases] == [
-        ("c", "c"),
-        ("d", "d2"),
-        ("b", "b2"),
-    ]
-    assert (await with_set.get_case(APP, SET, "b")).conversation[0].user_content.content == "b2"
+    assert [(case.eval_id, text(case)) for case in cases] == [("c", "c"), ("d", "d2"), ("b", "b2")]
+    assert text(await with_set.get_case(APP, SET, "b")) == "b2"
 
 
 @pytest.mark.asyncio
