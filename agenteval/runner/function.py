@@ -273,16 +273,36 @@ class _AsyncTool:
 _JSON_VALUES = "return JSON values (dict, list, str, number, bool, None), pydantic models or dataclasses"
 
 
-def _json_value(value: Any, path: str, containers: set[int] | None = None) -> Any:
+class _NotJson(Exception):
+    """Part of a value cannot be recorded as JSON; ``steps`` lead to it from the value, innermost first."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.steps: list[str] = []
+
+
+def _json_value(value: Any, path: str) -> Any:
     """A JSON copy of ``value``, for the record of a tool call (see :meth:`Turn.record_tool`).
 
     Args:
         value: What to copy.
-        path: Where ``value`` is, for error messages (``tool 'lookup' result.items[0]``).
-        containers: Ids of the mappings and lists being copied around ``value``, to refuse cycles.
+        path: What ``value`` is, for error messages (``tool 'lookup' result``).
 
     Raises:
-        TypeError: Part of ``value`` cannot be recorded as JSON; the message names its path and type.
+        TypeError: Part of ``value`` cannot be recorded as JSON; the message names its path
+            (``tool 'lookup' result.items[0]``) and type.
+    """
+    try:
+        return _json_copy(value, set())
+    except _NotJson as exc:
+        raise TypeError(f"{path}{''.join(reversed(exc.steps))}: {exc.problem}") from None
+
+
+def _json_copy(value: Any, containers: set[int]) -> Any:
+    """:func:`_json_value`'s work; ``containers`` holds the ids of the mappings and lists around ``value``.
+
+    The path to a bad part is only worked out when there is one: most tool calls record fine.
     """
     if value is None or isinstance(value, bool):
         return value
@@ -291,38 +311,46 @@ def _json_value(value: Any, path: str, containers: set[int] | None = None) -> An
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise TypeError(f"{path}: cannot record the float {value} as JSON, which has no NaN or infinity")
+            raise _NotJson(f"cannot record the float {value} as JSON, which has no NaN or infinity")
         return float(value)
     if isinstance(value, str):
         return str.__str__(value)
     if not isinstance(value, Mapping | list | tuple):
-        return _json_value(_plain_json(value, path), path, containers)
-    containers = containers if containers is not None else set()
+        return _json_copy(_plain_json(value), containers)
     if id(value) in containers:
-        raise TypeError(f"{path}: cannot record a value that contains itself as JSON")
+        raise _NotJson("cannot record a value that contains itself as JSON")
     containers.add(id(value))
     try:
         if isinstance(value, Mapping):
             copied: dict[str, Any] = {}
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise TypeError(
-                        f"{path}: cannot record a mapping key of type {type(key).__name__} ({key!r}) as JSON; "
-                        "use str keys"
+                    raise _NotJson(
+                        f"cannot record a mapping key of type {type(key).__name__} ({key!r}) as JSON; use str keys"
                     )
-                where = f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
-                copied[str.__str__(key)] = _json_value(item, where, containers)
+                try:
+                    copied[str.__str__(key)] = _json_copy(item, containers)
+                except _NotJson as exc:
+                    exc.steps.append(f".{key}" if key.isidentifier() else f"[{key!r}]")
+                    raise
             return copied
-        return [_json_value(item, f"{path}[{index}]", containers) for index, item in enumerate(value)]
+        copies = []
+        for index, item in enumerate(value):
+            try:
+                copies.append(_json_copy(item, containers))
+            except _NotJson as exc:
+                exc.steps.append(f"[{index}]")
+                raise
+        return copies
     finally:
         containers.discard(id(value))
 
 
-def _plain_json(value: Any, path: str) -> Any:
+def _plain_json(value: Any) -> Any:
     """``value`` (not a JSON scalar, mapping or list) as the plain values its JSON form holds.
 
     Raises:
-        TypeError: ``value`` has no JSON form, or only a guessed one (bytes, sets).
+        _NotJson: ``value`` has no JSON form, or only a guessed one (bytes, sets).
     """
     # Checked by module name so that numpy is never imported here: tolist() turns its scalars
     # into Python ones and its arrays into (nested) lists.
@@ -338,7 +366,7 @@ def _plain_json(value: Any, path: str) -> Any:
     if not isinstance(value, bytes | bytearray | set | frozenset):
         with contextlib.suppress(PydanticSerializationError, ValueError):
             return to_jsonable_python(value)
-    raise TypeError(f"{path}: cannot record a value of type {type(value).__name__} as JSON; {_JSON_VALUES}")
+    raise _NotJson(f"cannot record a value of type {type(value).__name__} as JSON; {_JSON_VALUES}")
 
 
 def _record_as_json(call: Tool) -> None:
