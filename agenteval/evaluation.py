@@ -137,7 +137,7 @@ class Evaluator:
             - ``eval_set_manager``, ``metric_manager``, ``result_manager``: stores (in memory by default);
             - ``registry``: evaluators by name (``default_registry()``);
             - ``aggregator``: case aggregator (all metrics must pass), an object or a function;
-            - ``callbacks``: lifecycle callbacks;
+            - ``callbacks``: lifecycle callbacks (in the order given below);
             - ``user_simulator``, ``expected_runner``: for scenario and expected-runner cases;
             - ``session_id_supplier``: session id per case (a UUID4);
             - ``num_runs``: repetitions of every case (1);
@@ -158,6 +158,30 @@ class Evaluator:
             - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit);
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
               and nothing otherwise; ``True`` always shows one, ``False`` never.
+
+    Each run scores every case as soon as its inference ends
+    (:meth:`~agenteval.service.LocalService.infer_and_evaluate`), so scoring overlaps the agent's
+    work. The callbacks of a run therefore fire in another order than the service's ``inference``
+    then ``evaluate`` (the reference's order, still that of ``LocalService``), and each still fires
+    once per run or once per case:
+
+    1. ``before_inference_set``, then ``before_evaluate_set``, before any case runs (in the reference
+       it comes after ``after_inference_set``); its ``request.inference_results`` already holds one
+       result per case, in eval-set order, each filled in when its case's inference ends (``status``
+       ``None`` until then).
+    2. Per case: ``before_inference_case`` → ``after_inference_case`` → ``before_evaluate_case`` →
+       ``after_evaluate_case``. Cases interleave: early cases' evaluate callbacks fire before later
+       cases' inference callbacks and before ``after_inference_set``.
+    3. ``after_inference_set`` once every case's inference has ended (some cases may still be being
+       scored), then ``after_evaluate_set`` once every case is scored.
+
+    With ``parallel_inference`` and ``parallel_evaluation`` both off, each case is scored before the
+    next one runs. A failing ``before_evaluate_set`` callback now stops a run before any case runs
+    (``after_inference_set`` receives its error); a failing ``after_inference_set`` callback is
+    raised once every case is scored, a failing case-level evaluate callback once the other cases
+    are (with ``parallel_evaluation`` off, scoring stops at that case); the partial report of an
+    interrupted :meth:`evaluate` keeps every case scored by then. A run's error reads
+    ``run N: <the service's error>``.
     """
 
     def __init__(self, app_name: str, agent: Runner | AgentFunction | None = None, **options: Any) -> None:
@@ -449,10 +473,10 @@ class Evaluator:
                 eval_set=eval_set,
             )
             try:
-                inferences = await service.inference(request)
+                inferences, scored = await service.infer_and_evaluate(request, EvaluateConfig(eval_metrics=metrics))
             except Exception as exc:
-                raise rewrap(f"run {run_id} inference", exc) from exc
-            return inferences, await self._score_run(service, eval_set, metrics, run_id, inferences)
+                raise rewrap(f"run {run_id}", exc) from exc
+            return inferences, scored.eval_case_results
 
         return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
 

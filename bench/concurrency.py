@@ -6,15 +6,16 @@ Run with ``python bench/concurrency.py [--cases N] [--latency SECONDS] [--parall
    ``parallel_inference=True, parallelism=P``, scored with a tool-trajectory and a final-response
    metric. Two tables:
 
-   a. The target. The ideal wall time of the inference phase (the part that runs the agent, the
-      only part case parallelism speeds up) is ``ceil(N / P) * L``. The inference phase is timed
-      inside ``evaluate`` by the framework's own inference-set callbacks, and its ratio measured /
-      ideal should stay at or below 1.15 for N=1000, L=20 ms, P=100. A bare asyncio baseline (the
-      same sleeps behind a semaphore, no framework) is measured in the same run.
-   b. The whole ``evaluate`` call, which has no target: its wall time split into the inference
-      phase, the scoring phase (both metrics and the case aggregator, for every case; timed by the
-      evaluate-set callbacks), saving the result (timed around the in-memory store's ``save``)
-      and the rest (reading the set, the multi-run summary, building the report).
+   a. The target. With perfect scheduling, running the agent takes ``ceil(N / P) * L`` (the
+      ideal); the evaluator scores each case as soon as its inference ends, so scoring overlaps the
+      agent's waiting. The whole ``evaluate`` call against the ideal should stay at or below 1.3
+      for N=1000, L=20 ms, P=100 (issue 13). A bare asyncio baseline (the same sleeps behind a
+      semaphore, no framework) is measured in the same run.
+   b. The fastest whole call split into the inference window (from the start of the run until
+      every case's inference ended, timed by the framework's own ``after_inference_set``
+      callback; most cases are scored within it), the scoring left after the last inference
+      (until ``after_evaluate_set``), saving the result (timed around the in-memory store's
+      ``save``) and the rest (reading the set, the multi-run summary, building the report).
 2. Framework overhead: N cases with an agent that answers at once, scored with the same two
    metrics, serial and parallel; reported as cases per second and as microseconds per case next
    to the bare cost of calling the agent N times.
@@ -184,8 +185,8 @@ class Parallelism:
 
     @property
     def ratio(self) -> float:
-        """The target figure: the inference phase against the ideal."""
-        return self.inference / self.ideal
+        """The target figure: the fastest whole call against the ideal."""
+        return self.whole / self.ideal
 
 
 class TimedResults(InMemoryEvalResultManager):
@@ -206,20 +207,23 @@ class TimedResults(InMemoryEvalResultManager):
 def bench_parallelism(count: int, parallelism: int, latency: float, repeats: int) -> Parallelism:
     """N cases of latency L at parallelism P, scored with two metrics: the phases of ``evaluate``.
 
-    The inference and scoring phases are timed by the framework's own set-level callbacks, from
-    the start time they are given to the moment they run; saving is timed around the result
-    store's ``save``. ``bare asyncio`` runs the same sleeps without the framework.
+    The inference window (from the run's start to ``after_inference_set``) and the scoring left
+    after it (to ``after_evaluate_set``) are timed by the framework's own set-level callbacks;
+    saving is timed around the result store's ``save``. ``bare asyncio`` runs the same sleeps
+    without the framework.
     """
     manager = eval_set_manager(count)
     inference_phases: list[float] = []
+    inference_ends: list[float] = []
     scoring_phases: list[float] = []
     results = TimedResults()
 
     def inference_ended(context: object, args: AfterInferenceSetArgs) -> None:
-        inference_phases.append(time.time() - args.start_time)
+        inference_ends.append(time.time())
+        inference_phases.append(inference_ends[-1] - args.start_time)
 
     def scoring_ended(context: object, args: AfterEvaluateSetArgs) -> None:
-        scoring_phases.append(time.time() - args.start_time)
+        scoring_phases.append(time.time() - inference_ends[-1])
 
     evaluator = Evaluator(
         APP,
@@ -236,6 +240,7 @@ def bench_parallelism(count: int, parallelism: int, latency: float, repeats: int
     assert [case.eval_id for case in check.result.eval_case_results] == [case.eval_id for case in make_cases(count)]
     assert check.passed, "every bench case should pass both metrics"
     inference_phases.clear()
+    inference_ends.clear()
     scoring_phases.clear()
     results.saves.clear()
     wholes = [timed(lambda: evaluator.evaluate(SET, metrics=METRICS)) for _ in range(repeats)]
@@ -256,16 +261,23 @@ def bench_parallelism(count: int, parallelism: int, latency: float, repeats: int
 
 
 def target_table(result: Parallelism) -> str:
-    """The inference phase and the bare asyncio baseline against the ideal."""
+    """The whole call, the inference window and the bare asyncio baseline against the ideal."""
     return table(
         ["what", "wall (s)", "median (s)", "ideal (s)", "ratio"],
         [
             [
-                "inference phase",
+                "evaluate() total",
+                f"{result.whole:.3f}",
+                f"{result.whole_median:.3f}",
+                f"{result.ideal:.3f}",
+                f"{result.ratio:.3f}",
+            ],
+            [
+                "inference window",
                 f"{result.inference:.3f}",
                 f"{result.inference_median:.3f}",
                 f"{result.ideal:.3f}",
-                f"{result.ratio:.3f}",
+                f"{result.inference / result.ideal:.3f}",
             ],
             [
                 "bare asyncio",
@@ -282,8 +294,8 @@ def breakdown_table(result: Parallelism) -> str:
     """The fastest whole ``evaluate`` call, split into its phases."""
     rest = result.whole - result.whole_inference - result.whole_scoring - result.whole_saving
     parts = [
-        ("inference phase (agent, P cases at once)", result.whole_inference),
-        ("scoring phase (2 metrics + aggregation)", result.whole_scoring),
+        ("inference window (agent, P cases at once; most scoring overlaps it)", result.whole_inference),
+        ("scoring after the last inference", result.whole_scoring),
         ("saving (in-memory store, copies the result)", result.whole_saving),
         ("rest (read set, summary, build report)", rest),
     ]
@@ -338,9 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.02, help="agent latency L in seconds (default 0.02)")
     parser.add_argument("--parallelism", type=int, default=100, help="cases at once P (default 100)")
     parser.add_argument("--repeats", type=int, default=3, help="measurements per figure; the best is shown (3)")
-    parser.add_argument(
-        "--target", type=float, default=1.15, help="highest acceptable inference-phase/ideal ratio (1.15)"
-    )
+    parser.add_argument("--target", type=float, default=1.3, help="highest acceptable evaluate()/ideal ratio (1.3)")
     args = parser.parse_args(argv)
     if args.cases <= 0 or args.parallelism <= 0 or args.latency <= 0 or args.repeats <= 0:
         parser.error("--cases, --latency, --parallelism and --repeats must be positive")
@@ -351,16 +361,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"parallel_inference=True, P={args.parallelism}, tool trajectory + final response metrics"
     )
     result = bench_parallelism(args.cases, args.parallelism, args.latency, args.repeats)
-    print(f"\n1a. target: the inference phase against the ideal ceil(N / P) * L = {result.ideal:.3f} s")
+    print(f"\n1a. target: the whole evaluate() call against the ideal ceil(N / P) * L = {result.ideal:.3f} s")
     print(target_table(result))
     verdict = "ok" if result.ratio <= args.target else "ABOVE TARGET"
-    print(f"inference phase ratio {result.ratio:.3f} vs target <= {args.target:g}: {verdict}")
-    print("\n1b. the whole evaluate() call (no target): fastest call, split into its phases")
+    print(f"evaluate() ratio {result.ratio:.3f} vs target <= {args.target:g}: {verdict}")
+    print("\n1b. the fastest evaluate() call, split into its parts")
     print(breakdown_table(result))
-    print(
-        f"evaluate() total {result.whole:.3f} s (median {result.whole_median:.3f} s) = "
-        f"{result.whole / result.ideal:.2f}x the inference ideal; only the inference phase is parallel\n"
-    )
+    print()
     print("2. framework overhead: instant agent, tool trajectory + final response metrics")
     print(bench_overhead(args.cases, args.parallelism, args.repeats))
     return 0 if result.ratio <= args.target else 1

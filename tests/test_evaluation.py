@@ -343,10 +343,10 @@ def test_a_set_level_failure_in_parallel_runs_raises_the_run_error_not_an_except
         num_runs=2,
     )
 
-    with pytest.raises(CallbackError, match=r"^run 1 inference: run before inference set callbacks"):
+    with pytest.raises(CallbackError, match=r"^run 1: run before inference set callbacks"):
         ev.evaluate(SET)
     # The reference returns the first run error (errgroup) whether runs are serial or parallel.
-    with pytest.raises(CallbackError, match=r"^run \d inference: run before inference set callbacks"):
+    with pytest.raises(CallbackError, match=r"^run \d: run before inference set callbacks"):
         ev.evaluate(SET, parallel_runs=True)
     assert results.saved == []
 

@@ -111,11 +111,12 @@ def test_a_failure_in_run_two_saves_run_one_as_a_partial_result(caplog: pytest.L
 
     partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
     cases = partial.result.eval_case_results
+    # Each case is scored as its inference ends, so run two's cases were scored before its inference set failed.
     assert [(case.run_id, case.eval_id, case.final_eval_status) for case in cases] == [
         (1, "a", ae.EvalStatus.PASSED),
         (1, "b", ae.EvalStatus.PASSED),
-        (2, "a", ae.EvalStatus.NOT_EVALUATED),
-        (2, "b", ae.EvalStatus.NOT_EVALUATED),
+        (2, "a", ae.EvalStatus.PASSED),
+        (2, "b", ae.EvalStatus.PASSED),
     ]
     assert cases[2].error_message == ""
     assert partial.case_table["status"].tolist() == ["passed", "passed"]

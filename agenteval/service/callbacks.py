@@ -9,6 +9,22 @@ Contexts returned by ``after_*`` callbacks only flow to later ``after_*`` callba
 
 The first exception stops the chain and surfaces as :class:`~agenteval.errors.CallbackError`, e.g.
 ``execute BeforeEvaluateCase callbacks: BeforeEvaluateCase callback[2] (audit): ValueError: boom``.
+
+Order. :meth:`LocalService.inference <agenteval.service.LocalService.inference>` fires
+``before_inference_set``, each case's ``before_inference_case`` / ``after_inference_case``, then
+``after_inference_set``; :meth:`~agenteval.service.LocalService.evaluate` does the same with the four
+evaluate points; called one after the other they give the reference's order.
+:meth:`~agenteval.service.LocalService.infer_and_evaluate`, which :class:`~agenteval.Evaluator` uses
+for every run, scores each case as soon as its inference ends, which changes the order (each point
+still fires once per set or per case):
+
+1. ``before_inference_set``, then ``before_evaluate_set`` before any case runs (instead of after
+   ``after_inference_set``); its ``request.inference_results`` already holds one result per case,
+   in eval-set order, each filled in when its case's inference ends (``status`` ``None`` until then).
+2. Per case: ``before_inference_case`` → ``after_inference_case`` → ``before_evaluate_case`` →
+   ``after_evaluate_case``; cases interleave, so early cases' evaluate callbacks fire before later
+   cases' inference callbacks and before ``after_inference_set``.
+3. ``after_inference_set`` once every case's inference has ended, ``after_evaluate_set`` last.
 """
 
 from __future__ import annotations

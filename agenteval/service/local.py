@@ -1,11 +1,11 @@
-"""The local service: inference (run the agent on each case) and evaluate (score each case)."""
+"""The local service: inference (run the agent on each case) and evaluate (score each case), apart or pipelined."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -17,7 +17,7 @@ from agenteval.evalresult.models import ErrorType, EvalCaseResult
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.llm.judge import use_judge
-from agenteval.metric.registry import active_metric_registry, use_metric_registry
+from agenteval.metric.registry import MetricRegistry, active_metric_registry, use_metric_registry
 from agenteval.runner.base import Runner, end_session
 from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.service._inference import infer_case
@@ -34,7 +34,7 @@ from agenteval.service.callbacks import (
     BeforeInferenceSetArgs,
 )
 from agenteval.service.options import ServiceOptions
-from agenteval.service.types import EvalSetRunResult, EvaluateRequest, InferenceRequest
+from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
 
 __all__ = ["CaseLimits", "LocalService"]
@@ -97,7 +97,8 @@ class LocalService:
     """Runs inference and evaluation in this process.
 
     ``inference`` runs the agent on the cases of an eval set and records what it did;
-    ``evaluate`` scores those records with metrics. Failures inside one case (the agent raising,
+    ``evaluate`` scores those records with metrics; ``infer_and_evaluate`` does both, scoring each
+    case as soon as its inference ends. Failures inside one case (the agent raising,
     a bad case, an evaluator error) become a failed result with an ``error_message``; only set-level
     problems (bad request, unknown eval set, a set-level callback raising) raise.
 
@@ -126,6 +127,12 @@ class LocalService:
     async def close(self) -> None:
         """Release resources (nothing is held between calls)."""
 
+    def _inference_gate(self, options: ServiceOptions) -> asyncio.Semaphore:
+        return self._limits.inference if self._limits else asyncio.Semaphore(options.parallelism)
+
+    def _evaluation_gate(self, options: ServiceOptions) -> asyncio.Semaphore:
+        return self._limits.evaluation if self._limits else asyncio.Semaphore(options.parallelism)
+
     # ------------------------------------------------------------------ inference
 
     async def inference(self, request: InferenceRequest, **overrides: Any) -> list[InferenceResult]:
@@ -144,13 +151,7 @@ class LocalService:
             NotFoundError: The eval set does not exist.
             CallbackError: A set-level callback raised.
         """
-        if request is None:
-            raise ConfigError("validate inference request: inference request is nil")
-        try:
-            check_names(app_name=request.app_name, eval_set_id=request.eval_set_id)
-        except ConfigError as exc:
-            raise ConfigError(f"validate inference request: {exc}") from None
-        _check_given_set(request.eval_set, request.eval_set_id, "validate inference request")
+        _check_inference_request(request)
         options = self.options.updated(overrides)
         where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
         context = await _run_callbacks(
@@ -170,40 +171,27 @@ class LocalService:
     async def _infer_cases(
         self, request: InferenceRequest, options: ServiceOptions, context: EvalContext
     ) -> list[InferenceResult]:
-        eval_set = request.eval_set
-        if eval_set is None:
-            try:
-                with use_context(context):
-                    eval_set = await options.eval_set_manager.get(request.app_name, request.eval_set_id)
-            except Exception as exc:
-                raise rewrap("load inference eval cases: get eval set", exc) from exc
-        wanted = set(request.eval_case_ids)
-        cases = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+        cases = await _selected_cases(request, options, context)
         outcomes = await _map_in_order(
             cases,
-            lambda case: self._infer_case(request, case, options, context),
+            lambda case: self._infer_case(request, case, options, context, _pending_inference(request, case)),
             parallel=options.parallel_inference,
-            gate=self._limits.inference if self._limits else asyncio.Semaphore(options.parallelism),
+            gate=self._inference_gate(options),
         )
-        results: list[InferenceResult] = []
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-            results.append(outcome)
-        return results
+        return _inferences(outcomes)
 
     async def _infer_case(
-        self, request: InferenceRequest, case: EvalCase, options: ServiceOptions, context: EvalContext
+        self,
+        request: InferenceRequest,
+        case: EvalCase,
+        options: ServiceOptions,
+        context: EvalContext,
+        result: InferenceResult,
     ) -> InferenceResult:
+        """Run the agent on ``case``, filling in ``result`` (a :func:`_pending_inference`) and returning it."""
         with use_context(context):
             session_id = options.session_id_supplier(context)
-        result = InferenceResult(
-            app_name=request.app_name,
-            eval_set_id=request.eval_set_id,
-            eval_case_id=case.eval_id,
-            run_id=request.run_id,
-            session_id=session_id,
-        )
+        result.session_id = session_id
         try:
             case_context = await options.callbacks.run(
                 "before_inference_case",
@@ -297,10 +285,7 @@ class LocalService:
         registry = options.metric_registry or active_metric_registry()
 
         async def score_cases() -> EvalSetRunResult:
-            judge = (
-                use_judge(options.judge_override) if options.judge_override is not None else contextlib.nullcontext()
-            )
-            with use_metric_registry(registry), judge:
+            with _scoring_scope(options, registry):
                 case_results = await self._evaluate_cases(request, options, context)
             return EvalSetRunResult(
                 app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=case_results
@@ -325,29 +310,9 @@ class LocalService:
             request.inference_results,
             lambda inference: self._evaluate_case(request, inference, options, cases, context),
             parallel=options.parallel_evaluation,
-            gate=self._limits.evaluation if self._limits else asyncio.Semaphore(options.parallelism),
+            gate=self._evaluation_gate(options),
         )
-        errors: list[BaseException] = []
-        results: list[EvalCaseResult] = []
-        for inference, outcome in zip(request.inference_results, outcomes, strict=False):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome
-                case_id = inference.eval_case_id if inference is not None else ""
-                wrapped = rewrap(
-                    f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id})",
-                    outcome,
-                )
-                wrapped.__cause__ = outcome
-                errors.append(wrapped)
-            else:
-                results.append(outcome)
-        if errors:
-            message = "\n".join(str(error) for error in errors)
-            raise type(errors[0])(
-                f"evaluate case results (app={request.app_name}, evalSetID={request.eval_set_id}): {message}"
-            ) from errors[0]
-        return results
+        return _case_results(request, zip(request.inference_results, outcomes, strict=False))
 
     async def _evaluate_case(
         self,
@@ -401,6 +366,227 @@ class LocalService:
         )
         return result
 
+    # ------------------------------------------------------------------ both, pipelined
+
+    async def infer_and_evaluate(
+        self, request: InferenceRequest, evaluate_config: EvaluateConfig, **overrides: Any
+    ) -> tuple[list[InferenceResult], EvalSetRunResult]:
+        """Run the agent on the requested cases and score each case as soon as its inference ends.
+
+        What :meth:`inference` then :meth:`evaluate` (on all of its results, with ``evaluate_config``)
+        return, with the same per-case functions, concurrency limits and errors, but scoring overlaps
+        the agent's work instead of waiting for the slowest case. Each case is scored in a task of its
+        own within the evaluation limit, so a case being scored holds no inference slot. With
+        ``parallel_inference`` off the agent runs on one case at a time, in eval-set order; with
+        ``parallel_evaluation`` off one case is scored at a time; with both off a case is scored
+        before the next one runs.
+
+        Callback order (both phases' callbacks still fire once per set and once per case):
+
+        1. ``before_inference_set``; then, once the eval set is read, ``before_evaluate_set``, before
+           any case runs. Its ``request`` is built from this call's (app, eval set, run id, the eval
+           set it holds) and ``evaluate_config``; ``request.inference_results`` already holds one
+           result per selected case, in eval-set order, each filled in place when its case's
+           inference ends (until then its ``status`` is ``None`` and it has no turns). Editing the
+           request's ``evaluate_config`` takes effect; editing ``inference_results`` does not change
+           which cases are scored.
+        2. Per case: ``before_inference_case`` → the agent → ``after_inference_case`` →
+           ``before_evaluate_case`` → scoring → ``after_evaluate_case``. Cases interleave: the
+           evaluate callbacks of early cases fire before later cases' inference callbacks.
+        3. ``after_inference_set`` once every case's inference has ended (cases may still be being
+           scored); ``after_evaluate_set`` last, after every case was scored.
+
+        Errors are those of the two phases, with the same messages. A case that fails (agent, metric,
+        case-level inference callback) becomes a failed case result; a set-level callback, a missing
+        eval set, an invalid metric or a case-level evaluate callback makes the call raise. An
+        ``after_*_set`` callback runs for every set whose ``before_*_set`` callbacks passed, with the
+        error when the call fails: a failing ``before_evaluate_set`` callback or metric ends the
+        inference set with that error before any case runs; an inference error (or a failing
+        ``after_inference_set`` callback) is raised once the cases already inferred are scored, and
+        ``after_evaluate_set`` receives it. With ``parallel_evaluation`` off, scoring stops at the
+        first case that raises (in the order cases were scored).
+
+        Args:
+            request: App, eval set and (optionally) case ids. ``before_inference_set`` callbacks
+                receive this object and may change it.
+            evaluate_config: The metrics to score with.
+            **overrides: Per-call option overrides (``callbacks`` replaces, it does not merge).
+
+        Returns:
+            The inference results in eval-set order (those :meth:`inference` returns) and the case
+            results in the same order (what :meth:`evaluate` returns).
+
+        Raises:
+            ConfigError: An invalid request, option or metric.
+            NotFoundError: The eval set does not exist.
+            CallbackError: A set-level callback or a case-level evaluate callback raised.
+        """
+        _check_inference_request(request)
+        if evaluate_config is None:
+            raise ConfigError("evaluate config is nil")
+        options = self.options.updated(overrides)
+        where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
+        context = await _run_callbacks(
+            options, "before_inference_set", EvalContext(), BeforeInferenceSetArgs(request=request), where=where
+        )
+        return await _PipelinedRun(self, request, evaluate_config, options, context, where).run()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Evaluation:
+    """The evaluate side of a pipelined run, once its ``before_evaluate_set`` callbacks and metric checks passed."""
+
+    request: EvaluateRequest
+    context: EvalContext
+    registry: MetricRegistry
+    cases: CaseLookup
+    gate: asyncio.Semaphore
+    start: float
+
+
+class _PipelinedRun:
+    """One :meth:`LocalService.infer_and_evaluate` call once its ``before_inference_set`` callbacks passed."""
+
+    def __init__(
+        self,
+        service: LocalService,
+        request: InferenceRequest,
+        evaluate_config: EvaluateConfig,
+        options: ServiceOptions,
+        context: EvalContext,
+        where: str,
+    ) -> None:
+        self._service = service
+        self._request = request
+        self._evaluate_config = evaluate_config
+        self._options = options
+        self._inference_context = context
+        self._where = where
+        self._pending: list[InferenceResult] = []
+        self._evaluation: _Evaluation | None = None
+        self._outcomes: dict[int, EvalCaseResult | BaseException] = {}
+        self._scoring_stopped = False
+
+    async def run(self) -> tuple[list[InferenceResult], EvalSetRunResult]:
+        inferences: list[InferenceResult] = []
+        error: BaseException | None = None
+        try:
+            async with asyncio.TaskGroup() as group:
+                try:
+                    inferences = await _run_with_after_set(
+                        self._options,
+                        "after_inference_set",
+                        self._inference_context,
+                        lambda: self._infer_all(group),
+                        lambda results, failure, start: AfterInferenceSetArgs(
+                            request=self._request, results=results, error=failure, start_time=start
+                        ),
+                        where=self._where,
+                    )
+                except Exception as exc:
+                    # Raised once the cases already inferred are scored, as inference() lets every case end.
+                    error = exc
+        except BaseException as exc:  # cancelled, or interrupted while scoring
+            error = exc
+        evaluation = self._evaluation
+        if evaluation is None:  # only the inference set began, and it failed
+            assert error is not None
+            raise error
+        return await _run_with_after_set(
+            self._options,
+            "after_evaluate_set",
+            evaluation.context,
+            lambda: self._results(evaluation.request, inferences, error),
+            lambda outcome, failure, start: AfterEvaluateSetArgs(
+                request=evaluation.request, result=outcome[1] if outcome else None, error=failure, start_time=start
+            ),
+            where=self._where,
+            start=evaluation.start,
+        )
+
+    async def _infer_all(self, group: asyncio.TaskGroup) -> list[InferenceResult]:
+        options = self._options
+        cases = await _selected_cases(self._request, options, self._inference_context)
+        self._pending = [_pending_inference(self._request, case) for case in cases]
+        evaluation = await self._begin_evaluation()
+        outcomes = await _map_in_order(
+            list(enumerate(cases)),
+            lambda item: self._infer_then_score(group, evaluation, *item),
+            parallel=options.parallel_inference,
+            gate=self._service._inference_gate(options),
+        )
+        return _inferences(outcomes)
+
+    async def _begin_evaluation(self) -> _Evaluation:
+        request, options = self._request, self._options
+        evaluation = EvaluateRequest(
+            app_name=request.app_name,
+            eval_set_id=request.eval_set_id,
+            inference_results=list(self._pending),
+            evaluate_config=self._evaluate_config,
+            run_id=request.run_id,
+            eval_set=request.eval_set,
+        )
+        context = await _run_callbacks(
+            options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=evaluation), where=self._where
+        )
+        check_metrics(evaluation.evaluate_config.eval_metrics, options, where=self._where)
+        self._evaluation = _Evaluation(
+            request=evaluation,
+            context=context,
+            registry=options.metric_registry or active_metric_registry(),
+            cases=CaseLookup(options.eval_set_manager, evaluation.app_name, evaluation.eval_set),
+            gate=self._service._evaluation_gate(options) if options.parallel_evaluation else asyncio.Semaphore(1),
+            start=time.time(),
+        )
+        return self._evaluation
+
+    async def _infer_then_score(
+        self, group: asyncio.TaskGroup, evaluation: _Evaluation, index: int, case: EvalCase
+    ) -> InferenceResult:
+        options = self._options
+        inference = await self._service._infer_case(
+            self._request, case, options, self._inference_context, self._pending[index]
+        )
+        if options.parallel_inference or options.parallel_evaluation:
+            group.create_task(self._score_later(evaluation, index, inference))
+        else:
+            await self._score(evaluation, index, inference)
+        return inference
+
+    async def _score_later(self, evaluation: _Evaluation, index: int, inference: InferenceResult) -> None:
+        # Yield first: the case waiting for the inference slot just freed starts its agent before
+        # this one spends the event loop's time on scoring.
+        await asyncio.sleep(0)
+        await self._score(evaluation, index, inference)
+
+    async def _score(self, evaluation: _Evaluation, index: int, inference: InferenceResult) -> None:
+        async with evaluation.gate:
+            if self._scoring_stopped:
+                return
+            try:
+                with _scoring_scope(self._options, evaluation.registry):
+                    self._outcomes[index] = await self._service._evaluate_case(
+                        evaluation.request, inference, self._options, evaluation.cases, evaluation.context
+                    )
+            except Exception as exc:
+                self._outcomes[index] = exc
+                # Serial scoring stops at the first case that raises, as evaluate() does.
+                self._scoring_stopped = not self._options.parallel_evaluation
+
+    async def _results(
+        self, evaluation: EvaluateRequest, inferences: list[InferenceResult], error: BaseException | None
+    ) -> tuple[list[InferenceResult], EvalSetRunResult]:
+        if error is not None:
+            raise error
+        outcomes = self._outcomes
+        scored = [(inference, outcomes[index]) for index, inference in enumerate(self._pending) if index in outcomes]
+        return inferences, EvalSetRunResult(
+            app_name=evaluation.app_name,
+            eval_set_id=evaluation.eval_set_id,
+            eval_case_results=_case_results(evaluation, scored),
+        )
+
 
 async def _run_callbacks(
     options: ServiceOptions, point: str, context: EvalContext, args: object, *, where: str
@@ -420,13 +606,14 @@ async def _run_with_after_set(
     after_args: Callable[[T | None, BaseException | None, float], object],
     *,
     where: str,
+    start: float | None = None,
 ) -> T:
     """Time ``work``, then run the after-set callbacks at ``point`` with its result or error, even when it raises.
 
     ``after_args(result, error, start_time)`` builds the callbacks' argument object; an after-set
-    callback that raises replaces whatever ``work`` raised.
+    callback that raises replaces whatever ``work`` raised. The set started at ``start`` (default: now).
     """
-    start = time.time()
+    start = time.time() if start is None else start
     result: T | None = None
     error: BaseException | None = None
     try:
@@ -477,3 +664,78 @@ def _failed_inference(result: InferenceResult, message: str, error_type: str) ->
 def _traces_or_empty(traces: list[ExecutionTrace | None]) -> list[ExecutionTrace | None]:
     """Drop the trace list when no turn recorded one, so results without traces stay light."""
     return traces if any(trace is not None for trace in traces) else []
+
+
+def _check_inference_request(request: InferenceRequest) -> None:
+    if request is None:
+        raise ConfigError("validate inference request: inference request is nil")
+    try:
+        check_names(app_name=request.app_name, eval_set_id=request.eval_set_id)
+    except ConfigError as exc:
+        raise ConfigError(f"validate inference request: {exc}") from None
+    _check_given_set(request.eval_set, request.eval_set_id, "validate inference request")
+
+
+async def _selected_cases(request: InferenceRequest, options: ServiceOptions, context: EvalContext) -> list[EvalCase]:
+    """The cases ``request`` selects, in eval-set order; the eval set is read once unless the request holds it."""
+    eval_set = request.eval_set
+    if eval_set is None:
+        try:
+            with use_context(context):
+                eval_set = await options.eval_set_manager.get(request.app_name, request.eval_set_id)
+        except Exception as exc:
+            raise rewrap("load inference eval cases: get eval set", exc) from exc
+    wanted = set(request.eval_case_ids)
+    return [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+
+
+def _pending_inference(request: InferenceRequest, case: EvalCase) -> InferenceResult:
+    """The result of ``case`` before it runs: only its ids (``status`` ``None``), filled in as it runs."""
+    return InferenceResult(
+        app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_id=case.eval_id, run_id=request.run_id
+    )
+
+
+def _inferences(outcomes: list[InferenceResult | BaseException]) -> list[InferenceResult]:
+    """The inference results, or the first case's error (in eval-set order)."""
+    results: list[InferenceResult] = []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results.append(outcome)
+    return results
+
+
+def _case_results(
+    request: EvaluateRequest, scored: Iterable[tuple[InferenceResult | None, EvalCaseResult | BaseException]]
+) -> list[EvalCaseResult]:
+    """The case results of the scored cases, in order; the errors of those that raised, joined into one."""
+    errors: list[BaseException] = []
+    results: list[EvalCaseResult] = []
+    for inference, outcome in scored:
+        if isinstance(outcome, BaseException):
+            if not isinstance(outcome, Exception):
+                raise outcome
+            case_id = inference.eval_case_id if inference is not None else ""
+            wrapped = rewrap(
+                f"evaluate case (app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id})",
+                outcome,
+            )
+            wrapped.__cause__ = outcome
+            errors.append(wrapped)
+        else:
+            results.append(outcome)
+    if errors:
+        message = "\n".join(str(error) for error in errors)
+        raise type(errors[0])(
+            f"evaluate case results (app={request.app_name}, evalSetID={request.eval_set_id}): {message}"
+        ) from errors[0]
+    return results
+
+
+@contextlib.contextmanager
+def _scoring_scope(options: ServiceOptions, registry: MetricRegistry) -> Iterator[None]:
+    """The metric registry and judge override that scoring runs with."""
+    judge = use_judge(options.judge_override) if options.judge_override is not None else contextlib.nullcontext()
+    with use_metric_registry(registry), judge:
+        yield

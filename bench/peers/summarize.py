@@ -138,8 +138,8 @@ def overhead(records: Sequence[Record]) -> None:
                 ]
             )
         )
-    print("\nWhere the time goes (medians, seconds; phases overlap when scoring is pipelined with inference):\n")
-    head = ["workload", "framework", "wall", "in GC (full passes)", "inference phase", "scoring phase", "save"]
+    print("\nWhere the time goes (medians, seconds; agenteval scores most cases inside the inference window):\n")
+    head = ["workload", "framework", "wall", "in GC (full passes)", "inference window", "scoring after it", "save"]
     print(row(head))
     print(row(["---"] * len(head)))
     for config in configs:

@@ -491,7 +491,8 @@ def test_a_callback_error_finishes_red_with_the_error() -> None:
     assert (bar.bar.bar_style, bar.bar.description) == ("danger", "FAILED")
     assert bar.footer.value.startswith("FAILED set: 0 of 10 case runs, 0 passed, 0 failed, 0 errors, ")
     assert "quota exceeded" in bar.footer.value
-    assert run_values(bar)[0] == (5, 5, 0, 5, "5/5", "0/5")
+    # The evaluation's before_evaluate_set callbacks run before any case does (scoring follows each case's inference).
+    assert run_values(bar)[0] == (0, 5, 0, 5, "0/5", "0/5")
     assert {row.evaluation.bar_style for row in bar.rows} == {"danger"}
 
 
@@ -529,7 +530,7 @@ def test_text_bar_on_a_terminal_redraws_one_line_and_ends_with_a_newline(monkeyp
     assert "\r" in lines[1]
     assert lines[1].split("\r")[-1].startswith("run 1/3 done: 5 cases, 4 passed, 1 failed, 0 errors · ")
     assert "set |" in output
-    assert " · inference 5/15 · evaluation 0/15 · " in output
+    assert " · inference 5/15 · evaluation 5/15 · " in output
     assert lines[-2].split("\r")[-1].startswith("\x1b[31mFAILED set: 5 cases × 3 runs, 4 passed, 1 failed, ")
     assert lines[-1] == ""
 
