@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agenteval._gc import fewer_collections
 from agenteval._presentation import presenter
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.summarize import scored_metric_results
@@ -151,7 +152,8 @@ class Comparison:
     @property
     def table(self) -> pd.DataFrame:
         """One row per (case, metric): scores, statuses, pass rates and the change (``COMPARISON_COLUMNS``)."""
-        import pandas as pd
+        with fewer_collections():  # the first import of pandas, next to two reports
+            import pandas as pd
 
         rows = []
         for (eval_id, metric_name), old, new in _paired(_metric_sides(self.baseline), _metric_sides(self.candidate)):
@@ -171,7 +173,8 @@ class Comparison:
     @property
     def cases(self) -> pd.DataFrame:
         """One row per case: statuses, pass rates across runs and the change (``CASE_COMPARISON_COLUMNS``)."""
-        import pandas as pd
+        with fewer_collections():  # the first import of pandas, next to two reports
+            import pandas as pd
 
         rows = [
             {"eval_id": eval_id, **_status_columns(old, new)}

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agenteval._gc import fewer_collections
 from agenteval.errors import MissingDependencyError
 from agenteval.status import EvalStatus
 
@@ -36,7 +37,9 @@ _EVALUATED = ("passed", "failed")
 
 def _figure(figsize: tuple[float, float]) -> Figure:
     try:
-        from matplotlib.figure import Figure
+        # Importing matplotlib next to a large report would otherwise set off full collections.
+        with fewer_collections():
+            from matplotlib.figure import Figure
     except ImportError as exc:
         raise MissingDependencyError("plotting", "plot", "matplotlib") from exc
 
