@@ -1,9 +1,9 @@
 """Checking, copying and indexing the cases the eval-set stores keep.
 
-The in-memory and local stores keep whole eval sets and edit one case at a time; each edit checks
-and copies the case it is given up front and returns the change to apply to the stored set while
-the store's lock is held. A stored set indexes its case ids, so that adding the n-th case does not
-scan the n - 1 before it.
+Every store checks a case it is given and writes it as JSON once (:func:`new_case`). The local
+store keeps whole eval sets and edits one case at a time: each edit checks and copies the case up
+front and returns the change to apply to the stored set while the store's lock is held. A stored
+set indexes its case ids, so that adding the n-th case does not scan the n - 1 before it.
 """
 
 from __future__ import annotations

@@ -4,40 +4,59 @@ from __future__ import annotations
 
 import builtins
 import threading
+from dataclasses import dataclass, field
 
+from pydantic import TypeAdapter
+
+from agenteval._gc import fewer_collections
+from agenteval._json import written_json
 from agenteval._validate import check_names
 from agenteval.errors import ConfigError, NotFoundError
-from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer
+from agenteval.evalset._case_edits import checked, new_case, new_set
 from agenteval.evalset.models import EvalCase, EvalSet
 
 __all__ = ["InMemoryEvalSetManager"]
+
+_CASES = TypeAdapter(list[EvalCase])
+
+
+@dataclass(slots=True)
+class _Stored:
+    """An eval set as the store keeps it: its own fields, and each case's compact JSON by id, in order."""
+
+    header: EvalSet
+    """The set without its cases."""
+    cases: dict[str, str] = field(default_factory=dict)
 
 
 class InMemoryEvalSetManager:
     """An :class:`~agenteval.evalset.manager.EvalSetManager` backed by dictionaries.
 
-    Sets are listed in creation order. Everything stored and returned is a deep copy.
+    Sets are listed in creation order. Everything stored and returned is a deep copy. Cases are
+    kept as their compact JSON (written once, and read back once to prove it reads), which is a
+    fraction of the objects' size and nothing for the garbage collector to scan; every read parses
+    it again.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sets: dict[str, dict[str, StoredSet]] = {}
+        self._sets: dict[str, dict[str, _Stored]] = {}
 
-    def _find(self, app_name: str, eval_set_id: str) -> StoredSet:
+    def _find(self, app_name: str, eval_set_id: str) -> _Stored:
         stored = self._sets.get(app_name, {}).get(eval_set_id)
         if stored is None:
             raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
         return stored
 
-    def _change(self, app_name: str, eval_set_id: str, change: CaseEdit) -> None:
-        with self._lock:
-            change(self._find(app_name, eval_set_id))
-
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Return a copy of an eval set."""
         check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
-            return self._find(app_name, eval_set_id).eval_set.deep_copy()
+            stored = self._find(app_name, eval_set_id)
+            header, texts = stored.header, builtins.list(stored.cases.values())
+        with fewer_collections():
+            cases = _CASES.validate_json(f"[{','.join(texts)}]")
+        return header.model_copy(update={"eval_cases": cases})
 
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Create an empty eval set; an existing id is a :class:`ConfigError`."""
@@ -46,9 +65,9 @@ class InMemoryEvalSetManager:
             sets = self._sets.setdefault(app_name, {})
             if eval_set_id in sets:
                 raise ConfigError(f"eval set {app_name}.{eval_set_id} already exists")
-            eval_set = new_set(eval_set_id)
-            sets[eval_set_id] = StoredSet(eval_set)
-            return eval_set.deep_copy()
+            header = new_set(eval_set_id)
+            sets[eval_set_id] = _Stored(header)
+            return header.model_copy(update={"eval_cases": []})
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in creation order."""
@@ -67,24 +86,41 @@ class InMemoryEvalSetManager:
         """Return a copy of one case."""
         check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         with self._lock:
-            stored = self._find(app_name, eval_set_id)
-            position = stored.position(f"{app_name}.{eval_set_id}", eval_case_id)
-            return stored.eval_set.eval_cases[position].deep_copy()
+            text = self._find(app_name, eval_set_id).cases.get(eval_case_id)
+        if text is None:
+            raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
+        return EvalCase.model_validate_json(text)
 
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a copy of a case, filling missing creation times."""
         check_names(app_name=app_name, eval_set_id=eval_set_id)
-        self._change(app_name, eval_set_id, appender(app_name, eval_set_id, eval_case))
+        case, text = new_case(app_name, eval_set_id, eval_case)
+        with self._lock:
+            cases = self._find(app_name, eval_set_id).cases
+            if case.eval_id in cases:
+                raise ConfigError(f"eval case {app_name}.{eval_set_id}.{case.eval_id} already exists")
+            cases[case.eval_id] = text
 
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id by a copy of ``eval_case``."""
         check_names(app_name=app_name, eval_set_id=eval_set_id)
-        self._change(app_name, eval_set_id, replacer(app_name, eval_set_id, eval_case))
+        case_id = checked(eval_case).eval_id
+        text = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
+        # Read back once, as every store does: what cannot be read must not be stored.
+        EvalCase.model_validate_json(text)
+        with self._lock:
+            cases = self._find(app_name, eval_set_id).cases
+            if case_id not in cases:
+                raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{case_id} not found")
+            cases[case_id] = text
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case."""
         check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
-        self._change(app_name, eval_set_id, remover(app_name, eval_set_id, eval_case_id))
+        with self._lock:
+            cases = self._find(app_name, eval_set_id).cases
+            if cases.pop(eval_case_id, None) is None:
+                raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
 
     async def close(self) -> None:
         """Do nothing: there is nothing to release."""
