@@ -10,12 +10,12 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from agenteval._gc import fewer_collections
-from agenteval._json import WireModel, reject_non_finite, unknown_fields
+from agenteval._json import SHARED_VALUES, WireModel, reject_non_finite, unknown_fields
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 
 T = TypeVar("T")
@@ -103,7 +103,7 @@ def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str
             infinity.
     """
     # Validators that warn (e.g. about a dropped secret) name the source from the context.
-    context = {"source": source}
+    context: dict[str, Any] = {"source": source, SHARED_VALUES: []}
     try:
         # Parsing a large file allocates millions of objects: let the collector wait until it is done.
         with fewer_collections():

@@ -23,6 +23,9 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
@@ -31,10 +34,12 @@ from pydantic_core import to_json as json_bytes
 from agenteval.errors import ConfigError
 
 __all__ = [
+    "SHARED_VALUES",
     "CamelModel",
     "EpochTime",
     "GoFloat",
     "GoInt",
+    "Shared",
     "WireModel",
     "check_arguments",
     "json_copy",
@@ -113,6 +118,33 @@ def _made(cls: type[_M], values: dict[str, Any], fields_set: set[str], extra: di
     _set_extra(model, extra)
     _set_private(model, None)
     return model
+
+
+SHARED_VALUES = "agenteval.shared_values"
+"""The validation-context key under which a document's parse collects the :data:`Shared` values it made."""
+
+_SHARED_LIMIT = 16
+
+
+def _shared(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    made = info.context.get(SHARED_VALUES) if isinstance(info.context, dict) else None
+    if made is None or not isinstance(value, dict):
+        return handler(value)
+    for raw, model in made:
+        if raw == value:
+            return model
+    model = handler(value)
+    if len(made) < _SHARED_LIMIT:
+        made.append((value, model))
+    return model
+
+
+Shared = WrapValidator(_shared)
+"""Marks a field whose equal values in one document (a metric result's criterion, repeated in every
+result of that metric) are validated once and share one object, when the parse's context holds a
+list under :data:`SHARED_VALUES` (as :func:`agenteval._files.parse_json` gives it). Loaded results
+are read-only records, so sharing is safe; it saves most of their size and of the time to read them.
+"""
 
 
 class WireModel(BaseModel):
@@ -257,7 +289,7 @@ class WireModel(BaseModel):
         Raises:
             pydantic.ValidationError: The JSON is malformed or does not fit the model.
         """
-        return cls.model_validate_json(data, strict=True)
+        return cls.model_validate_json(data, strict=True, context={SHARED_VALUES: []})
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Write the model as the reference framework would (``omitempty``, aliases, no api keys).

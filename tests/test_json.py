@@ -14,9 +14,10 @@ from pydantic import Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 import agenteval
+from agenteval._files import parse_json
 from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, unknown_fields
 from agenteval.errors import ConfigError
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation, SessionInput, Tool
 from agenteval.evalset.trace import TraceStep
@@ -558,3 +559,25 @@ def test_replaced_is_model_copy_with_an_update() -> None:
     assert replaced.model_extra is not original.model_extra
     with pytest.raises(TypeError, match=r"unknown fields \['treshold'\]"):
         original.replaced(treshold=0.5)
+
+
+def test_a_parsed_document_shares_equal_criteria() -> None:
+    # A metric's criterion repeats in every result of that metric: a loaded result holds it once.
+    criterion = {"finalResponse": {"text": {"caseInsensitive": True}}}
+    other: dict[str, Any] = {"finalResponse": {"text": {}}}
+    results = [
+        {"metricName": "m", "score": 1, "threshold": 1, "criterion": criterion},
+        {"metricName": "m", "score": 0, "threshold": 1, "criterion": dict(criterion)},
+        {"metricName": "n", "score": 1, "threshold": 1, "criterion": other},
+    ]
+    text = json.dumps({"evalSetId": "s", "evalCaseResults": [{"evalId": "c", "overallEvalMetricResults": results}]})
+
+    for parsed in (EvalSetResult.from_json(text), parse_json(text, EvalSetResult, "result")):
+        first, second, third = parsed.eval_case_results[0].overall_eval_metric_results
+        assert first.criterion is second.criterion
+        assert first.criterion is not None and first.criterion.final_response is not None
+        assert first.criterion.final_response.text == TextCriterion(case_insensitive=True)
+        assert third.criterion is not first.criterion
+        assert third.criterion == Criterion(final_response=FinalResponseCriterion(text=TextCriterion()))
+    unshared = EvalSetResult.model_validate_json(text).eval_case_results[0].overall_eval_metric_results
+    assert unshared[0].criterion == unshared[1].criterion and unshared[0].criterion is not unshared[1].criterion

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import Field
 
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, Shared
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.evalset.models import Invocation
 from agenteval.metric.criterion import Criterion
@@ -116,7 +117,7 @@ class EvalMetricResult(CamelModel):
     """``passed``, ``failed`` or ``not_evaluated``."""
     threshold: GoFloat = 0.0
     """The metric's threshold."""
-    criterion: Criterion | None = None
+    criterion: Annotated[Criterion | None, Shared] = None
     """The effective criterion (api keys stripped; template prompts rendered per turn)."""
     details: EvalMetricResultDetails | None = None
     """Reason, typed value and rubric scores."""
