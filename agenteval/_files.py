@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import json
 import os
+import re
+import socket
+import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from agenteval._gc import fewer_collections
-from agenteval._json import SHARED_VALUES, WireModel, reject_non_finite, unknown_fields
+from agenteval._json import MAX_DEPTH, SHARED_VALUES, WireModel, reject_non_finite, unknown_fields
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 
 T = TypeVar("T")
@@ -51,7 +56,13 @@ def describe_validation_error(error: ValidationError) -> str:
             location += f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
         message = item["msg"]
         if item["type"] == "json_invalid":
-            lines.append(f"not valid JSON: {message.removeprefix('Invalid JSON: ')}")
+            problem = message.removeprefix("Invalid JSON: ")
+            if problem.startswith("recursion limit exceeded"):
+                problem += (
+                    f" (it is nested too deeply: the parser takes about 200 levels, and values may be nested at most"
+                    f" {MAX_DEPTH} levels)"
+                )
+            lines.append(f"not valid JSON: {problem}")
         elif item["type"] == "value_error":
             # Our own validators already name the bad value.
             lines.append(f"field {location}: {message.removeprefix('Value error, ')}")
@@ -90,6 +101,21 @@ def load_json_file(path: Path, adapter: type[T] | TypeAdapter[T], what: str) -> 
     except OSError as exc:
         raise StorageError(f"read {what} file {path}: {exc}") from exc
     return parse_json(data, adapter, f"{what} file {path}")
+
+
+def read_text_file(path: Path) -> str:
+    """Read a UTF-8 text file another tool wrote (an imported eval set or dataset).
+
+    Raises:
+        ConfigError: The file cannot be read or is not UTF-8; the message names the file.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path} is not UTF-8 text: {error.reason} at byte {error.start}") from None
+    return text
 
 
 def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str) -> T:
@@ -182,11 +208,78 @@ def warn_unknown_fields(value: object, source: str) -> None:
         )
 
 
+_HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "surrogatepass")).hexdigest()[:6]
+"""This host, in the names of temporary files: a process id means something only on its own host."""
+
+_TEMP_PREFIX = ".agenteval-"
+
+_TEMP_NAME = re.compile(r"\.agenteval-(?P<host>[0-9a-f]{6})-(?P<pid>[0-9]+)-[a-z0-9_]{8}\.tmp")
+"""The names of the temporary files :func:`write_atomic` makes (see :func:`_temp_file_prefix`)."""
+
+_STALE_AFTER = 3600.0
+"""Seconds after its last change when a temporary file whose writer cannot be asked is taken as left by a crash.
+
+Writing one takes seconds at most; a writer on this host is asked directly (see :func:`_is_stale`)."""
+
+
+def _temp_file_prefix(pid: int) -> str:
+    """How the names of the temporary files of process ``pid`` of this host begin.
+
+    Short, so that a temporary name never passes the file-name limit when the final one does not.
+    """
+    return f"{_TEMP_PREFIX}{_HOST}-{pid}-"
+
+
+def _is_running(pid: int) -> bool:
+    """Whether process ``pid`` of this host exists (when unsure, it does)."""
+    if sys.platform == "win32":
+        return True  # os.kill(pid, 0) would terminate it there
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def _is_stale(directory: Path, name: str) -> bool:
+    """Whether ``name`` in ``directory`` is a temporary file of :func:`write_atomic` that no writer will finish.
+
+    It is when its writer, a process of this host, has died (killed in the middle of a write), or
+    when it has not changed for :data:`_STALE_AFTER` seconds (its writer, on another host, cannot be
+    asked; a process id may have been reused).
+    """
+    found = _TEMP_NAME.fullmatch(name)
+    if found is None:
+        return False
+    if found["host"] == _HOST and not _is_running(int(found["pid"])):
+        return True
+    try:
+        changed = (directory / name).stat().st_mtime
+    except OSError:
+        return False
+    return time.time() - changed > _STALE_AFTER
+
+
+def _remove_stale_temp_files(directory: Path) -> None:
+    """Remove what crashed writes left in ``directory`` (best effort: what cannot be removed stays)."""
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        names = [entry.name for entry in entries if entry.name.startswith(_TEMP_PREFIX)]
+    for name in names:
+        if _is_stale(directory, name):
+            with contextlib.suppress(OSError):
+                os.unlink(directory / name)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` (plus a trailing newline) to ``path`` atomically.
 
-    The text goes to a temporary file in the same directory, which then replaces ``path``. A
-    crash or error at any point leaves the previous file intact and no temporary file behind.
+    The text goes to a temporary file in the same directory (``.agenteval-<host>-<pid>-<random>.tmp``),
+    which then replaces ``path``. An error at any point leaves the previous file intact and no
+    temporary file behind. A process killed in the middle of a write cannot remove its temporary
+    file: the next write to that directory does, once the file is stale (its writer on this host
+    is gone, or it has not changed for an hour), never another live writer's.
 
     Raises:
         StorageError: The directory could not be created or the file could not be written.
@@ -195,10 +288,10 @@ def write_atomic(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"create directory {path.parent}: {exc}") from exc
+    _remove_stale_temp_files(path.parent)
     tmp: str | None = None
     try:
-        # A short name: a temporary name longer than the final one could pass the file-name limit.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_file_prefix(os.getpid()), suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.write("\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from difflib import get_close_matches
 from functools import cache
 from types import UnionType
@@ -34,6 +34,7 @@ from pydantic_core import to_json as json_bytes
 from agenteval.errors import ConfigError
 
 __all__ = [
+    "MAX_DEPTH",
     "SHARED_VALUES",
     "CamelModel",
     "EpochTime",
@@ -42,6 +43,9 @@ __all__ = [
     "Shared",
     "WireModel",
     "check_arguments",
+    "depth_message",
+    "depth_problem",
+    "json_depth",
     "json_copy",
     "non_finite_path",
     "reject_non_finite",
@@ -610,13 +614,156 @@ def non_finite_path(value: Any) -> tuple[str, float] | None:
     return _find_leaf(value, lambda item: isinstance(item, float) and not math.isfinite(item))
 
 
+MAX_DEPTH = 64
+"""Most levels a free-form value (tool arguments and results, state, a message's parts…) may be nested.
+
+The documents around such a value add about ten levels of their own. pydantic-core writes at most
+about 255 levels and parses at most about 200, and Python's ``json`` module hits the interpreter's
+recursion limit (1000 frames) sooner or later: a value nested past them could be recorded, and maybe
+written, but not read back. 64 levels leave room for any real tool call. (MariaDB's JSON functions
+have a lower limit of their own, which the MySQL stores deal with.)"""
+
+_Step = tuple["_Step | None", str | int]
+"""A step of a path, from the value at the root: the step before it (``None`` at the root) and its key."""
+
+
+def json_depth(value: Any) -> int:
+    """How many levels of mappings and lists ``value`` nests (``0`` for a scalar, ``1`` for ``{"a": 1}``).
+
+    Iterative, so that no value is too deep for it.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def depth_problem(value: Any) -> tuple[str, str, int] | None:
+    """The first free-form value in ``value`` nested more than :data:`MAX_DEPTH` levels, or ``None``.
+
+    Models are walked through their fields (unknown keys included) and count no levels: each
+    free-form value is measured from its own field, as the limit means. It runs for every turn, so
+    it only visits dicts, lists and models, and builds no path unless it finds a value too deep.
+
+    Args:
+        value: A model, or a dict or list of them, or a free-form value.
+
+    Returns:
+        The JSON path of the too-deep value's field (``conversation[0].tools[0].arguments``), the
+        path where it passes the limit, shortened (``conversation[0].tools[0].arguments.a.a.a…a.a``),
+        and how many levels the field's value nests.
+    """
+    stack: list[tuple[Any, int, _Step | None]] = [(value, 0, None)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        item, depth, step = pop()
+        if isinstance(item, BaseModel):
+            values = item.__dict__
+            for name, json_key in _nesting_fields(type(item)):
+                child = values[name]
+                # An empty field value cannot be too deep; a list or dict below one level can.
+                if child and isinstance(child, _NESTING):
+                    push((child, 0, (step, json_key)))
+            for json_key, child in (item.__pydantic_extra__ or {}).items():
+                if isinstance(child, _NESTING):
+                    push((child, 0, (step, json_key)))
+            continue
+        if isinstance(item, dict):
+            children: Iterable[tuple[str | int, Any]] = item.items()
+        elif isinstance(item, list | tuple):
+            children = enumerate(item)
+        else:
+            continue
+        if depth == MAX_DEPTH:
+            keys = _keys(step)
+            root = len(keys) - depth
+            field = _lookup(value, keys[:root])
+            return _path_text(keys[:root]), _path_text(keys, shorten=True), json_depth(field)
+        depth += 1
+        for key, child in children:
+            if isinstance(child, _NESTING):
+                push((child, depth, (step, key)))
+    return None
+
+
+_NESTING = (BaseModel, dict, list, tuple)
+"""What :func:`depth_problem` looks into: everything else is a leaf."""
+
+_LEAF_TYPES = (str, int, float, bool)
+
+
+@cache
+def _nesting_fields(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """The fields of ``model`` that may hold a dict, a list or a model: ``(python name, JSON key)``."""
+    return tuple(
+        (name, info.alias or name)
+        for name, info in model.model_fields.items()
+        if not (isinstance(info.annotation, type) and issubclass(info.annotation, _LEAF_TYPES))
+    )
+
+
+def _keys(step: _Step | None) -> list[str | int]:
+    keys: list[str | int] = []
+    while step is not None:
+        step, key = step
+        keys.append(key)
+    return keys[::-1]
+
+
+def _lookup(value: Any, keys: list[str | int]) -> Any:
+    """The part of ``value`` at ``keys`` (JSON keys through models, as :func:`depth_problem` walks them)."""
+    for key in keys:
+        if isinstance(value, BaseModel):
+            names = {alias: name for name, alias in _nesting_fields(type(value))}
+            field = str(key)  # a model's steps are its JSON keys
+            value = value.__dict__[names[field]] if field in names else (value.__pydantic_extra__ or {})[field]
+        else:
+            value = value[key]
+    return value
+
+
+def _path_text(keys: Sequence[object], *, shorten: bool = False) -> str:
+    """A JSON path (``a.b[0].c``, ``['a b']``) of keys; ``shorten`` keeps the first eight steps and the last two."""
+    parts = [f"[{key}]" if isinstance(key, int) else _key_text(key) for key in keys]
+    if shorten and len(parts) > 10:
+        parts = [*parts[:8], "…", *parts[-2:]]
+    return "".join(parts).removeprefix(".")
+
+
+def _key_text(key: object) -> str:
+    return f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]"
+
+
+def depth_message(field: str, where: str, depth: int) -> str:
+    """The message for a value nested too deeply (see :func:`depth_problem`)."""
+    what = f"field {field}" if field else "the value"
+    return (
+        f"{what} is nested {depth} levels deep, over the limit of {MAX_DEPTH} levels (at {where}); JSON"
+        " nested this deeply cannot be stored and read back: flatten the value, or store it as a JSON string"
+    )
+
+
 def written_json(model: WireModel, context: str) -> str:
     """``model.to_json(indent=None)``, with ``context`` in front of the error when it cannot be written.
 
     Raises:
         ConfigError: ``<context>: ...`` when the model cannot be written as JSON (a NaN, non-UTF-8 bytes, an
-            arbitrary object in a free-form value); the message names the field.
+            arbitrary object in a free-form value, a value nested more than :data:`MAX_DEPTH` levels); the
+            message names the field.
     """
+    too_deep = depth_problem(model)
+    if too_deep is not None:
+        raise ConfigError(f"{context}: {depth_message(*too_deep)}")
     try:
         return model.to_json(indent=None)
     except ConfigError as exc:

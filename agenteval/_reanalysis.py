@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from agenteval._names import qualified_name
 from agenteval.aggregation import (
     AggregationInput,
     AggregatorFunction,
@@ -154,7 +155,8 @@ async def original_aggregator(report: FinishedReport, call: str) -> EvalCaseResu
         return report.aggregator
     default = AllPassAggregator()
     recorded = report.provenance.aggregator if report.provenance is not None else ""
-    if recorded and recorded != repr(default):
+    # Results written before names were recorded hold the aggregator's repr.
+    if recorded and recorded not in (qualified_name(default), repr(default)):
         raise ConfigError(
             f"this report was aggregated by {recorded}, which a loaded report cannot rebuild; pass it again: {call}"
         )

@@ -8,11 +8,23 @@ checks them again. A name is given as a keyword whose words make the message:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 from agenteval.errors import ConfigError
 
-__all__ = ["check_file_names", "check_names", "check_result"]
+__all__ = ["FILE_NAME_LIMIT", "check_file_names", "check_file_path", "check_names", "check_result", "check_text_names"]
+
+FILE_NAME_LIMIT = 255
+"""Most bytes of one file or directory name, in UTF-8: the limit of ext4, XFS, Btrfs, APFS and NTFS alike."""
+
+_SHORTER = {
+    "eval_set_result_id": (
+        "use a shorter app name or eval set id (a result's default id is '<app>_<evalSetId>_<uuid4>'),"
+        " or save the result under a shorter evalSetResultId"
+    ),
+}
+"""How to shorten a name, for the names whose fix is not simply a shorter value of their own."""
 
 
 class _ForEvalSet(Protocol):
@@ -34,20 +46,109 @@ def check_names(**names: str) -> None:
             raise ConfigError(f"{keyword.replace('_', ' ')} is empty")
 
 
-def check_file_names(**names: str) -> None:
-    """As :func:`check_names`, and also reject a name that could leave the directory it is joined onto.
+def check_text_names(**names: str) -> None:
+    """As :func:`check_names`, and also reject a name that is not text UTF-8 can encode (a lone surrogate).
+
+    Such a string (often made by decoding bytes with ``errors="surrogateescape"``) can be neither a
+    file name nor written in a JSON file.
 
     Raises:
-        ConfigError: A name is empty, ``.`` or ``..``, or holds a path separator or NUL (checked one
-            name at a time, in the order given).
+        ConfigError: A name is empty, or holds a lone surrogate (the message shows its escape).
+    """
+    for keyword, value in names.items():
+        check_names(**{keyword: value})
+        _utf8(keyword, value)
+
+
+def check_file_names(**names: str) -> None:
+    """As :func:`check_text_names`, and also reject a name that cannot be one file or directory name.
+
+    Raises:
+        ConfigError: A name is empty, ``.`` or ``..``, holds a path separator, NUL or a lone
+            surrogate, or is longer than :data:`FILE_NAME_LIMIT` bytes in UTF-8 (checked one name
+            at a time, in the order given).
     """
     for keyword, value in names.items():
         check_names(**{keyword: value})
         if value in {".", ".."} or "/" in value or "\\" in value or "\0" in value or (os.altsep and os.altsep in value):
             raise ConfigError(
-                f"{keyword.replace('_', ' ')} {value!r} is not allowed in a file name: it must not be '.' or '..'"
+                f"{_words(keyword)} {_shown(value)} is not allowed in a file name: it must not be '.' or '..'"
                 " or contain '/', '\\' or NUL"
             )
+        size = len(_utf8(keyword, value))
+        if size > FILE_NAME_LIMIT:
+            raise ConfigError(
+                f"{_words(keyword)} {_shown(value)} ({size} bytes) is too long for a file name, over the"
+                f" {FILE_NAME_LIMIT}-byte limit of file names (UTF-8); {_how_to_shorten(keyword, None)}"
+            )
+
+
+def check_file_path(base_dir: Path, path: Path, **names: str) -> None:
+    """Reject a path a locator built from ``names`` when a part of it is too long for a file system.
+
+    Each file or directory name of ``path`` below ``base_dir`` may have at most
+    :data:`FILE_NAME_LIMIT` bytes. Only the path's text is looked at, nothing on disk, and the
+    names must have passed :func:`check_file_names`. The message names the name that made the long
+    part (the longest one it holds) and how long that name may be.
+
+    Raises:
+        ConfigError: ``<name in words> '<value>' (<n> bytes) makes the file name '<part>' <m> bytes
+            long ...``.
+    """
+    try:
+        parts = path.relative_to(base_dir).parts
+    except ValueError:
+        return  # outside the base directory: ensure_inside refuses it
+    for part in parts:
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size <= FILE_NAME_LIMIT:
+            continue
+        held = [(len(value), keyword, value) for keyword, value in names.items() if value in part]
+        if not held:
+            raise ConfigError(
+                f"the file name {_shown(part)} is {size} bytes long, over the {FILE_NAME_LIMIT}-byte limit of file"
+                " names: use shorter names"
+            )
+        _, keyword, value = max(held)
+        own = len(value.encode("utf-8"))
+        room = FILE_NAME_LIMIT - (size - own * part.count(value))
+        fits = room // part.count(value)
+        raise ConfigError(
+            f"{_words(keyword)} {_shown(value)} ({own} bytes) makes the file name {_shown(part)} {size} bytes long,"
+            f" over the {FILE_NAME_LIMIT}-byte limit of file names (UTF-8); {_how_to_shorten(keyword, fits)}"
+        )
+
+
+def _utf8(keyword: str, value: str) -> bytes:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError(
+            f"{_words(keyword)} {_shown(value)} holds a lone surrogate ({value[exc.start]!r} at index {exc.start}),"
+            " which is not text: no file name or JSON file can hold it; remove it (such strings come from decoding"
+            " bytes with errors='surrogateescape')"
+        ) from None
+
+
+def _how_to_shorten(keyword: str, fits: int | None) -> str:
+    """What to do about a name too long for a file name; ``fits`` is how long it may be, when known."""
+    room = f"it can be at most {fits} bytes here: " if fits is not None and fits > 0 else ""
+    if keyword in _SHORTER:
+        return f"{room}{_SHORTER[keyword]}"
+    if room:
+        return f"keep the {_words(keyword)} to at most {fits} bytes"
+    return f"use a shorter {_words(keyword)}"
+
+
+def _words(keyword: str) -> str:
+    return keyword.replace("_", " ")
+
+
+def _shown(value: str) -> str:
+    """``repr(value)`` (so that escapes show), its middle left out when it is long."""
+    if len(value) <= 80:
+        return repr(value)
+    return f"{value[:40]!r}…{value[-20:]!r}"
 
 
 def check_result(result: R | None) -> R:

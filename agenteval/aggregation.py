@@ -126,6 +126,7 @@ def all_pass(metric_results: Iterable[EvalMetricResult]) -> AggregationResult:
 class _FunctionAggregator:
     def __init__(self, function: AggregatorFunction) -> None:
         self.function = function
+        self.__wrapped__ = function  # so that provenance records the function's name
 
     def aggregate(self, data: AggregationInput) -> AggregationResult | Awaitable[AggregationResult]:
         return self.function(data)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from agenteval._async import run_sync
+from agenteval._terminal import printable
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.provenance import package_version
@@ -21,6 +24,13 @@ from agenteval.runner.function import AgentFunction
 __all__ = ["main"]
 
 DEFAULT_OUTPUT = "agenteval-results"
+INTERRUPTED = 130
+"""The exit status after Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2)."""
+
+
+def _say(text: str, stream: TextIO | None = None) -> None:
+    """Print ``text`` (to stdout by default), its control characters escaped: ids and messages come from files."""
+    print(printable(text, lines=True), file=stream or sys.stdout)
 
 
 def _load_agent(spec: str) -> AgentFunction:
@@ -66,6 +76,8 @@ def summary_text(report: EvaluationReport) -> str:
                 "; ".join(errors),
             ]
         )
+    # Escaped before the columns are measured, so that an escape cannot break their alignment.
+    rows = [[printable(cell) for cell in row] for row in rows]
     passed = sum(1 for case in report.case_summaries if case.overall_status == "passed")
     lines = [
         f"eval set {report.eval_set_id} ({report.num_runs} run{'s' if report.num_runs != 1 else ''}, "
@@ -98,6 +110,7 @@ def _evaluate(
         metric_manager=LocalMetricManager(data_dir),
         result_manager=LocalEvalResultManager(args.output),
         num_runs=args.num_runs,
+        turn_timeout=args.turn_timeout,
         parallel_inference=not args.serial,
         parallel_evaluation=not args.serial,
         parallelism=args.parallelism,
@@ -105,10 +118,9 @@ def _evaluate(
     all_passed = True
     for eval_set_id in eval_set_ids:
         report = evaluator.evaluate(eval_set_id)
-        print(summary_text(report))
-        print()
+        _say(summary_text(report) + "\n")
         all_passed = all_passed and report.overall_status != "failed"
-    print(f"results are in {Path(args.output).resolve() / app_name}")
+    _say(f"results are in {Path(args.output).resolve() / app_name}")
     return all_passed
 
 
@@ -117,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="agenteval",
         description=__doc__,
         epilog="Exit status: 0 when the evaluation ran (for 'run': and no eval set failed), 1 when an eval set of"
-        " 'run' failed, 2 for bad arguments or configuration.",
+        f" 'run' failed, 2 for bad arguments or configuration, {INTERRUPTED} when interrupted (Ctrl-C; the"
+        " finished cases are saved).",
     )
     parser.add_argument("--version", action="version", version=f"agenteval {package_version()}")
     commands = parser.add_subparsers(dest="command")
@@ -131,6 +144,12 @@ def _parser() -> argparse.ArgumentParser:
             help=f"most cases run and scored at once (default {DEFAULT_PARALLELISM})",
         )
         sub.add_argument("--serial", action="store_true", help="run and score one case at a time")
+        sub.add_argument(
+            "--turn-timeout",
+            type=float,
+            metavar="SECONDS",
+            help="fail a case whose agent takes longer than this for one turn (default: no limit)",
+        )
         sub.add_argument(
             "--output", default=DEFAULT_OUTPUT, help=f"directory for result files (default ./{DEFAULT_OUTPUT})"
         )
@@ -147,31 +166,68 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    with warnings.catch_warnings():
+        # Warnings name keys, metrics and ids from the user's files: printed escaped, as everything else.
+        warnings.showwarning = _show_warning
+        return _main(argv)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    _say(warnings.formatwarning(message, category, filename, lineno, line).rstrip("\n"), file or sys.stderr)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or (arguments[0].startswith("-") and arguments[0] not in ("-h", "--help", "--version")):
         arguments.insert(0, "demo")
     args = _parser().parse_args(arguments)
     if args.command == "demo":
-        from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
-
-        try:
-            _evaluate(DATA_DIR, APP_NAME, calculator_agent, [EVAL_SET_ID], args)
-        except AgentEvalError as exc:
-            print(f"agenteval: {exc}", file=sys.stderr)
-            return 2
-        return 0
+        return _exit_status(lambda: _demo(args), args)
     app_dir: Path = args.app_dir
     if not app_dir.is_dir():
-        print(f"agenteval: {app_dir} is not a directory", file=sys.stderr)
+        _say(f"agenteval: {app_dir} is not a directory", sys.stderr)
         return 2
-    try:
-        passed = _evaluate(
+    return _exit_status(
+        lambda: _evaluate(
             app_dir.resolve().parent, app_dir.resolve().name, _load_agent(args.agent), args.eval_set, args
-        )
+        ),
+        args,
+    )
+
+
+def _demo(args: argparse.Namespace) -> bool:
+    from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
+
+    _evaluate(DATA_DIR, APP_NAME, calculator_agent, [EVAL_SET_ID], args)
+    return True  # its failing case is on purpose
+
+
+def _exit_status(evaluate: Callable[[], bool], args: argparse.Namespace) -> int:
+    """Run ``evaluate`` (whether every eval set passed) and say how it ended, as the exit status and on stderr."""
+    try:
+        return 0 if evaluate() else 1
     except AgentEvalError as exc:
-        print(f"agenteval: {exc}", file=sys.stderr)
+        _say(f"agenteval: {exc}", sys.stderr)
         return 2
-    return 0 if passed else 1
+    except KeyboardInterrupt as interrupt:
+        _say(f"agenteval: interrupted{_partial_result(interrupt, args)}", sys.stderr)
+        return INTERRUPTED
+
+
+def _partial_result(interrupt: KeyboardInterrupt, args: argparse.Namespace) -> str:
+    """Where the evaluation that Ctrl-C stopped saved its finished cases, if it did."""
+    report: EvaluationReport | None = getattr(interrupt, "report", None)
+    if report is None or not report.result.eval_set_result_id:
+        return ""
+    folder = Path(args.output).resolve() / report.app_name
+    return f"; the finished cases were saved as {report.result.eval_set_result_id} in {folder}"
 
 
 if __name__ == "__main__":

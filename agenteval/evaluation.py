@@ -16,15 +16,17 @@ from pydantic import BaseModel
 from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
 from agenteval._gc import fewer_collections
+from agenteval._loop_watchdog import watching
 from agenteval._names import qualified_name
 from agenteval._reanalysis import original_aggregator
+from agenteval._terminal import printable
 from agenteval._validate import check_names
 from agenteval.aggregation import (
     AllPassAggregator,
     finite_score,
 )
 from agenteval.errors import ConfigError, NoMetricsWarning, SaveError, SkippedMetricWarning, rewrap, warn_user
-from agenteval.evalresult._prepare import new_result_id
+from agenteval.evalresult._prepare import check_new_result_id, new_result_id
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
@@ -151,11 +153,17 @@ class Evaluator:
             - ``metric_registry``: named compares and tokenizers used by metric files;
             - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
               :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``;
+            - ``judge_timeout``: seconds one request to a judge built from a metric's ``judgeModel`` may
+              take in total, retries included, in place of its ``timeoutSeconds`` (that, else 120);
+            - ``judge_max_retries``: retries after a failed attempt of such a judge, in place of its
+              ``maxRetries`` (that, else 2);
             - ``tool_mock_model``: the :class:`~agenteval.llm.ChatModel` that generates results for
               ``toolMock`` rules with an ``llmGenerator``;
             - ``max_simulated_turns``: a simulated user still talking after this many turns (in a
               scenario without ``maxAllowedInvocations``) fails its case (100);
-            - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit);
+            - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit; an
+              ``async`` agent blocking the event loop without awaiting cannot be timed out, and is
+              named in a logged warning after 5 s);
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
               and nothing otherwise; ``True`` always shows one, ``False`` never.
 
@@ -224,7 +232,8 @@ class Evaluator:
         **overrides: Any,
     ) -> EvaluationReport:
         """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
-        with fewer_collections():
+        # Watched here too, not only by evaluate(): in a notebook, a case blocking the kernel's loop is named.
+        with fewer_collections(), watching(asyncio.get_running_loop()):
             return await self._evaluate(eval_set, metrics, overrides)
 
     async def _evaluate(
@@ -256,6 +265,7 @@ class Evaluator:
         selected = self._selected_cases(options, ordering)
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options)
+        check_new_result_id(options.result_manager, self.app_name, ordering.eval_set_id)
         _warn_unregistered(eval_metrics, options.registry)
         if selected and not eval_metrics:
             warn_user(
@@ -411,18 +421,16 @@ class Evaluator:
             )
             await options.result_manager.save(self.app_name, report.result)
             error.report = report  # type: ignore[attr-defined]
-            _log.warning(
-                "evaluation of %s stopped by %s; the %d finished case results were saved as %s "
-                "(ae.EvaluationReport.load(result_manager, %r, %r))",
-                ordering.eval_set_id,
-                stopped_by,
-                len(cases),
-                result_id,
-                self.app_name,
-                result_id,
+            # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
+            # line in a notebook.
+            saved = printable(
+                f"the {len(cases)} finished case results were saved as {result_id} "
+                f"(ae.EvaluationReport.load(result_manager, {self.app_name!r}, {result_id!r}))"
             )
+            error.add_note(saved)
+            _log.warning("evaluation of %s stopped by %s; %s", printable(ordering.eval_set_id), stopped_by, saved)
         except Exception as exc:
-            _log.warning("could not keep the finished cases of an interrupted evaluation: %s", exc)
+            _log.warning("could not keep the finished cases of an interrupted evaluation: %s", printable(str(exc)))
 
     def _provenance(
         self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric], started_at: float
@@ -433,7 +441,7 @@ class Evaluator:
             app_name=self.app_name,
             eval_set_id=eval_set.eval_set_id,
             agent=agent_name(self.runner) if self.runner is not None else "",
-            aggregator=repr(options.aggregator),
+            aggregator=qualified_name(options.aggregator),
             judge=qualified_name(options.judge) if options.judge is not None else "",
             num_runs=options.num_runs,
             parallel_inference=options.parallel_inference,

@@ -25,6 +25,7 @@ from agenteval._frames import (
     turns_frame,
 )
 from agenteval._gc import fewer_collections
+from agenteval._names import qualified_name
 from agenteval._presentation import presenter
 from agenteval._reanalysis import Derivation, reaggregate, with_thresholds
 from agenteval.aggregation import (
@@ -468,7 +469,7 @@ async def _derived(report: EvaluationReport, derivation: Derivation, started: fl
         # The derived scores are computed here and now: record this environment, not the original's.
         update={
             **current_environment(),
-            "aggregator": repr(derivation.aggregator),
+            "aggregator": qualified_name(derivation.aggregator),
             "derived_from": f"{derivation.how} of {source}",
             "started_at": finished_at - elapsed,
             "finished_at": finished_at,

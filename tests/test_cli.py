@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from agenteval import EvalCase, EvalMetric, LocalEvalSetManager, LocalMetricManager
+from agenteval._async import run_sync
 from agenteval.cli import main
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID
 
@@ -249,3 +253,116 @@ def test_version_and_exit_status_are_documented(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "Exit status: 0 when the evaluation ran" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------ what reaches the terminal
+
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What must never reach the terminal raw: control characters (but newline), DEL and bidi overrides."""
+
+HIDING_ID = "c\x1b[8mHIDDEN"
+REVERSED_ID = "b\u202eevil"
+
+
+@pytest.fixture
+def hostile_app(tmp_path: Path) -> Path:
+    """App ``app`` with eval set ``s``: a case whose id hides text, one whose id reverses it and whose agent
+    error erases the line."""
+
+    async def write() -> None:
+        sets = LocalEvalSetManager(tmp_path / "apps")
+        await sets.create("app", "s")
+        for eval_id, message in ((HIDING_ID, "hello"), (REVERSED_ID, "fail")):
+            await sets.add_case("app", "s", EvalCase.of(eval_id, message, expect=message))
+        await LocalMetricManager(tmp_path / "apps").add("app", "s", EvalMetric.final_response())
+
+    run_sync(write())
+    (tmp_path / "hostile_agent.py").write_text(
+        "def agent(message):\n"
+        "    if message == 'fail':\n"
+        "        raise RuntimeError('bad\\x1b[2Kall is well\\x9b\\u2066\\x7f')\n"
+        "    return message\n"
+    )
+    return tmp_path / "apps" / "app"
+
+
+def test_ids_and_error_messages_are_printed_with_their_control_characters_escaped(
+    hostile_app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", str(hostile_app), "--agent", "hostile_agent:agent", "--output", "out"])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert not UNSAFE.search(out), out
+    assert next(line for line in out.splitlines() if line.startswith("c\\x1b[8mHIDDEN ")).split()[1] == "passed"
+    failed = next(line for line in out.splitlines() if line.startswith("b\\u202eevil "))
+    assert "RuntimeError: bad\\x1b[2Kall is well\\x9b\\u2066\\x7f" in failed
+
+
+def test_an_error_message_naming_a_hostile_id_is_printed_escaped(
+    hostile_app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "run",
+        str(hostile_app),
+        "--agent",
+        "hostile_agent:agent",
+        "--eval-set",
+        "x\x1b[2K\u202e",
+        "--output",
+        "out",
+    ]
+
+    code, _ = run_cli(argv)
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("agenteval: ")
+    assert not UNSAFE.search(err), err
+    assert "x\\x1b[2K\\u202e" in err
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf"])
+def test_a_turn_timeout_that_is_not_a_positive_number_of_seconds_exits_2(
+    seconds: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = run_cli(["run", str(DATA_DIR / APP_NAME), "--agent", AGENT, "--turn-timeout", seconds])
+
+    assert code == 2
+    assert re.search(r"turn.timeout must be a (positive|finite) number of seconds", capsys.readouterr().err)
+
+
+def test_turn_timeout_fails_a_slow_case_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "slow_agent.py").write_text(
+        "import time\n"
+        "from agenteval.examples.math.agent import calculator_agent\n"
+        "def agent(message, turn):\n"
+        "    if message == 'calc power 2 10':\n"
+        "        time.sleep(2)\n"
+        "    return calculator_agent(message, turn)\n"
+    )
+
+    code = main(["run", str(DATA_DIR / APP_NAME), "--agent", "slow_agent:agent", "--turn-timeout", "0.2"])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    power = next(line for line in out.splitlines() if line.startswith("calc_power"))
+    assert "turn 1 timed out after 0.2 s (turn_timeout)" in power
+    assert "4/5 cases passed" in out
+
+
+@pytest.mark.filterwarnings("always")
+def test_a_warning_naming_a_hostile_key_is_printed_escaped(
+    hostile_app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metrics_file = hostile_app / "s.metrics.json"
+    metrics = json.loads(metrics_file.read_text())
+    metrics[0]["threshhold\x1b[2K\u202e"] = 1
+    metrics_file.write_text(json.dumps(metrics))
+
+    main(["run", str(hostile_app), "--agent", "hostile_agent:agent", "--output", "out"])
+
+    err = capsys.readouterr().err
+    assert "UnknownFieldWarning" in err
+    assert not UNSAFE.search(err), err
+    assert "threshhold\\x1b[2K\\u202e" in err

@@ -5,17 +5,23 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
 
-from agenteval._files import dump_models, ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval._async import run_sync
+from agenteval._files import _temp_file_prefix, dump_models, ensure_inside, load_json_file, parse_json, write_atomic
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterion
 from agenteval.metric.models import EvalMetric
@@ -354,3 +360,104 @@ def test_write_atomic_handles_a_name_at_the_file_system_limit(tmp_path: Path) ->
 
     assert path.read_text(encoding="utf-8") == "{}\n"
     assert [entry.name for entry in tmp_path.iterdir()] == [path.name]
+
+
+# --- temporary files left by a crash ---
+
+_WRITER = """
+import sys
+from pathlib import Path
+
+from agenteval._files import write_atomic
+
+text = "x" * 8_000_000
+while True:
+    write_atomic(Path(sys.argv[1]), text)
+"""
+
+
+def _temp_files(directory: Path) -> list[str]:
+    return sorted(entry.name for entry in directory.iterdir() if entry.name.endswith(".tmp"))
+
+
+def _kill_writers_mid_write(path: Path, count: int) -> None:
+    """Start ``count`` processes writing ``path`` in a loop; SIGKILL them all while each has a temporary file."""
+    processes = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], cwd=Path(__file__).parents[1])
+        for _ in range(count)
+    ]
+    try:
+        while all(process.poll() is None for process in processes):
+            names = _temp_files(path.parent)
+            prefixes = [_temp_file_prefix(process.pid) for process in processes]
+            if all(any(name.startswith(prefix) for name in names) for prefix in prefixes):
+                break
+            time.sleep(0.001)
+    finally:
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.wait()
+    assert [process.returncode for process in processes] == [-signal.SIGKILL] * count
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_the_next_write_removes_the_temporary_files_of_writers_killed_mid_write(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    path = app / "set.evalset.json"
+    write_atomic(app / "other.evalset.json", "{}")
+    for _ in range(10):
+        # Together: a writer started later would already remove what an earlier one left.
+        _kill_writers_mid_write(path, 3)
+        if len(_temp_files(app)) >= 2:
+            break
+    assert len(_temp_files(app)) >= 2, "the writers were never killed mid-write"
+    # Until then no store lists them.
+    assert run_sync(LocalEvalSetManager(tmp_path).list("app")) in (["other"], ["other", "set"])
+
+    write_atomic(app / "other.evalset.json", '{"evalSetId": "other"}')
+
+    assert _temp_files(app) == []
+    assert run_sync(LocalEvalSetManager(tmp_path).list("app")) in (["other"], ["other", "set"])
+
+
+def _other_host_prefix(pid: int) -> str:
+    """The prefix of temporary files that process ``pid`` of another host writes."""
+    ours = _temp_file_prefix(pid)
+    host = ours.split("-")[1]
+    return ours.replace(f"-{host}-", "-000000-" if host != "000000" else "-111111-")
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_write_keeps_temporary_files_that_are_not_stale_ours(tmp_path: Path) -> None:
+    live = tmp_path / f"{_temp_file_prefix(os.getpid())}abcd1234.tmp"  # another thread's write in flight
+    foreign = [tmp_path / ".abcd1234.tmp", tmp_path / "notes.tmp", tmp_path / ".agenteval-locks"]
+    for file in [live, *foreign[:2]]:
+        file.write_text("partial", encoding="utf-8")
+    foreign[2].mkdir()
+    other_host = tmp_path / f"{_other_host_prefix(_dead_pid())}abcd1234.tmp"
+    other_host.write_text("partial", encoding="utf-8")
+
+    write_atomic(tmp_path / "set.evalset.json", "{}")
+
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == sorted(
+        [live.name, *(file.name for file in foreign), other_host.name, "set.evalset.json"]
+    )
+
+
+def test_a_write_removes_a_temporary_file_of_a_dead_writer_and_an_old_one_of_any_host(tmp_path: Path) -> None:
+    dead = tmp_path / f"{_temp_file_prefix(_dead_pid())}abcd1234.tmp"
+    old = tmp_path / f"{_other_host_prefix(os.getpid())}abcd1234.tmp"
+    for file in (dead, old):
+        file.write_text("partial", encoding="utf-8")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+
+    write_atomic(tmp_path / "set.evalset.json", "{}")
+
+    assert [entry.name for entry in tmp_path.iterdir()] == ["set.evalset.json"]

@@ -471,7 +471,7 @@ def test_with_thresholds_on_a_loaded_report_needs_its_custom_aggregator_again(tm
     result_id = report.save(ae.LocalEvalResultManager(tmp_path))
     loaded = ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json")
 
-    with pytest.raises(ae.ConfigError, match=r"aggregated by FunctionAggregator\('_weighted'\).*aggregator=\.\.\."):
+    with pytest.raises(ae.ConfigError, match=r"aggregated by tests\.test_reanalysis\._weighted,.*aggregator=\.\.\."):
         loaded.with_thresholds({"final_response_avg_score": 1.0})
     again = loaded.with_thresholds({"final_response_avg_score": 1.0}, aggregator=_weighted)
     assert _case_view(again) == _case_view(report.with_thresholds({"final_response_avg_score": 1.0}))

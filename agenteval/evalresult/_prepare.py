@@ -13,12 +13,28 @@ import uuid
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 
-__all__ = ["filled_result", "new_result_id", "result_json"]
+__all__ = ["check_new_result_id", "filled_result", "new_result_id", "result_json"]
 
 
 def new_result_id(app_name: str, eval_set_id: str) -> str:
     """Return a fresh result id, ``<app>_<evalSetId>_<uuid4>``."""
     return f"{app_name}_{eval_set_id}_{uuid.uuid4()}"
+
+
+def check_new_result_id(result_manager: object, app_name: str, eval_set_id: str) -> None:
+    """Have the store refuse, before anything runs, a new result of this eval set it could not save.
+
+    Asks a store that has the optional ``check_new_result_id(app_name, result_id)`` method (the
+    bundled ones do) about an id as :func:`new_result_id` makes them: every such id has the same
+    length and characters but for the UUID, so what holds for this one holds for the id used.
+
+    Raises:
+        ConfigError: The store could not save a result under such an id (the message says why and
+            how to fix it).
+    """
+    check = getattr(result_manager, "check_new_result_id", None)
+    if callable(check):
+        check(app_name, new_result_id(app_name, eval_set_id))
 
 
 def filled_result(app_name: str, result: EvalSetResult, *, set_timestamp: bool = True) -> EvalSetResult:

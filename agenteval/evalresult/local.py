@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from agenteval._files import ensure_inside, load_json_file, parse_json, write_atomic
-from agenteval._validate import check_file_names, check_result
+from agenteval._validate import check_file_names, check_file_path, check_result
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
@@ -69,11 +69,26 @@ class LocalEvalResultManager:
         """
         check_file_names(app_name=app_name)
         prepared = filled_result(app_name, check_result(result))
-        check_file_names(eval_set_result_id=prepared.eval_set_result_id)
+        self.check_new_result_id(app_name, prepared.eval_set_result_id)
         # Serialised on the caller's task, so the file holds the object as it was at the call.
         text = result_json(prepared, indent=2)
         await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, text)
         return prepared.eval_set_result_id
+
+    def check_new_result_id(self, app_name: str, result_id: str) -> None:
+        """Refuse a result id this store could not save a result under, before anything runs or is written.
+
+        Its file name (the id and ``.evalset_result.json`` in the default layout) must fit the
+        file system's limit of :data:`~agenteval._validate.FILE_NAME_LIMIT` bytes, and the app name
+        and id must be text that can be a file name. The evaluator calls this with the id it will
+        save under before any agent runs; :meth:`save` applies the same check.
+
+        Raises:
+            ConfigError: The app name or id cannot be part of a file name, or the id makes the file
+                name too long (the message names the id, its length, the limit, and how to shorten it).
+        """
+        check_file_names(app_name=app_name, eval_set_result_id=result_id)
+        self._located(app_name, result_id)
 
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         """Read a result from its file.
@@ -106,8 +121,14 @@ class LocalEvalResultManager:
     def __repr__(self) -> str:
         return f"LocalEvalResultManager({str(self._base_dir)!r}, locator={self._locator!r})"
 
+    def _located(self, app_name: str, eval_set_result_id: str) -> Path:
+        """The file of a result, once its file names are known to fit (nothing on disk is looked at)."""
+        path = self._locator.build(self._base_dir, app_name, eval_set_result_id)
+        check_file_path(self._base_dir, path, app_name=app_name, eval_set_result_id=eval_set_result_id)
+        return path
+
     def _path(self, app_name: str, eval_set_result_id: str) -> Path:
-        return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_result_id))
+        return ensure_inside(self._base_dir, self._located(app_name, eval_set_result_id))
 
     def _write(self, app_name: str, eval_set_result_id: str, text: str) -> None:
         write_atomic(self._path(app_name, eval_set_result_id), text)

@@ -6,7 +6,7 @@ import builtins
 import threading
 
 from agenteval._gc import fewer_collections
-from agenteval._validate import check_names, check_result
+from agenteval._validate import check_names, check_result, check_text_names
 from agenteval.errors import NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
@@ -43,10 +43,23 @@ class InMemoryEvalResultManager:
         """
         check_names(app_name=app_name)
         prepared = filled_result(app_name, check_result(result))
+        self.check_new_result_id(app_name, prepared.eval_set_result_id)
         text = result_json(prepared)
         with self._lock:
             self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = text
         return prepared.eval_set_result_id
+
+    def check_new_result_id(self, app_name: str, result_id: str) -> None:
+        """Refuse a result id this store could not save a result under, before anything runs.
+
+        Any length will do; a lone surrogate in the app name or the id will not, since the result's
+        JSON could not hold it. The evaluator calls this before any agent runs; :meth:`save`
+        applies the same check.
+
+        Raises:
+            ConfigError: The app name or the id is empty or holds a lone surrogate.
+        """
+        check_text_names(app_name=app_name, eval_set_result_id=result_id)
 
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         """Return a copy of a stored result.

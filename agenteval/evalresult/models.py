@@ -118,7 +118,7 @@ class EvalMetricResult(CamelModel):
     threshold: GoFloat = 0.0
     """The metric's threshold."""
     criterion: Annotated[Criterion | None, Shared] = None
-    """The effective criterion (api keys stripped; template prompts rendered per turn)."""
+    """The effective criterion (secrets stripped, ``${VAR}`` references kept; template prompts rendered per turn)."""
     details: EvalMetricResultDetails | None = None
     """Reason, typed value and rubric scores."""
 

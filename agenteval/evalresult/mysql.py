@@ -14,11 +14,15 @@ from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.storage._mysql_client import MySQLStore, sql_literal, to_seconds
-from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS
+from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, check_columns
 
 __all__ = ["MySQLEvalResultManager"]
 
 _CASE_RESULTS = TypeAdapter(list[EvalCaseResult])
+_SHORTER_ID = (
+    "Use a shorter app name or eval set id (the default result id is <app name>_<eval set id>_<uuid4>,"
+    " 38 characters more), or give the result an explicit, shorter id"
+)
 
 
 def _column(result: EvalSetResult, field: str) -> str | None:
@@ -48,6 +52,11 @@ class MySQLEvalResultManager(MySQLStore):
     once, before anything is sent, with a :class:`~agenteval.errors.StorageError` that says how
     large it is and how to raise the limit.
 
+    Names and ids longer than their ``VARCHAR(255)`` columns are refused before any SQL (a
+    :class:`~agenteval.errors.ConfigError`), as are JSON documents the server refuses for their
+    nesting (MariaDB accepts 31 levels of arrays and objects, MySQL 100): a
+    :class:`~agenteval.errors.StorageError` names the case and field.
+
     See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments, e.g.
     ``MySQLEvalResultManager("mysql://root@127.0.0.1:3306/evals", table_prefix="trpc")``.
     """
@@ -59,6 +68,17 @@ class MySQLEvalResultManager(MySQLStore):
     def _table(self) -> str:
         return self._prefix + EVALUATION_EVAL_SET_RESULTS
 
+    def check_new_result_id(self, app_name: str, result_id: str) -> None:
+        """Refuse, before an evaluation runs, an id this store could not save its result under.
+
+        Raises:
+            ConfigError: An empty app name, or an app name or result id the table cannot hold (a
+                lone surrogate, or more than 255 characters); the message says how to fix it.
+        """
+        check_names(app_name=app_name)
+        check_columns(app_name=app_name)
+        check_columns(eval_set_result_id=result_id, advice=_SHORTER_ID)
+
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Insert or replace a result and return its id.
 
@@ -66,13 +86,18 @@ class MySQLEvalResultManager(MySQLStore):
         caller's object is not changed.
 
         Raises:
-            ConfigError: A bad argument, or a result that cannot be serialised.
-            StorageError: The database failed, or the result is too large for the server's
-                ``max_allowed_packet`` (nothing is written then).
+            ConfigError: A bad argument, a name or id the table cannot hold (see
+                :meth:`check_new_result_id`), or a result that cannot be serialised.
+            StorageError: The database failed, the result is too large for the server's
+                ``max_allowed_packet``, or it nests JSON deeper than the server accepts (nothing
+                is written then).
         """
         check_names(app_name=app_name)
+        check_columns(app_name=app_name)
         prepared = filled_result(app_name, check_result(result), set_timestamp=False)
         result_id = prepared.eval_set_result_id
+        check_columns(eval_set_result_id=result_id, advice=_SHORTER_ID)
+        check_columns(eval_set_id=prepared.eval_set_id, eval_set_result_name=prepared.eval_set_result_name)
         cases = _column(prepared, "eval_case_results") or "[]"
         summary = _column(prepared, "summary")
         head = (
@@ -92,9 +117,12 @@ class MySQLEvalResultManager(MySQLStore):
                 # Built by hand: PyMySQL's escaping would take ~1 s for a 20,000-case result.
                 columns = sql_literal(conn, cases) + ", " + ("NULL" if summary is None else sql_literal(conn, summary))
                 sql = cursor.mogrify(head, names) + columns + tail
-                self._client.execute_large(cursor, sql, "the result")
+                self._client.execute_sized(cursor, sql, "the result")
 
-        await self._client.call(f"store eval set result {app_name}.{result_id}", self._table, store)
+        documents = {"evalCaseResults": cases} | ({} if summary is None else {"summary": summary})
+        await self._client.call(
+            f"store eval set result {app_name}.{result_id}", self._table, store, documents=documents
+        )
         return result_id
 
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
@@ -106,6 +134,7 @@ class MySQLEvalResultManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
+        check_columns(app_name=app_name, eval_set_result_id=eval_set_result_id)
         sql = (
             "SELECT eval_set_id, eval_set_result_name, eval_case_results, summary, created_at"
             f" FROM `{self._table}` WHERE app_name = %s AND eval_set_result_id = %s"
@@ -141,6 +170,7 @@ class MySQLEvalResultManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name)
+        check_columns(app_name=app_name)
         # id breaks ties between results created in the same microsecond.
         sql = f"SELECT eval_set_result_id FROM `{self._table}` WHERE app_name = %s ORDER BY created_at DESC, id DESC"
 

@@ -3,6 +3,10 @@
 It is saved with the result, as ``summary.provenance`` (the reference framework ignores keys it does
 not know, and ``summary`` is kept by every store, MySQL included), so a result file says how to
 reproduce it.
+
+Files with results are shared, so provenance never holds a secret: the agent, aggregator and judge
+are recorded by name, never by a ``repr`` of their state, and whatever looks like a credential in
+those descriptions is redacted (see :func:`agenteval._secrets.redact`).
 """
 
 from __future__ import annotations
@@ -11,15 +15,20 @@ import hashlib
 import json
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agenteval._json import CamelModel, EpochTime, GoInt, WireModel
+from agenteval._secrets import redact
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["Provenance", "content_hash", "current_environment", "package_version"]
+
+_DESCRIPTIONS = ("agent", "aggregator", "judge", "derived_from")
+"""The fields that describe what produced a result in free text: redacted when set."""
 
 
 def package_version() -> str:
@@ -53,13 +62,15 @@ class Provenance(CamelModel):
     eval_set_hash: str = ""
     """Content hash of the eval set as evaluated (see :func:`content_hash`)."""
     metrics: list[EvalMetric] = Field(default_factory=list)
-    """The metric configuration, in order (api keys are never written)."""
+    """The metric configuration, in order (secrets are never written, ``${VAR}`` references are)."""
     metrics_hash: str = ""
     """Content hash of :attr:`metrics`."""
     agent: str = ""
     """The agent's name: its function's, or its class's (``module.qualname``; never its state)."""
     aggregator: str = ""
-    """The case aggregator (its ``repr``)."""
+    """The case aggregator's name: its function's, or its class's (``module.qualname``; never its state).
+
+    Results written by agenteval before names were recorded hold its ``repr`` (``AllPassAggregator()``)."""
     judge: str = ""
     """The judge override's class, if one was used (``module.qualname``; never its state)."""
     num_runs: GoInt = 0
@@ -73,6 +84,20 @@ class Provenance(CamelModel):
     finished_at: EpochTime | None = None
     derived_from: str = ""
     """For a report made by rescoring, re-aggregating or changing thresholds: what it was made from."""
+
+    @field_validator(*_DESCRIPTIONS)
+    @classmethod
+    def _without_secrets(cls, value: str) -> str:
+        return redact(value)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy, with ``update`` applied; new descriptions are redacted, as validated ones are."""
+        if update:
+            update = {
+                name: redact(value) if name in _DESCRIPTIONS and isinstance(value, str) else value
+                for name, value in update.items()
+            }
+        return super().model_copy(update=update, deep=deep)
 
     @classmethod
     def describe(cls, eval_set: EvalSet, metrics: Sequence[EvalMetric], **values: object) -> Provenance:

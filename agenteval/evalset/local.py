@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agenteval._filelock import directory_lock
 from agenteval._files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
-from agenteval._validate import check_file_names, check_names
+from agenteval._validate import check_file_names, check_file_path, check_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -61,7 +61,9 @@ class LocalEvalSetManager:
         self._cache: dict[Path, tuple[_Stamp, StoredSet]] = {}
 
     def _path(self, app_name: str, eval_set_id: str) -> Path:
-        return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
+        path = self._locator.build(self._base_dir, app_name, eval_set_id)
+        check_file_path(self._base_dir, path, app_name=app_name, eval_set_id=eval_set_id)
+        return ensure_inside(self._base_dir, path)
 
     def _current(self, path: Path, app_name: str, eval_set_id: str) -> StoredSet:
         """The set in ``path``: the cached one if the file is unchanged, else read from disk (hold ``_lock``)."""

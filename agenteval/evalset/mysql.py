@@ -12,7 +12,7 @@ from agenteval.errors import NotFoundError
 from agenteval.evalset._case_edits import checked, new_case
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.storage._mysql_client import MySQLStore, NewRow, to_seconds, transaction, utc_now
-from agenteval.storage._mysql_schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS
+from agenteval.storage._mysql_schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS, check_columns
 
 __all__ = ["MySQLEvalSetManager"]
 
@@ -23,7 +23,8 @@ class MySQLEvalSetManager(MySQLStore):
     Sets live in ``<prefix>evaluation_eval_sets`` and their cases, one JSON document per row, in
     ``<prefix>evaluation_eval_cases``. Sets are listed by id; cases keep the order they were
     added in. As with the reference schema's ``utf8mb4_unicode_ci`` collation, names compare
-    without regard to case or trailing spaces.
+    without regard to case or trailing spaces. Names longer than their ``VARCHAR(255)`` columns
+    are refused before any SQL.
 
     See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments.
     """
@@ -61,6 +62,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id)
         sql = (
             f"SELECT s.name, s.description, s.created_at, c.eval_id, c.eval_case FROM `{self._sets}` s"
             f" LEFT JOIN `{self._cases}` c ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id"
@@ -93,6 +95,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id)
         created_at, timestamp = utc_now()
         row = NewRow(
             f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
@@ -107,7 +110,7 @@ class MySQLEvalSetManager(MySQLStore):
 
         def insert(conn: Any) -> None:
             with conn.cursor() as cursor:
-                row.execute(cursor)
+                row.execute(self._client, cursor)
 
         await self._client.call(f"create eval set {app_name}.{eval_set_id}", self._sets, insert)
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=timestamp)
@@ -120,6 +123,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name)
+        check_columns(app_name=app_name)
         sql = f"SELECT eval_set_id FROM `{self._sets}` WHERE app_name = %s ORDER BY eval_set_id ASC"
 
         def ids(conn: Any) -> builtins.list[str]:
@@ -138,6 +142,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id)
 
         def remove(conn: Any) -> None:
             with transaction(conn) as cursor:
@@ -162,6 +167,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=eval_case_id)
         sql = (
             f"SELECT c.eval_case FROM `{self._sets}` s LEFT JOIN `{self._cases}` c"
             " ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id AND c.eval_id = %s"
@@ -191,6 +197,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=checked(eval_case).eval_id)
         case, document = new_case(app_name, eval_set_id, eval_case)
         where = f"{app_name}.{eval_set_id}.{case.eval_id}"
         row = NewRow(
@@ -207,9 +214,9 @@ class MySQLEvalSetManager(MySQLStore):
         def insert(conn: Any) -> None:
             with transaction(conn) as cursor:
                 self._lock_set(cursor, app_name, eval_set_id)
-                row.execute(cursor)
+                row.execute(self._client, cursor)
 
-        await self._client.call(f"add eval case {where}", self._cases, insert)
+        await self._client.call(f"add eval case {where}", self._cases, insert, documents={"": document})
 
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id by ``eval_case``, as given; its position is kept.
@@ -221,13 +228,14 @@ class MySQLEvalSetManager(MySQLStore):
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
         case_id = checked(eval_case).eval_id
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=case_id)
         document = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
         args = (eval_case.eval_mode.value, document, app_name, eval_set_id, case_id)
         sql = (
             f"UPDATE `{self._cases}` SET eval_mode = %s, eval_case = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
         )
-        await self._change_case("update", app_name, eval_set_id, case_id, sql, args)
+        await self._change_case("update", app_name, eval_set_id, case_id, sql, args, document)
 
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case.
@@ -238,21 +246,33 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=eval_case_id)
         sql = f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
         args = (app_name, eval_set_id, eval_case_id)
         await self._change_case("delete", app_name, eval_set_id, eval_case_id, sql, args)
 
     async def _change_case(
-        self, action: str, app_name: str, eval_set_id: str, eval_case_id: str, sql: str, args: tuple[Any, ...]
+        self,
+        action: str,
+        app_name: str,
+        eval_set_id: str,
+        eval_case_id: str,
+        sql: str,
+        args: tuple[Any, ...],
+        document: str = "",
     ) -> None:
-        """Run an ``UPDATE`` or ``DELETE`` of one case with its set locked; no row changed is a missing case."""
+        """Run an ``UPDATE`` or ``DELETE`` of one case with its set locked; no row changed is a missing case.
+
+        ``document`` is the case's JSON an ``UPDATE`` writes (``""`` for a ``DELETE``).
+        """
         where = f"{app_name}.{eval_set_id}.{eval_case_id}"
 
         def change(conn: Any) -> None:
             with transaction(conn) as cursor:
                 self._lock_set(cursor, app_name, eval_set_id)
-                cursor.execute(sql, args)
+                self._client.execute_sized(cursor, sql, f"eval case {where}", args)
                 if cursor.rowcount == 0:
                     raise NotFoundError(f"eval case {where} not found")
 
-        await self._client.call(f"{action} eval case {where}", self._cases, change)
+        documents = {"": document} if document else None
+        await self._client.call(f"{action} eval case {where}", self._cases, change, documents=documents)

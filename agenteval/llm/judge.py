@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -30,19 +31,39 @@ DEFAULT_GENERATION = GenerationConfig(max_tokens=2000, temperature=0.8, stream=F
 
 @dataclass(frozen=True, slots=True)
 class JudgeOverride:
-    """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``.
+    """What an evaluation sets for every ``llmJudge`` metric in place of its ``judgeModel``.
 
-    The reference's judge runner: ``judgeModel`` (and its ``numSamples``) are ignored.
+    With a :attr:`model`, every metric is judged by it: the reference's judge runner (``judgeModel``,
+    and its ``numSamples``, are ignored). Without one, each metric's ``judgeModel`` builds its judge,
+    with :attr:`timeout` and :attr:`max_retries`, where set, in place of its ``timeoutSeconds`` and
+    ``maxRetries``.
     """
 
-    model: ChatModel
-    """The judge."""
+    model: ChatModel | None = None
+    """The judge of every metric (``None``: each metric's ``judgeModel``)."""
     num_samples: int = 1
-    """Judge samples per turn."""
+    """Judge samples per turn with :attr:`model`."""
+    timeout: float | None = None
+    """Seconds one request to a judge built from a ``judgeModel`` may take in total, retries included."""
+    max_retries: int | None = None
+    """Retries after a failed attempt of a judge built from a ``judgeModel``."""
 
     def __post_init__(self) -> None:
         if self.num_samples <= 0:
             raise ConfigError(f"judge runner num samples must be greater than 0, got {self.num_samples}")
+        if self.timeout is not None and not (self.timeout > 0 and math.isfinite(self.timeout)):
+            raise ConfigError(f"judge timeout must be a positive number of seconds, got {self.timeout}")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ConfigError(f"judge max retries must be 0 or more, got {self.max_retries}")
+
+    def applied_to(self, options: JudgeModelOptions) -> JudgeModelOptions:
+        """``options`` with this override's timeout and retry budget, where set, in place of its own."""
+        update: dict[str, float | int] = {}
+        if self.timeout is not None:
+            update["timeout_seconds"] = self.timeout
+        if self.max_retries is not None:
+            update["max_retries"] = self.max_retries
+        return options.model_copy(update=update) if update else options
 
 
 _ACTIVE_JUDGE: ContextVar[JudgeOverride | None] = ContextVar("agenteval_judge", default=None)
@@ -95,7 +116,8 @@ def _connection_key(options: JudgeModelOptions) -> tuple[str, ...]:
     """What identifies a judge's connection: blocks that agree on it share one model.
 
     ``numSamples`` and ``generationConfig`` are per request, so they are left out; the ``OPENAI_*``
-    environment fallbacks are resolved now, so changing them gives a new model.
+    environment fallbacks and the references in ``extraFields`` are resolved now, so changing them
+    gives a new model.
     """
     from agenteval.llm.openai import resolve_api_key, resolve_base_url
 
@@ -105,18 +127,21 @@ def _connection_key(options: JudgeModelOptions) -> tuple[str, ...]:
         options.model_name,
         options.variant,
         resolve_base_url(options.base_url) or "",
-        # A digest, so that the cache never holds the key itself.
+        # Digests, so that the cache never holds a secret itself.
         hashlib.sha256(api_key.encode()).hexdigest() if api_key else "",
-        json.dumps(options.extra_fields, sort_keys=True, default=str),
+        hashlib.sha256(json.dumps(options.request_extra_fields(), sort_keys=True, default=str).encode()).hexdigest(),
+        repr(options.timeout_seconds),
+        repr(options.max_retries),
     )
 
 
 def chat_model_for(options: JudgeModelOptions) -> ChatModel:
     """Return the chat model a ``judgeModel`` block describes.
 
-    Blocks naming the same connection (provider, model, variant, base URL, API key and extra fields,
-    after the ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` fallbacks) share one instance, and so one
-    client and one concurrency limit, whatever their ``numSamples`` or ``generationConfig``.
+    Blocks naming the same connection (provider, model, variant, base URL, API key, extra fields,
+    timeout and retry budget, after the ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` fallbacks) share
+    one instance, and so one client and one concurrency limit, whatever their ``numSamples`` or
+    ``generationConfig``.
 
     Raises:
         ConfigError: The provider is unknown or the block is incomplete.

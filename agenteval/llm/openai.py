@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, SecretStr
 
+from agenteval._secrets import literal_secrets, redact, strip_userinfo
 from agenteval.errors import ChatModelError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
 from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput
@@ -28,6 +31,11 @@ __all__ = ["OpenAIChatModel", "resolve_api_key", "resolve_base_url"]
 
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where the ``openai`` client sends requests when neither ``base_url`` nor ``OPENAI_BASE_URL`` is set."""
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds one request may take in total, retries included, unless the model is given another timeout."""
+DEFAULT_MAX_RETRIES = 2
+"""Retries after a failed attempt, unless the model is given another budget."""
 
 _SAMPLING_FIELDS = (
     "max_tokens",
@@ -50,6 +58,13 @@ def _openai() -> ModuleType:
     except ImportError as exc:
         raise MissingDependencyError("the OpenAI-compatible judge", "openai", "openai") from exc
     return openai
+
+
+@dataclass(frozen=True, slots=True)
+class _Secrets:
+    """The secrets a model knows, to keep out of its messages (never shown)."""
+
+    values: tuple[str, ...] = field(repr=False)
 
 
 @dataclass(slots=True)
@@ -140,11 +155,14 @@ class OpenAIChatModel:
     """A :class:`~agenteval.llm.ChatModel` for any OpenAI-compatible chat-completions endpoint.
 
     Built on the official ``openai`` package (``pip install 'agenteval[openai]'``). Its client does the
-    timeouts and the retries: exponential backoff on connection errors, timeouts, 408, 409, 429 and
-    5xx, honouring ``Retry-After``. A call that still fails raises :class:`ChatModelError`, naming the
+    retries: exponential backoff on connection errors, timeouts, 408, 409, 429 and 5xx, honouring
+    ``Retry-After``, at most ``max_retries`` times and only while the request's ``timeout`` (its whole
+    time, retries included) lasts. A call that still fails raises :class:`ChatModelError`, naming the
     model, the endpoint and the HTTP status. So does an answer that is not a chat completion (a body that
     is not JSON, a first choice without a message), and a refusal (an answer with a ``refusal`` text and
     no content), quoting the refusal, rather than passing an empty answer on to the judge's parser.
+    Error messages never hold a secret the model knows (its API key, the credentials in its extra
+    fields or base URL), even when the endpoint quotes them back (see :func:`agenteval._secrets.redact`).
 
     An ``AsyncOpenAI`` client (its connection pool) belongs to the event loop it first ran on, and
     each synchronous ``evaluate()`` may run on a new loop; so the model keeps one client, and one
@@ -153,12 +171,15 @@ class OpenAIChatModel:
     Args:
         model: Model name sent to the endpoint.
         base_url: Endpoint, e.g. ``http://localhost:8000/v1``; defaults to ``OPENAI_BASE_URL`` or OpenAI.
+            Credentials in it (``https://user:password@host/v1``) are used, never shown: :attr:`base_url`
+            is the URL without them.
         api_key: API key; defaults to the ``OPENAI_API_KEY`` environment variable. Never logged or shown.
             Both fallbacks are read when the model is built; :func:`~agenteval.llm.chat_model_for` builds
             a new model when they change.
         extra_fields: Extra JSON fields merged into every request body.
-        timeout: Seconds per attempt.
-        max_retries: Retries after the first attempt.
+        timeout: Seconds one request may take in total, every attempt and the waits between them
+            included (120 by default).
+        max_retries: Retries after a failed attempt (2 by default).
         max_concurrency: Most requests in flight at once (per event loop).
 
     Raises:
@@ -173,15 +194,15 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         extra_fields: dict[str, Any] | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         max_concurrency: int = 8,
     ) -> None:
         _openai()
         if not model:
             raise ConfigError("OpenAI-compatible model: the model name is empty")
-        if timeout <= 0:
-            raise ConfigError(f"timeout must be greater than 0, got {timeout}")
+        if not (timeout > 0 and math.isfinite(timeout)):
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout}")
         if max_retries < 0:
             raise ConfigError(f"max retries must be greater than or equal to 0, got {max_retries}")
         if max_concurrency <= 0:
@@ -192,13 +213,17 @@ class OpenAIChatModel:
                 f'OpenAI-compatible model {model!r}: no API key; set judgeModel.apiKey (e.g. "${{MY_KEY}}") or '
                 "OPENAI_API_KEY (an endpoint without authentication accepts any placeholder, such as 'EMPTY')"
             )
+        endpoint = resolve_base_url(base_url)
         self.model = model
-        self.base_url = resolve_base_url(base_url)
+        self.base_url = strip_userinfo(endpoint) if endpoint else None
         self.extra_fields: dict[str, Any] = dict(extra_fields or {})
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_concurrency = max_concurrency
         self._api_key = SecretStr(key)
+        self._endpoint = SecretStr(endpoint or _DEFAULT_BASE_URL)
+        password = urlsplit(endpoint).password if endpoint else None
+        self._secrets = _Secrets((key, password or "", *(secret for _, secret in literal_secrets(self.extra_fields))))
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
@@ -206,7 +231,8 @@ class OpenAIChatModel:
     def from_judge_model(cls, options: JudgeModelOptions) -> OpenAIChatModel:
         """Build the model a metric's ``judgeModel`` block describes.
 
-        Reads ``modelName``, ``baseURL``, ``apiKey`` and ``extraFields``; other fields are ignored.
+        Reads ``modelName``, ``baseURL``, ``apiKey``, ``extraFields`` (its credentials' ``${VAR}``
+        references expanded), ``timeoutSeconds`` and ``maxRetries``; other fields are ignored.
 
         Raises:
             ConfigError: ``modelName`` is empty, or there is no API key.
@@ -217,7 +243,9 @@ class OpenAIChatModel:
             options.model_name,
             base_url=options.base_url or None,
             api_key=options.api_key or None,
-            extra_fields=options.extra_fields,
+            extra_fields=options.request_extra_fields(),
+            timeout=options.timeout_seconds if options.timeout_seconds is not None else DEFAULT_TIMEOUT,
+            max_retries=options.max_retries if options.max_retries is not None else DEFAULT_MAX_RETRIES,
         )
 
     def __repr__(self) -> str:
@@ -232,7 +260,7 @@ class OpenAIChatModel:
             client: AsyncOpenAI = _openai().AsyncOpenAI(
                 api_key=self._api_key.get_secret_value(),
                 # Explicit, so the client does not read OPENAI_BASE_URL again (the model was built for one endpoint).
-                base_url=self.base_url or _DEFAULT_BASE_URL,
+                base_url=self._endpoint.get_secret_value(),
                 timeout=self.timeout,
                 max_retries=self.max_retries,
             )
@@ -277,48 +305,57 @@ class OpenAIChatModel:
         """Send one chat-completions request and return the first choice.
 
         Raises:
-            ChatModelError: The call failed after the client's retries, the body is not JSON or not a
-                chat completion, the answer has no choices or its first choice no message, or the
-                model refused to answer (the message quotes its refusal).
+            ChatModelError: The call failed after the client's retries, or its :attr:`timeout` ran out;
+                the body is not JSON or not a chat completion, the answer has no choices or its first
+                choice no message, or the model refused to answer (the message quotes its refusal).
         """
         body = self._create_kwargs(request)
         state = await self._state()
+        base_url = strip_userinfo(str(state.client.base_url))
         openai = _openai()
-        base_url = str(state.client.base_url)
-        where = f"OpenAI-compatible model {self.model!r} at {base_url}"
         try:
             async with state.gate:
-                completion: ChatCompletion = await state.client.chat.completions.create(**body)
-        except openai.APIStatusError as exc:
-            raise ChatModelError(
-                f"{where}: HTTP {exc.status_code}{_retries(exc)}: {exc.message}",
-                model=self.model,
-                base_url=base_url,
-                status_code=exc.status_code,
-            ) from exc
-        except openai.APITimeoutError as exc:
-            raise ChatModelError(
-                f"{where}: request timed out ({self.timeout:g}s per attempt){_retries(exc)}",
-                model=self.model,
-                base_url=base_url,
-            ) from exc
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__
-            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
-            raise ChatModelError(
-                f"{where}: connection failed{_retries(exc)}{detail}", model=self.model, base_url=base_url
-            ) from exc
-        except json.JSONDecodeError as exc:
-            # A success status whose body is not JSON: often a proxy's or a login page's HTML.
-            raise ChatModelError(
-                f"{where} returned a body that is not JSON: {exc}; the body starts with {_body_start(exc.doc)}",
-                model=self.model,
-                base_url=base_url,
-            ) from exc
+                # Waiting for a place at the gate is not part of the request's time.
+                async with asyncio.timeout(self.timeout):
+                    completion: ChatCompletion = await state.client.chat.completions.create(**body)
+        except (TimeoutError, openai.APIError, json.JSONDecodeError) as exc:
+            # Not chained: the client's exception may quote what the endpoint echoed (a key, a header).
+            raise self._failure(exc, base_url) from None
         try:
             return _to_response(completion)
         except ValueError as exc:
-            raise ChatModelError(f"{where}: {exc}", model=self.model, base_url=base_url) from exc
+            raise self._error(base_url, f": {exc}") from None
+
+    def _failure(self, error: Exception, base_url: str) -> ChatModelError:
+        """The :class:`ChatModelError` for a request to ``base_url`` that raised ``error``."""
+        openai = _openai()
+        if isinstance(error, TimeoutError | openai.APITimeoutError):
+            return self._error(
+                base_url,
+                f": no answer within {self.timeout:g}s (the timeout of a whole request, retries included); raise it "
+                "(judgeModel.timeoutSeconds, or judge_timeout=) for a slow endpoint",
+            )
+        if isinstance(error, openai.APIStatusError):
+            return self._error(
+                base_url, f": HTTP {error.status_code}{_retries(error)}: {error.message}", error.status_code
+            )
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__
+            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+            return self._error(base_url, f": connection failed{_retries(error)}{detail}")
+        if isinstance(error, json.JSONDecodeError):
+            # A success status whose body is not JSON: often a proxy's or a login page's HTML.
+            return self._error(
+                base_url, f" returned a body that is not JSON: {error}; the body starts with {_body_start(error.doc)}"
+            )
+        return self._error(base_url, f": {type(error).__name__}: {error}")
+
+    def _error(self, base_url: str, problem: str, status_code: int | None = None) -> ChatModelError:
+        """A :class:`ChatModelError` for ``problem`` at ``base_url``, without any secret this model knows."""
+        message = f"OpenAI-compatible model {self.model!r} at {base_url}{problem}"
+        return ChatModelError(
+            redact(message, self._secrets.values), model=self.model, base_url=base_url, status_code=status_code
+        )
 
 
 def _retries(error: APIError) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any, Self
 
@@ -20,6 +21,14 @@ from pydantic import (
 )
 
 from agenteval._json import CamelModel, GoFloat, GoInt, WireModel
+from agenteval._secrets import (
+    is_credential_name,
+    is_env_reference,
+    literal_secrets,
+    looks_like_api_key,
+    strip_userinfo,
+    without_secrets,
+)
 from agenteval.errors import UnknownFieldWarning
 from agenteval.evalset.models import RubricContent
 
@@ -277,42 +286,24 @@ class GenerationConfig(WireModel):
         return data
 
 
-def _looks_like_api_key(key: str) -> bool:
-    """Whether a key name looks like a misspelt ``apiKey``.
-
-    Case, ``-``, ``_``, ``.`` and spaces are ignored, and one wrong, missing, extra or swapped
-    letter still counts: ``api_key``, ``API-KEY``, ``apikey_``, ``apiKye`` and ``openaiApiKey`` all
-    do.
-    """
-    squashed = re.sub(r"[-_.\s]", "", key.lower())
-    return "apikey" in squashed or _within_one_edit(squashed, "apikey")
-
-
-def _within_one_edit(text: str, target: str) -> bool:
-    if abs(len(text) - len(target)) > 1:
-        return False
-    head = 0
-    while head < min(len(text), len(target)) and text[head] == target[head]:
-        head += 1
-    text_rest, target_rest = text[head:], target[head:]
-    return (
-        text_rest[1:] == target_rest[1:]  # one letter replaced
-        or text_rest[1:] == target_rest  # one letter extra
-        or text_rest == target_rest[1:]  # one letter missing
-        or (text_rest[:2] == target_rest[1::-1] and text_rest[2:] == target_rest[2:])  # two letters swapped
-    )
-
-
 class JudgeModelOptions(CamelModel):
     """Which model judges, and how it is reached.
 
     ``providerName``, ``modelName``, ``variant``, ``baseURL`` and ``apiKey`` expand ``${VAR}`` and
     ``$VAR`` from the environment when loaded; a field still holding its expanded value is written
-    back as the reference, so editing a metrics file keeps its ``${VAR}``. ``apiKey`` (or the
-    Python name ``api_key``) is never written out. An unknown key
-    that looks like a misspelt ``apiKey`` (``API-KEY``, ``apikey_``…) is dropped with
-    an :class:`~agenteval.errors.UnknownFieldWarning`: unknown keys are otherwise kept and written
-    back, which would copy the secret into metrics and result files.
+    back as the reference, so editing a metrics file keeps its ``${VAR}`` (``apiKey`` included: a
+    reference names where the secret is, it is not one).
+
+    Nothing written (metrics files, results, reports) holds a secret. A literal ``apiKey`` (or the
+    Python name ``api_key``) is kept in memory and never written. So is every other credential
+    (a key whose name ends in key, token, secret, password, authorization, credential…:
+    ``extraFields.api_key``, ``headers.Authorization``) at any depth, unless it is an environment
+    reference (``"Bearer ${TOKEN}"``), which is written as it is; the ``user:password@`` of a URL
+    (``baseURL``) is left out. Such a literal read from a file gets an
+    :class:`~agenteval.errors.UnknownFieldWarning`, since rewriting the file loses it. An unknown
+    top-level key that holds a literal credential (``token``, or a misspelt ``apiKey`` such as
+    ``API-KEY``, whatever it holds) is dropped with an :class:`~agenteval.errors.UnknownFieldWarning`:
+    unknown keys are neither used nor written as secrets.
     """
 
     provider_name: str = ""
@@ -324,13 +315,36 @@ class JudgeModelOptions(CamelModel):
     base_url: str = Field("", alias="baseURL")
     """Endpoint base URL."""
     api_key: str = Field("", alias="apiKey", exclude=True, repr=False)
-    """API key; kept in memory, never serialized."""
+    """API key; kept in memory, written only as the ``${VAR}`` reference it was loaded from."""
     extra_fields: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields sent to the provider."""
     num_samples: GoInt | None = None
     """Judge samples per turn (default 1)."""
     generation_config: GenerationConfig | None = None
     """Sampling options."""
+    timeout_seconds: GoFloat | None = None
+    """Seconds one request to the judge may take in total, retries included (default 120).
+
+    An agenteval extension: the reference ignores this key. The Evaluator's ``judge_timeout`` overrides it."""
+    max_retries: GoInt | None = None
+    """Retries after a failed attempt (a connection error, a timeout, HTTP 408, 409, 429 or 5xx), within
+    :attr:`timeout_seconds` (default 2).
+
+    An agenteval extension: the reference ignores this key. The Evaluator's ``judge_max_retries`` overrides it."""
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _positive_timeout(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f"timeoutSeconds must be a positive number of seconds, got {value}")
+        return value
+
+    @field_validator("max_retries")
+    @classmethod
+    def _retry_budget(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError(f"maxRetries must be 0 or more, got {value}")
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -345,10 +359,11 @@ class JudgeModelOptions(CamelModel):
             target = canonical.get(key.lower(), key) if isinstance(key, str) else key
             if target != key and target in data:
                 continue
-            if isinstance(target, str) and target not in known and _looks_like_api_key(target):
-                _warn_dropped_secret(target, info)
+            if isinstance(target, str) and target not in known and _unknown_secret(target, value, info):
                 continue
             matched[target] = value
+        if info.mode == "json":
+            _warn_unwritten_secrets(matched, known, info)
         return matched
 
     _env_references: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
@@ -376,21 +391,72 @@ class JudgeModelOptions(CamelModel):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def request_extra_fields(self) -> dict[str, Any]:
+        """:attr:`extra_fields` as sent to the provider: its credentials' ``${VAR}`` references expanded.
+
+        Only credentials (``"api_key": "${EXTRA_KEY}"``, ``"Authorization": "Bearer ${TOKEN}"``) are
+        expanded, as they are written that way to stay out of files; other values are sent as they are.
+        """
+        expanded: dict[str, Any] = _with_credentials_expanded(self.extra_fields)
+        return expanded
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # What a notebook shows is what a file would hold: no secret.
+        for name, value in super().__repr_args__():
+            if name is not None and is_credential_name(name) and not is_env_reference(value):
+                continue
+            yield name, without_secrets(value)
+
     @model_serializer(mode="wrap")
-    def _write_env_references(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+    def _write_without_secrets(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         # A field still holding what its ${VAR} expanded to is written as the reference, so saving
-        # never replaces a reference by the environment's value (the api key is never written).
+        # never replaces a reference by the environment's value; then every secret is left out.
         data = handler(self)
-        if isinstance(data, dict):
-            for name, (reference, value) in self._env_references.items():
-                if name == "api_key" or getattr(self, name) != value or not _selected(name, info):
-                    continue
-                field = type(self).model_fields[name]
-                data[field.alias or name if info.by_alias is not False else name] = reference
-        return data
+        if not isinstance(data, dict):
+            return data
+        for name, (reference, value) in self._env_references.items():
+            if getattr(self, name) != value or not _selected(name, info):
+                continue
+            field = type(self).model_fields[name]
+            key = field.alias or name if info.by_alias is not False else name
+            if name == "api_key":
+                data = _with_api_key(data, key, reference)
+            else:
+                data[key] = reference
+        return without_secrets(data)
 
 
 _ENV_FIELDS = ("provider_name", "model_name", "variant", "base_url", "api_key")
+
+
+def _with_credentials_expanded(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: expand_env(item)
+            if isinstance(key, str) and is_credential_name(key) and is_env_reference(item)
+            else _with_credentials_expanded(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_with_credentials_expanded(item) for item in value]
+    return value
+
+
+_BEFORE_API_KEY = frozenset(
+    {"provider_name", "providerName", "model_name", "modelName", "variant", "base_url", "baseURL"}
+)
+"""The keys written before ``apiKey`` (the reference's field order)."""
+
+
+def _with_api_key(data: dict[str, Any], key: str, reference: str) -> dict[str, Any]:
+    """``data`` with ``key: reference`` in the reference's place, after the connection fields."""
+    placed: dict[str, Any] = {}
+    for name, value in data.items():
+        if key not in placed and name not in _BEFORE_API_KEY:
+            placed[key] = reference
+        placed[name] = value
+    placed.setdefault(key, reference)
+    return placed
 
 
 def _selected(name: str, info: SerializationInfo) -> bool:
@@ -399,15 +465,47 @@ def _selected(name: str, info: SerializationInfo) -> bool:
     return (include is None or name in include) and not (exclude is not None and name in exclude)
 
 
-def _warn_dropped_secret(key: str, info: ValidationInfo) -> None:
+def _source(info: ValidationInfo) -> str:
     source = info.context.get("source") if isinstance(info.context, dict) else None
-    warnings.warn(
-        f"{source + ': ' if source else ''}judgeModel key {key!r} was dropped because it looks like a secret "
-        "(a misspelt apiKey): unknown keys are written back to files, so it is neither used nor kept; "
-        'spell it "apiKey", which is never written (better, "apiKey": "${YOUR_API_KEY_VARIABLE}")',
-        UnknownFieldWarning,
-        stacklevel=2,
-    )
+    return f"{source}: " if source else ""
+
+
+def _unknown_secret(key: str, value: Any, info: ValidationInfo) -> bool:
+    """Whether unknown key ``key`` holds a secret, and so is dropped (with a warning saying so)."""
+    if looks_like_api_key(key):
+        message = (
+            f"judgeModel key {key!r} was dropped because it looks like a secret (a misspelt apiKey): unknown keys "
+            'are written back to files, so it is neither used nor kept; spell it "apiKey", which is never written '
+            '(better, "apiKey": "${YOUR_API_KEY_VARIABLE}")'
+        )
+    elif is_credential_name(key) and not is_env_reference(value):
+        message = (
+            f"judgeModel key {key!r} was dropped because it looks like a secret: unknown keys are written back to "
+            "files, so it is neither used nor kept; to keep it, put it in an environment variable and write "
+            f'"{key}": "${{YOUR_VARIABLE}}"'
+        )
+    else:
+        return False
+    warnings.warn(_source(info) + message, UnknownFieldWarning, stacklevel=2)
+    return True
+
+
+def _warn_unwritten_secrets(data: dict[str, Any], known: set[str], info: ValidationInfo) -> None:
+    """Warn about the literal secrets of a document that will not be written back (see JudgeModelOptions)."""
+    nested = {key: value for key, value in data.items() if key not in known}
+    nested["extraFields"] = data.get("extraFields", data.get("extra_fields"))
+    paths = [path for path, _ in literal_secrets(nested)]
+    base_url = data.get("baseURL", data.get("base_url"))
+    if isinstance(base_url, str) and strip_userinfo(base_url) != base_url:
+        paths.append("baseURL (the user:password@ of the URL)")
+    if paths:
+        warnings.warn(
+            f"{_source(info)}judgeModel holds literal secrets at {', '.join(paths)}: they are used, but never written "
+            "to metrics files, results or reports, so rewriting this file loses them; put each in an environment "
+            'variable and write a reference instead, e.g. "${YOUR_VARIABLE}"',
+            UnknownFieldWarning,
+            stacklevel=2,
+        )
 
 
 class Rubric(CamelModel):

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from agenteval._filelock import directory_lock
 from agenteval._files import dump_models, ensure_inside, load_json_file, warn_unknown_fields, write_atomic
-from agenteval._validate import check_file_names, check_names
+from agenteval._validate import check_file_names, check_file_path, check_names
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.memory import _adder, _Change, _deleter, _index, _updater
 from agenteval.metric.models import EvalMetric
@@ -42,8 +42,9 @@ class LocalMetricManager:
     """A :class:`~agenteval.metric.manager.MetricManager` over ``<base>/<app>/<id>.metrics.json`` files.
 
     Each file is a JSON array of metrics, written with a 2-space indent, atomically. A missing
-    file means no metrics. Nothing is read or written outside ``base_dir``. Judge API keys are
-    never written, so they do not survive a round trip through the file.
+    file means no metrics. Nothing is read or written outside ``base_dir``. A judge's literal API
+    key is never written, so it does not survive a round trip through the file; a ``${VAR}``
+    reference does.
 
     Several processes, and several managers in one process, may share a directory: each edit's
     read-modify-write holds the same inter-process lock as the eval-set store's edits (see
@@ -63,7 +64,9 @@ class LocalMetricManager:
         self._lock = threading.Lock()
 
     def _path(self, app_name: str, eval_set_id: str) -> Path:
-        return ensure_inside(self._base_dir, self._locator.build(self._base_dir, app_name, eval_set_id))
+        path = self._locator.build(self._base_dir, app_name, eval_set_id)
+        check_file_path(self._base_dir, path, app_name=app_name, eval_set_id=eval_set_id)
+        return ensure_inside(self._base_dir, path)
 
     def _load(self, path: Path) -> builtins.list[EvalMetric]:
         try:

@@ -12,7 +12,7 @@ from agenteval.errors import NotFoundError
 from agenteval.metric.memory import _metric_name
 from agenteval.metric.models import EvalMetric
 from agenteval.storage._mysql_client import MySQLStore, NewRow
-from agenteval.storage._mysql_schema import EVALUATION_METRICS
+from agenteval.storage._mysql_schema import EVALUATION_METRICS, check_columns
 
 __all__ = ["MySQLMetricManager"]
 
@@ -22,9 +22,11 @@ class MySQLMetricManager(MySQLStore):
 
     Metrics live in ``<prefix>evaluation_metrics``, one JSON document per (app, eval set, metric
     name). They are listed in the order they were added (the reference sorts them by name; the
-    store protocol promises configuration order). Judge API keys are never written, so they do
-    not survive a round trip, as with the local store. As with the reference schema's
-    ``utf8mb4_unicode_ci`` collation, names compare without regard to case or trailing spaces.
+    store protocol promises configuration order). A judge's literal API key is never written, so
+    it does not survive a round trip (a ``${VAR}`` reference does), as with the local store. As
+    with the reference schema's ``utf8mb4_unicode_ci`` collation, names compare without regard to
+    case or trailing spaces.
+    Names longer than their ``VARCHAR(255)`` columns are refused before any SQL.
 
     See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments.
     """
@@ -44,6 +46,7 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id)
         sql = f"SELECT metric_name FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
 
         def names(conn: Any) -> builtins.list[str]:
@@ -62,6 +65,7 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         sql = f"SELECT metric FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
 
         def load(conn: Any) -> tuple[Any, ...] | None:
@@ -85,6 +89,7 @@ class MySQLMetricManager(MySQLStore):
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
         name = _metric_name(metric)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=name)
         where = f"{app_name}.{eval_set_id}.{name}"
         document = written_json(metric, f"metric {where}")
         row = NewRow(
@@ -99,9 +104,9 @@ class MySQLMetricManager(MySQLStore):
 
         def insert(conn: Any) -> None:
             with conn.cursor() as cursor:
-                row.execute(cursor)
+                row.execute(self._client, cursor)
 
-        await self._client.call(f"add metric {where}", self._table, insert)
+        await self._client.call(f"add metric {where}", self._table, insert, documents={"": document})
 
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the metric with the same name; its position is kept.
@@ -113,13 +118,16 @@ class MySQLMetricManager(MySQLStore):
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id)
         name = _metric_name(metric)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=name)
         sql = (
             f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
         )
         where = f"{app_name}.{eval_set_id}.{name}"
         document = written_json(metric, f"metric {where}")
-        await self._change(f"update metric {where}", where, sql, (document, app_name, eval_set_id, name))
+        await self._change(
+            f"update metric {where}", where, sql, (document, app_name, eval_set_id, name), documents={"": document}
+        )
 
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove a metric.
@@ -130,16 +138,19 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         sql = f"DELETE FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
         where = f"{app_name}.{eval_set_id}.{metric_name}"
         await self._change(f"delete metric {where}", where, sql, (app_name, eval_set_id, metric_name))
 
-    async def _change(self, operation: str, where: str, sql: str, args: tuple[Any, ...]) -> None:
+    async def _change(
+        self, operation: str, where: str, sql: str, args: tuple[Any, ...], *, documents: dict[str, str] | None = None
+    ) -> None:
         def change(conn: Any) -> int:
             with conn.cursor() as cursor:
-                cursor.execute(sql, args)
+                self._client.execute_sized(cursor, sql, f"metric {where}", args)
                 count: int = cursor.rowcount
                 return count
 
-        if await self._client.call(operation, self._table, change) == 0:
+        if await self._client.call(operation, self._table, change, documents=documents) == 0:
             raise NotFoundError(f"metric {where} not found")

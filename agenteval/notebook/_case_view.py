@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, RubricScore
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.notebook._html import CSS, badge, bound, clip, compact_json, fmt_score, fold, pretty_json
+from agenteval.notebook._html import CSS, TEXT_LIMIT, badge, bound, clip, compact_json, fmt_score, fold, pretty_json
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -125,7 +125,16 @@ def _json_block(value: Any, other: Any, compare: bool) -> str:
 
 
 def _json_markup(value: Any, other: Any, compare: bool) -> str:
-    if compare and isinstance(value, dict) and isinstance(other, dict) and value:
+    text = pretty_json(value)
+    # Keys are marked one by one only in values short enough to show whole: a longer one is cut.
+    if (
+        compare
+        and isinstance(value, dict)
+        and isinstance(other, dict)
+        and value
+        and len(text) <= TEXT_LIMIT
+        and len(pretty_json(other)) <= TEXT_LIMIT
+    ):
         lines = ["{"]
         items = list(value.items())
         for index, (key, item) in enumerate(items):
@@ -138,7 +147,7 @@ def _json_markup(value: Any, other: Any, compare: bool) -> str:
         lines += [f'  <span class="ae-hl ae-muted">(no {key})</span>' for key in missing]
         lines.append("}")
         return '<pre class="ae-json">' + "\n".join(lines) + "</pre>"
-    escaped = html.escape(bound(pretty_json(value)))
+    escaped = html.escape(bound(text))
     if compare and value != other:
         escaped = f'<span class="ae-hl">{escaped}</span>'
     return f'<pre class="ae-json">{escaped}</pre>'

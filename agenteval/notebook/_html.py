@@ -33,6 +33,7 @@ __all__ = [
     "folded_table",
     "fmt_duration",
     "fmt_score",
+    "fmt_size",
     "fold",
     "html_to_text",
     "page",
@@ -173,11 +174,25 @@ def badge(status: EvalStatus | str | None) -> str:
     return f'<span class="ae-badge ae-{css}">{html.escape(value.replace("_", " "))}</span>'
 
 
-def bound(text: str) -> str:
-    """``text`` cut to :data:`TEXT_LIMIT` characters, saying how many were left out."""
-    if len(text) <= TEXT_LIMIT:
+def bound(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out and where the whole text is.
+
+    A page shows a text, however long, at this size: the result holds it in full.
+    """
+    if len(text) <= limit:
         return text
-    return text[:TEXT_LIMIT] + f"\n… ({len(text) - TEXT_LIMIT} more characters)"
+    rest = text[limit:]
+    size = len(rest) if rest.isascii() else len(rest.encode("utf-8", "surrogatepass"))
+    return f"{text[:limit]}\n… [{fmt_size(size)} more; full text in the saved result]"
+
+
+def fmt_size(size: int) -> str:
+    """A size in bytes for humans: ``850 bytes``, ``12.3 kB``, ``49.9 MB``."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1000:.1f} kB"
+    return f"{size / 1_000_000:.1f} MB"
 
 
 def fold(text: str, body: str, limit: int) -> str:
@@ -192,9 +207,12 @@ def fold(text: str, body: str, limit: int) -> str:
     return f'<details class="ae-clip"><summary><span class="ae-peek">{preview}…</span></summary>{body}</details>'
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` escaped, folded to its first ``limit`` characters when longer (see :func:`fold`)."""
-    return fold(text, html.escape(bound(text)), limit)
+def clip(text: str, limit: int, *, bound_at: int = TEXT_LIMIT) -> str:
+    """``text`` escaped, cut to ``bound_at`` characters and folded to its first ``limit`` when longer.
+
+    See :func:`bound` and :func:`fold`.
+    """
+    return fold(text, html.escape(bound(text, bound_at)), limit)
 
 
 def fmt_score(value: float | None) -> str:
@@ -223,6 +241,8 @@ def compact_json(value: object) -> str:
 
 
 _CELL_LIMIT = 120
+_CELL_TEXT_LIMIT = 2_000
+"""Most characters of a data-table cell: the raw tables repeat a turn's texts in the row of every metric."""
 Format = Callable[[object], str]
 """Markup of one table cell from its value."""
 
@@ -243,7 +263,7 @@ def _data_cell(value: object) -> str:
     if isinstance(value, numbers.Real):
         return f'<td class="ae-num">{float(value):.4g}</td>'
     text = value if isinstance(value, str) else compact_json(value)
-    return f"<td>{clip(text, _CELL_LIMIT)}</td>"
+    return f"<td>{clip(text, _CELL_LIMIT, bound_at=_CELL_TEXT_LIMIT)}</td>"
 
 
 def data_table(frame: pd.DataFrame, formats: Mapping[str, Format] | None = None) -> str:

@@ -7,6 +7,7 @@ import sys
 import time
 from typing import TextIO
 
+from agenteval._terminal import printable
 from agenteval.notebook._env import stream_is_terminal
 from agenteval.notebook._progress_base import CANCELLED, Clock, ProgressBase, RunProgress, plural
 
@@ -25,13 +26,14 @@ def _encodes(stream: TextIO, text: str) -> bool:
 
 
 class TextProgress(ProgressBase):
-    """A text bar on a stream (stderr by default).
+    r"""A text bar on a stream (stderr by default).
 
     On a terminal, one line is redrawn in place (a carriage return) and each finished run is printed above
     it; elsewhere (logs, CI) only the header, one line per finished run and the final line are
     written, so the output stays readable. On a terminal, a failed run and a failed evaluation are
     printed in red and a passed evaluation in green (unless the ``NO_COLOR`` variable is set); one
-    that scored nothing is left uncoloured.
+    that scored nothing is left uncoloured. Control characters in ids and messages are shown as
+    their escapes (``\x1b``), so that none can hide or rewrite what the terminal shows.
 
     Args:
         stream: Where to write; ``sys.stderr`` when ``None``.
@@ -64,6 +66,8 @@ class TextProgress(ProgressBase):
             self.stream.flush()
 
     def _text(self, text: str) -> str:
+        # Ids and error messages come from files and agents: escaped, they cannot hide or rewrite the bar.
+        text = printable(text)
         return text if self._fancy else text.replace("×", "x").replace("·", "-")
 
     def _max_width(self) -> int:

@@ -11,19 +11,20 @@ import inspect
 import math
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from types import CodeType
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agenteval._json import MAX_DEPTH, json_depth
 from agenteval._names import short_name
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, ToolMockError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
+from agenteval.runner._threads import DaemonThreadPool
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.toolmock import ToolMocks, static_result
 
@@ -296,7 +297,10 @@ def _json_value(value: Any, path: str) -> Any:
     try:
         return _json_copy(value, set())
     except _NotJson as exc:
-        raise TypeError(f"{path}{''.join(reversed(exc.steps))}: {exc.problem}") from None
+        steps = exc.steps[::-1]
+        if len(steps) > 10:  # a value nested too deeply
+            steps = [*steps[:8], "…", *steps[-2:]]
+        raise TypeError(f"{path}{''.join(steps)}: {exc.problem}") from None
 
 
 def _json_copy(value: Any, containers: set[int]) -> Any:
@@ -319,6 +323,12 @@ def _json_copy(value: Any, containers: set[int]) -> Any:
         return _json_copy(_plain_json(value), containers)
     if id(value) in containers:
         raise _NotJson("cannot record a value that contains itself as JSON")
+    if len(containers) == MAX_DEPTH:
+        depth = len(containers) + json_depth(value)
+        raise _NotJson(
+            f"nested {depth} levels deep, over the limit of {MAX_DEPTH} levels; JSON nested this deeply cannot be"
+            " stored and read back: flatten the value, or record it as a JSON string"
+        )
     containers.add(id(value))
     try:
         if isinstance(value, Mapping):
@@ -507,7 +517,8 @@ class FunctionRunner:
     ``str``, a :class:`~agenteval.Message` or a :class:`TurnResult`; a turn with no reply returns
     ``TurnResult(final_response=None)``. Returning ``None`` (a forgotten ``return``) fails the case.
     Plain functions run in worker threads, so a blocking agent does not stall the event loop and
-    cases can run in parallel.
+    cases can run in parallel. The threads are daemon threads: a call that never returns (a turn
+    given up by ``turn_timeout`` or Ctrl-C) keeps its thread but never keeps the process alive.
 
     Args:
         function: The agent.
@@ -526,7 +537,7 @@ class FunctionRunner:
         self._turns_done: dict[str, int] = {}
         self._lock = threading.Lock()
         self._max_threads = max_threads
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: DaemonThreadPool | None = None
 
     async def run(self, request: TurnRequest) -> TurnResult:
         """Call the function for one turn and collect what it did.
@@ -593,12 +604,13 @@ class FunctionRunner:
             self._history.pop(session_id, None)
             self._turns_done.pop(session_id, None)
 
-    def _threads(self) -> ThreadPoolExecutor:
+    def _threads(self) -> DaemonThreadPool:
         # Threads start on demand, so a generous cap costs nothing until cases run in parallel;
-        # asyncio's default executor would cap a blocking agent at a handful of concurrent cases.
+        # asyncio's default executor would cap a blocking agent at a handful of concurrent cases, and
+        # its threads, joined at exit, would keep the process alive behind a turn that never returns.
         with self._lock:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(self._max_threads, thread_name_prefix="agenteval-agent")
+                self._executor = DaemonThreadPool(self._max_threads, name="agenteval-agent")
             return self._executor
 
     def __repr__(self) -> str:

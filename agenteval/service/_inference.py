@@ -11,6 +11,8 @@ from pathlib import Path
 from traceback import walk_tb
 from typing import Any
 
+from agenteval._json import depth_message, depth_problem
+from agenteval._loop_watchdog import activity
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
@@ -96,7 +98,8 @@ class _Session:
         deadline = asyncio.timeout(self.turn_timeout)
         try:
             async with deadline:
-                result = await self.runner.run(request)
+                with activity(f"turn {self.turns_run}"):  # named if it blocks the event loop
+                    result = await self.runner.run(request)
         except TimeoutError as exc:
             if not deadline.expired():
                 raise CaseFailure(f"runner run: {self._agent_error(exc)}", error_type=ErrorType.AGENT) from exc
@@ -121,6 +124,9 @@ class _Session:
                 "invocation_id and Tool objects as tools",
                 error_type=ErrorType.AGENT,
             )
+        too_deep = _too_deep(message, result)
+        if too_deep is not None:
+            raise CaseFailure(f"runner run: turn {self.turns_run}: {too_deep}", error_type=ErrorType.AGENT)
         # Built without validation: the parts are checked above (this runs for every turn).
         invocation = Invocation.trusted(
             invocation_id=result.invocation_id or str(uuid.uuid4()),
@@ -156,6 +162,27 @@ class _Session:
             produced.inferences.append(invocation)
             produced.traces.append(trace)
         return produced
+
+
+def _too_deep(message: Message, result: TurnResult) -> str | None:
+    """What in a turn is nested too deeply to be saved (see :data:`agenteval._json.MAX_DEPTH`), or ``None``.
+
+    A runner may hand back anything: such a value fails its case here, before it reaches a result.
+    """
+    for index, tool in enumerate(result.tools, start=1):
+        found = depth_problem(tool)
+        if found is not None:
+            return f"tool call {index} ({tool.name!r}): {depth_message(*found)}"
+    parts = (
+        ("final_response", result.final_response),
+        ("execution_trace", result.execution_trace),
+        ("user message", message),
+    )
+    for name, part in parts:
+        found = depth_problem(part)
+        if found is not None:
+            return f"{name}: {depth_message(*found)}"
+    return None
 
 
 def _raised_at(error: BaseException) -> str | None:
@@ -372,6 +399,9 @@ async def infer_case(
     """
     if case.session_input is None:
         raise CaseFailure("session input is nil")
+    too_deep = depth_problem(case)
+    if too_deep is not None:
+        raise CaseFailure(f"eval case {case.eval_id}: {depth_message(*too_deep)}")
     if case.actual_conversation and case.eval_mode != EvalMode.TRACE:
         raise CaseFailure("actualConversation is only supported in trace mode")
     if case.eval_mode == EvalMode.TRACE:

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from agenteval._loop_watchdog import activity
 from agenteval._validate import check_names
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
@@ -209,7 +210,7 @@ class LocalService:
         result.eval_mode = case.eval_mode
         result.user_id = case.session_input.user_id if case.session_input else ""
         try:
-            with use_context(case_context):
+            with use_context(case_context), activity(_case_label(case.eval_id, request.run_id)):
                 try:
                     produced = await infer_case(self.runner, case, options, session_id, case_context)
                 finally:
@@ -347,7 +348,7 @@ class LocalService:
             )
         else:
             try:
-                with use_context(case_context):
+                with use_context(case_context), activity(f"scoring {_case_label(case_id, request.run_id)}"):
                     result = await score_case(
                         inference, request.evaluate_config.eval_metrics, options, cases, case_context, request.run_id
                     )
@@ -651,6 +652,11 @@ def _check_given_set(eval_set: EvalSet | None, eval_set_id: str, where: str) -> 
             f"{where}: the request holds eval set {eval_set.eval_set_id!r} but names {eval_set_id!r}; "
             "give the id of the eval set it holds"
         )
+
+
+def _case_label(case_id: str, run_id: int) -> str:
+    """How the loop watchdog names a case: ``case 'a' (run 2)``; a service call outside runs has run 0."""
+    return f"case {case_id!r} (run {run_id})" if run_id else f"case {case_id!r}"
 
 
 def _failed_inference(result: InferenceResult, message: str, error_type: str) -> InferenceResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import uuid
 from collections.abc import Callable, Mapping
@@ -83,6 +85,12 @@ class ServiceOptions:
     """Judge every ``llmJudge`` metric with this model instead of its ``judgeModel``."""
     judge_num_samples: int = 1
     """Judge samples per turn with :attr:`judge`."""
+    judge_timeout: float | None = None
+    """Seconds one request to a judge built from a metric's ``judgeModel`` may take in total, retries
+    included, in place of its ``timeoutSeconds`` (``None``: that, else 120)."""
+    judge_max_retries: int | None = None
+    """Retries after a failed attempt of a judge built from a metric's ``judgeModel``, within its timeout,
+    in place of its ``maxRetries`` (``None``: that, else 2)."""
     tool_mock_model: ChatModel | None = None
     """Generates results for ``toolMock`` rules with an ``llmGenerator``."""
     max_simulated_turns: int = DEFAULT_MAX_SIMULATED_TURNS
@@ -105,11 +113,17 @@ class ServiceOptions:
             raise ConfigError(f"turn timeout must be a positive number of seconds or None, got {self.turn_timeout}")
         if self.judge_num_samples <= 0:
             raise ConfigError(f"judge runner num samples must be greater than 0, got {self.judge_num_samples}")
+        if self.judge_timeout is not None:
+            object.__setattr__(self, "judge_timeout", _positive_seconds("judge_timeout", self.judge_timeout))
+        if self.judge_max_retries is not None:
+            object.__setattr__(self, "judge_max_retries", _retry_budget("judge_max_retries", self.judge_max_retries))
 
     @property
     def judge_override(self) -> JudgeOverride | None:
-        """The judge every ``llmJudge`` metric is judged with, if :attr:`judge` is set."""
-        return JudgeOverride(self.judge, self.judge_num_samples) if self.judge is not None else None
+        """What replaces the metrics' ``judgeModel`` settings: :attr:`judge`, or the judge timeout and retries."""
+        if self.judge is None and self.judge_timeout is None and self.judge_max_retries is None:
+            return None
+        return JudgeOverride(self.judge, self.judge_num_samples, self.judge_timeout, self.judge_max_retries)
 
     def updated(self, overrides: Mapping[str, Any]) -> Self:
         """A copy with ``overrides`` applied, checked again.
@@ -130,6 +144,20 @@ class ServiceOptions:
             raise ConfigError(f"unknown option {', '.join(named)}; the options are: {', '.join(known)}")
         values = {name: value for name, value in overrides.items() if value is not None or nullable[name]}
         return replace(self, **values) if values else self
+
+
+def _positive_seconds(name: str, value: object) -> float:
+    seconds = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigError(f"{name} must be a positive number of seconds or None, got {type(value).__name__} {value!r}")
+    return seconds
+
+
+def _retry_budget(name: str, value: object) -> int:
+    retries = int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else -1
+    if retries < 0:
+        raise ConfigError(f"{name} must be a whole number, 0 or more, or None, got {type(value).__name__} {value!r}")
+    return retries
 
 
 _NULLABLE: dict[type, dict[str, bool]] = {}

@@ -5,10 +5,12 @@ Shared by the three MySQL stores (:mod:`agenteval.evalset.mysql`, :mod:`agenteva
 
 PyMySQL is synchronous, so every query runs in a worker thread (:func:`asyncio.to_thread`) on a
 connection taken from a small thread-safe pool. Connections are opened on first use, use UTC as
-the session time zone and autocommit; each reads the server's ``max_allowed_packet`` when it
-opens, so a statement too large for it (:meth:`MySQLClient.execute_large`) fails before anything
-is sent. A connection the server dropped is replaced and the operation retried once; any other
-database failure is a :class:`~agenteval.errors.StorageError`.
+the session time zone, a strict ``sql_mode`` (nothing is cut to fit a column) and autocommit, and
+give up on a server that does not answer (:data:`DEFAULT_TIMEOUTS`); each reads the server's
+``max_allowed_packet`` when it opens, so a statement too large for it
+(:meth:`MySQLClient.execute_sized`) fails before anything is sent. A connection the server
+dropped is replaced and the operation retried once; any other database failure is a
+:class:`~agenteval.errors.StorageError`.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from agenteval.errors import AgentEvalError, ConfigError, MissingDependencyError, StorageError
+from agenteval.storage._mysql_json import too_deep
 from agenteval.storage._mysql_schema import Statement, load_schema, normalize_table_prefix
 
 __all__ = [
+    "DEFAULT_TIMEOUTS",
     "MySQLClient",
     "MySQLStore",
     "NewRow",
@@ -45,6 +49,16 @@ __all__ = [
 T = TypeVar("T")
 
 DEFAULT_INIT_TIMEOUT = 30.0
+# PyMySQL waits forever for an answer unless given a read timeout, so a hung server would hang the
+# caller. Both read and write timeouts bound one socket operation, not a whole query: the read
+# timeout is the longest the server may stay silent, the write timeout the longest one send of at
+# most 16 MiB (PyMySQL sends a statement in packets of that size) may take. 120 s covers the
+# slowest legitimate silence: the server checking and writing a 256 MiB result (~10 s on a local
+# MariaDB, so a 10x slower server still fits) or a row lock wait (innodb_lock_wait_timeout, 50 s
+# by default); and it sends 16 MiB over a link as slow as ~1.1 Mbit/s. 10 s is ample to open a TCP
+# connection. The DSN (timeout, readTimeout, writeTimeout) or connect_options override them.
+DEFAULT_TIMEOUTS: dict[str, float] = {"connect_timeout": 10.0, "read_timeout": 120.0, "write_timeout": 120.0}
+"""The default connect, read and write timeouts in seconds, as PyMySQL ``connect`` arguments."""
 _POOL_SIZE = 8
 _DEADLOCK_RETRIES = 3
 # Server gone away, lost connection, packets out of order; MariaDB's "connection killed" and
@@ -53,6 +67,15 @@ _DROPPED = frozenset({2006, 2013, 2055, 1927, 4031})
 _DEADLOCK = 1213
 _DUPLICATE_KEY_NAME = 1061
 _DUPLICATE_ENTRY = 1062
+# MariaDB: a CHECK constraint failed (a JSON column's JSON_VALID); MySQL: a JSON document too deep.
+_JSON_REFUSED = frozenset({4025, 3157})
+# PyMySQL's codes for a failure to connect, and to send (a timed-out read reports 2013).
+_CONNECT_FAILED, _SEND_FAILED = 2003, 2006
+# How deeply nested a JSON document the probe of a server's limit tries at most.
+_DEEPEST_PROBE = 1024
+# Added to the session's sql_mode: without it a server may cut a value to fit its column, and
+# only warn.
+_STRICT_SQL_MODE = "IF(@@SESSION.sql_mode = '', 'STRICT_ALL_TABLES', CONCAT(@@SESSION.sql_mode, ',STRICT_ALL_TABLES'))"
 _EPOCH = datetime(1970, 1, 1)
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -232,7 +255,7 @@ def _resolve(dsn: str, instance: str, connect_options: Mapping[str, Any] | None)
         base = dict(registered)
     else:
         raise ConfigError("mysql: dsn is empty")
-    options = {"charset": "utf8mb4", **base, **(connect_options or {})}
+    options = {"charset": "utf8mb4", **DEFAULT_TIMEOUTS, **base, **(connect_options or {})}
     accepted = set(inspect.signature(_pymysql().connections.Connection.__init__).parameters) - {"self"}
     unknown = sorted(set(options) - accepted)
     if unknown:
@@ -284,15 +307,15 @@ class NewRow:
         self._check_sql, self._check_args, self._written = check_sql, check_args, written
         self._attempts = 0
 
-    def execute(self, cursor: Any) -> None:
-        """Run the insert on ``cursor``.
+    def execute(self, client: MySQLClient, cursor: Any) -> None:
+        """Run the insert on ``cursor``, a cursor of a connection ``client`` opened.
 
         Raises:
             ConfigError: ``<what> already exists`` when the key is taken by another row.
         """
         self._attempts += 1
         try:
-            cursor.execute(self._sql, self._args)
+            client.execute_sized(cursor, self._sql, self._what, self._args)
         except Exception as exc:
             if error_code(exc) != _DUPLICATE_ENTRY:
                 raise
@@ -420,15 +443,15 @@ class MySQLClient:
         try:
             conn = self._pymysql.connect(**{**self._options, **overrides})
         except (self._pymysql.err.Error, OSError) as exc:
-            raise _Unreachable(_describe(exc)) from exc
+            raise _Unreachable(self._explain(exc)) from exc
         try:
             with conn.cursor() as cursor:
-                cursor.execute("SET time_zone = '+00:00'")
+                cursor.execute(f"SET time_zone = '+00:00', sql_mode = {_STRICT_SQL_MODE}")
                 cursor.execute("SELECT @@max_allowed_packet")
                 (limit,) = cursor.fetchone()
         except (self._pymysql.err.Error, OSError) as exc:
             _close_quietly(conn)
-            raise _Unreachable(_describe(exc)) from exc
+            raise _Unreachable(self._explain(exc)) from exc
         with self._lock:
             self._packet_limits[conn] = int(limit)
         return conn
@@ -488,7 +511,60 @@ class MySQLClient:
                 what = "reset lock_wait_timeout"
                 cursor.execute("SET SESSION lock_wait_timeout = DEFAULT")
         except self._pymysql.err.Error as exc:
-            raise StorageError(f"{what} failed: {_describe(exc)}") from exc
+            raise StorageError(f"{what} failed: {self._explain(exc)}") from exc
+
+    def _timeout(self, error: BaseException) -> str | None:
+        """Say which timeout ran out, when a PyMySQL error comes from one."""
+        if not isinstance(error.__context__, TimeoutError):
+            return None
+        code = error_code(error)
+        if code == _CONNECT_FAILED:
+            what, option, parameter = "did not accept a connection within the connect", "connect_timeout", "timeout"
+        elif code == _SEND_FAILED:
+            what, option, parameter = "took no data for the write", "write_timeout", "writeTimeout"
+        else:
+            what, option, parameter = "did not answer within the read", "read_timeout", "readTimeout"
+        return (
+            f"the server {what} timeout of {self._options[option]:g}s; it may be hung or overloaded"
+            f" (the DSN's {parameter} parameter or connect_options {option} sets the timeout)"
+        )
+
+    def _explain(self, error: BaseException) -> str:
+        return self._timeout(error) or _describe(error)
+
+    def _json_depth_limit(self, conn: Any) -> int | None:
+        """The most levels of JSON nesting the server accepts (binary search), or ``None`` above a sane depth."""
+        valid, refused = 0, _DEEPEST_PROBE + 1
+        with conn.cursor() as cursor:
+            while refused - valid > 1:
+                depth = (valid + refused) // 2
+                try:
+                    cursor.execute("SELECT JSON_VALID(CONCAT(REPEAT('[', %s), REPEAT(']', %s)))", (depth, depth))
+                    accepted = bool(cursor.fetchone()[0])
+                except self._pymysql.err.Error as exc:
+                    if error_code(exc) not in _JSON_REFUSED:  # MySQL raises for a document too deep
+                        raise
+                    accepted = False
+                valid, refused = (depth, refused) if accepted else (valid, depth)
+        return valid if valid < _DEEPEST_PROBE else None
+
+    def _refused_json(self, conn: Any, error: BaseException, documents: Mapping[str, str]) -> str | None:
+        """Explain a JSON document the server refused for its nesting depth, or ``None`` if that was not why."""
+        if error_code(error) not in _JSON_REFUSED or not documents:
+            return None
+        try:
+            limit = self._json_depth_limit(conn)
+        except self._pymysql.err.Error:
+            return None
+        nesting = None if limit is None else too_deep(documents, limit)
+        if nesting is None:
+            return None
+        case = f"in eval case {nesting.eval_id!r}, " if nesting.eval_id else ""
+        return (
+            f"JSON nested too deeply: {case}the value at {nesting.path} is nested {nesting.level} levels deep, and the"
+            f" server accepts at most {limit} levels of JSON arrays and objects ({_describe(error)}); nothing was"
+            " written. Flatten the value, or keep it as a JSON string"
+        )
 
     def _acquire(self, *, fresh: bool) -> tuple[Any, int, bool]:
         """Take a pooled connection (unless ``fresh``) or open one; the flag says whether it is new."""
@@ -528,17 +604,29 @@ class MySQLClient:
             isinstance(error, self._pymysql.err.OperationalError) and error_code(error) in _DROPPED
         )
 
-    def run(self, operation: str, table: str, action: Callable[[Any], T]) -> T:
+    def run(
+        self, operation: str, table: str, action: Callable[[Any], T], *, documents: Mapping[str, str] | None = None
+    ) -> T:
         """Run ``action(connection)`` in this thread, creating the schema first if needed.
 
         A dropped connection is replaced and ``action`` run once more; a deadlock is retried a
-        few times. Errors of ours raised by ``action`` pass through. A statement too large for a
-        pooled connection (:meth:`execute_large`) is tried once on a new connection, which reads
+        few times. A timeout is not retried: a server that did not answer once is not waited for
+        again. Errors of ours raised by ``action`` pass through. A statement too large for a
+        pooled connection (:meth:`execute_sized`) is tried once on a new connection, which reads
         the server's current limit; nothing is sent before it fits.
 
+        Args:
+            operation: What is done, for errors (e.g. ``store eval set result app.r1``).
+            table: The table it concerns, for errors.
+            action: The work, given a connection.
+            documents: The JSON documents ``action`` writes, by the path of their root (e.g.
+                ``{"evalCaseResults": "[...]"}``), to say where one nests deeper than the server
+                accepts should the server refuse it.
+
         Raises:
-            StorageError: The database failed, or a statement is larger than the server's
-                ``max_allowed_packet``; the message names the server, the operation and the table.
+            StorageError: The database failed, did not answer within a timeout, or refused a
+                statement larger than its ``max_allowed_packet`` or a JSON document nested
+                deeper than it accepts; the message names the server, the operation and the table.
         """
         self._ensure_schema()
         retried, deadlocks = False, 0
@@ -560,6 +648,11 @@ class MySQLClient:
                     continue
                 raise StorageError(f"{where} failed: {exc}") from None
             except self._pymysql.err.Error as exc:
+                timeout = self._timeout(exc)
+                if timeout is not None:
+                    healthy = False
+                    self._drop_idle()
+                    raise StorageError(f"{where} failed: {timeout}") from exc
                 if self._is_dropped(exc):
                     healthy = False
                     if not retried:
@@ -571,12 +664,13 @@ class MySQLClient:
                 if error_code(exc) == _DEADLOCK and deadlocks < _DEADLOCK_RETRIES:
                     deadlocks += 1
                     continue
-                raise StorageError(f"{where} failed: {_describe(exc)}") from exc
+                refused = self._refused_json(conn, exc, documents or {})
+                raise StorageError(f"{where} failed: {refused or _describe(exc)}") from exc
             finally:
                 self._release(conn, generation, healthy)
 
-    def execute_large(self, cursor: Any, sql: str, what: str) -> None:
-        """Run a statement built by hand (see :func:`sql_literal`) on ``cursor``, if the server accepts its size.
+    def execute_sized(self, cursor: Any, sql: str, what: str, args: tuple[Any, ...] | None = None) -> None:
+        """Run a statement that writes data on ``cursor``, if the server accepts its size.
 
         A server refuses a packet larger than its ``max_allowed_packet`` only as it arrives, and
         drops the connection, which looks like a lost connection worth sending it again. So the
@@ -585,24 +679,30 @@ class MySQLClient:
 
         Args:
             cursor: A cursor of a connection this client opened.
-            sql: The complete statement (no parameters left to fill in).
+            sql: The statement: complete (built by hand, see :func:`sql_literal`), or with
+                placeholders for ``args``.
             what: What the statement writes, for the error (e.g. ``the result``).
+            args: The parameters, or ``None`` for a complete statement.
 
         Raises:
             _TooLarge: The statement does not fit; :meth:`run` turns it into a ``StorageError``.
         """
         conn = cursor.connection
+        # What cursor.execute(sql, args) would send, built the same way.
+        statement = sql if args is None else cursor.mogrify(sql, args)
         # The server refuses a command packet (the statement and one command byte) of max_allowed_packet bytes.
-        size = len(sql.encode(conn.encoding, "surrogateescape")) + 1
+        size = len(statement.encode(conn.encoding, "surrogateescape")) + 1
         with self._lock:
             limit = self._packet_limits[conn]
         if size >= limit:
             raise _TooLarge(what, size, limit)
-        cursor.execute(sql)
+        cursor.execute(statement)
 
-    async def call(self, operation: str, table: str, action: Callable[[Any], T]) -> T:
+    async def call(
+        self, operation: str, table: str, action: Callable[[Any], T], *, documents: Mapping[str, str] | None = None
+    ) -> T:
         """Run :meth:`run` in a worker thread."""
-        return await asyncio.to_thread(self.run, operation, table, action)
+        return await asyncio.to_thread(self.run, operation, table, action, documents=documents)
 
     def close(self) -> None:
         """Close the idle connections; those in use are closed when released. Later calls reconnect."""
@@ -629,6 +729,11 @@ def _close_quietly(conn: Any) -> None:
 
 class MySQLStore:
     """Shared construction of the MySQL stores.
+
+    A call gives up on a server that does not answer: 10 s to connect, 120 s of silence while
+    reading or writing (:data:`DEFAULT_TIMEOUTS`), unless the DSN (``timeout``, ``readTimeout``,
+    ``writeTimeout``) or ``connect_options`` say otherwise. Sessions run with a strict
+    ``sql_mode`` added to the server's, so a value is never cut to fit its column.
 
     Args:
         dsn: A DSN (see :func:`parse_dsn`); wins over ``instance``.

@@ -1,16 +1,18 @@
-"""Table names, table prefixes and the DDL of the MySQL stores.
+"""Table names, table prefixes, the DDL of the MySQL stores and the values their columns hold.
 
 The DDL lives in the ``.sql`` files shipped next to this module, with ``{{PREFIX}}`` standing
 for the table prefix. Each file's ``CREATE TABLE IF NOT EXISTS`` statements are run as written;
 then every key the tables declare is created again with ``CREATE [UNIQUE] INDEX``, ignoring
 "duplicate key name" (1061), so a table created by hand without its indexes gets them too and
-running the schema twice is harmless.
+running the schema twice is harmless. :func:`check_columns` refuses, before any SQL, a name the
+tables cannot hold.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 
 from agenteval.errors import ConfigError
@@ -21,7 +23,10 @@ __all__ = [
     "EVALUATION_EVAL_SET_RESULTS",
     "EVALUATION_METRICS",
     "MAX_TABLE_NAME_LENGTH",
+    "SCHEMA_FILES",
     "Statement",
+    "check_columns",
+    "column_lengths",
     "load_schema",
     "normalize_table_prefix",
     "schema_text",
@@ -40,7 +45,13 @@ EVALUATION_EVAL_SET_RESULTS = "evaluation_eval_set_results"
 MAX_TABLE_NAME_LENGTH = 64
 """Longest prefix accepted (MySQL's identifier limit; checked on the prefix alone, as the reference does)."""
 
+SCHEMA_FILES = ("schema.sql", "evalset_schema.sql", "metric_schema.sql")
+"""The shipped DDL files: results, eval sets and cases, metrics."""
+
 _NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+_VARCHAR = re.compile(r"^\s*`(\w+)` VARCHAR\((\d+)\)", re.MULTILINE)
+# Values longer than this are shown clipped in messages.
+_SHOWN_LENGTH = 300
 _PREFIX_PLACEHOLDER = "{{PREFIX}}"
 _CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS `([A-Za-z0-9_]+)`")
 _KEY = re.compile(r"^\s*(UNIQUE )?KEY `([A-Za-z0-9_]+)` \(([^)]*)\)", re.MULTILINE)
@@ -134,3 +145,55 @@ def load_schema(filenames: tuple[str, ...], prefix: str) -> list[Statement]:
                 kind = "UNIQUE INDEX" if unique else "INDEX"
                 indexes.append(Statement(table, f"CREATE {kind} `{index}` ON `{table}` ({columns})", index))
     return tables + indexes
+
+
+@cache
+def column_lengths() -> dict[str, int]:
+    """Return the most characters each ``VARCHAR`` column of the shipped tables holds, by column name.
+
+    A column name used by several tables gets the smallest of their lengths.
+    """
+    lengths: dict[str, int] = {}
+    for filename in SCHEMA_FILES:
+        for column, length in _VARCHAR.findall(schema_text(filename, "")):
+            lengths[column] = min(int(length), lengths.get(column, int(length)))
+    return lengths
+
+
+def _shown(value: str) -> str:
+    return repr(value) if len(value) <= _SHOWN_LENGTH else repr(value[:_SHOWN_LENGTH]) + "..."
+
+
+def check_columns(*, advice: str = "", **values: str) -> None:
+    """Refuse, before any SQL, a value its ``VARCHAR`` column cannot hold.
+
+    Such a value would fail at the database, as a ``UnicodeEncodeError`` deep in the driver, or,
+    on a server whose ``sql_mode`` is not strict, be cut to the column's length with only a
+    warning: two ids that differ after the cut would then share a row.
+
+    Args:
+        advice: A sentence on how to shorten a value, added to the message when one is too long.
+        **values: Values by the name of the column they go to (``app_name=...``, ``eval_id=...``),
+            checked in the order given.
+
+    Raises:
+        ConfigError: A value holds a lone surrogate (it has no UTF-8 encoding), or has more
+            characters than its column holds; the message names the column and shows the value.
+    """
+    lengths = column_lengths()
+    for column, value in values.items():
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ConfigError(
+                    f"{column} {_shown(value)} cannot be stored: it holds a lone surrogate"
+                    f" ({value[exc.start]!r} at index {exc.start}), which is not a character and has no UTF-8"
+                    " encoding; pass valid Unicode text"
+                ) from None
+        # Characters, as MySQL counts them in a utf8mb4 column: code points.
+        if len(value) > lengths[column]:
+            raise ConfigError(
+                f"{column} {_shown(value)} is {len(value)} characters long; the MySQL store keeps it in a column"
+                f" of at most {lengths[column]} characters" + (f". {advice}" if advice else "")
+            )

@@ -53,6 +53,8 @@ class Reply:
     """Extra response headers, e.g. ``Retry-After``."""
     delay: float = 0.0
     """Seconds to wait before answering."""
+    echo_header: str = ""
+    """A request header (lower case) whose value the error body quotes, as some gateways do."""
 
 
 @dataclass
@@ -162,6 +164,10 @@ class ChatServer:
                         if reply.status < 400
                         else {"error": {"message": f"scripted {reply.status}", "type": "test"}}
                     )
+                if reply.echo_header:
+                    body = {
+                        "error": {"message": f"rejected {reply.echo_header}: {received.headers.get(reply.echo_header)}"}
+                    }
                 data = json.dumps(body).encode() if reply.raw is None else reply.raw
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)

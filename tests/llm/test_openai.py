@@ -239,18 +239,99 @@ async def test_a_client_error_is_not_retried(server: ChatServer) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_slow_server_times_out_after_the_retries(server: ChatServer) -> None:
-    server.script(Reply(delay=5), Reply(delay=5))
-    model = make_model(server, timeout=0.1, max_retries=1)
+async def test_a_hanging_server_fails_once_the_total_timeout_is_spent(server: ChatServer) -> None:
+    server.script(Reply(delay=30), Reply(delay=30), Reply(delay=30), Reply(delay=30))
+    model = make_model(server, timeout=0.5, max_retries=3)
 
     started = time.monotonic()
-    with pytest.raises(ChatModelError, match=r"request timed out \(0\.1s per attempt\) after 1 retry$") as caught:
+    with pytest.raises(ChatModelError) as caught:
         await model.generate(ask())
 
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started >= 0.5
+    assert str(caught.value) == (
+        f"OpenAI-compatible model 'fake-model' at {server.url}/: no answer within 0.5s (the timeout of a whole "
+        "request, retries included); raise it (judgeModel.timeoutSeconds, or judge_timeout=) for a slow endpoint"
+    )
     assert caught.value.status_code is None
-    assert server.url in str(caught.value)
-    assert len(server.received) == 2
+    # The first attempt had the whole budget: a per-attempt timeout would have made four.
+    assert len(server.received) == 1
+
+
+@pytest.mark.asyncio
+async def test_retries_stop_when_the_total_timeout_is_spent(server: ChatServer) -> None:
+    server.script(*[Reply(status=500, delay=0.5)] * 10)
+    model = make_model(server, timeout=2.0, max_retries=9)
+
+    with pytest.raises(ChatModelError, match=r"no answer within 2s"):
+        await model.generate(ask())
+
+    assert 2 <= len(server.received) < 10
+
+
+@pytest.mark.asyncio
+async def test_by_default_a_request_is_retried_twice(server: ChatServer) -> None:
+    server.script(*[Reply(status=500)] * 5)
+    model = make_model(server)
+
+    with pytest.raises(ChatModelError, match=r"HTTP 500 after 2 retries"):
+        await model.generate(ask())
+
+    assert (model.timeout, model.max_retries) == (120.0, 2)
+    assert len(server.received) == 3
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(status=401, echo_header="authorization"),
+        Reply(status=500, echo_header="authorization"),
+        Reply(raw=f"<html>denied: Authorization: Bearer {KEY}</html>".encode()),
+        Reply(status=400, body={"error": {"message": f"bad request signed with {KEY}"}}),
+    ],
+    ids=["401 echoing the header", "500 echoing the header", "a page quoting it", "a message quoting it"],
+)
+async def test_the_key_is_redacted_from_every_error_message(server: ChatServer, reply: Reply) -> None:
+    server.script(reply, reply, reply)
+    model = make_model(server, max_retries=2)
+
+    with pytest.raises(ChatModelError) as caught:
+        await model.generate(ask())
+
+    assert KEY not in str(caught.value)
+    assert "[redacted]" in str(caught.value)
+
+
+@pytest.mark.asyncio
+async def test_secrets_of_the_extra_fields_are_redacted_from_error_messages(server: ChatServer) -> None:
+    secret = "extra-field-secret-4711"
+    server.script(Reply(status=400, body={"error": {"message": f"unknown account for {secret}"}}))
+    model = make_model(server, extra_fields={"tenant": {"access_token": secret}})
+
+    with pytest.raises(ChatModelError) as caught:
+        await model.generate(ask())
+
+    assert secret not in str(caught.value)
+    assert server.bodies[0]["tenant"] == {"access_token": secret}
+
+
+@pytest.mark.asyncio
+async def test_the_credentials_of_a_base_url_are_never_shown() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = OpenAIChatModel(
+        "m", base_url=f"http://judge:pw-4711-secret@127.0.0.1:{port}/v1", api_key=KEY, max_retries=0
+    )
+
+    with pytest.raises(ChatModelError) as caught:
+        await model.generate(ask())
+
+    assert model.base_url == f"http://127.0.0.1:{port}/v1"
+    assert caught.value.base_url == f"http://127.0.0.1:{port}/v1/"
+    for shown in (str(caught.value), caught.value.base_url, repr(model), repr(vars(model))):
+        assert "pw-4711-secret" not in shown
+        assert KEY not in shown
 
 
 @pytest.mark.asyncio
@@ -390,6 +471,7 @@ def test_a_missing_model_name_is_a_config_error() -> None:
     ("options", "message"),
     [
         ({"timeout": 0}, "timeout"),
+        ({"timeout": float("nan")}, "timeout"),
         ({"max_retries": -1}, "max retries"),
         ({"max_concurrency": 0}, "max concurrency"),
     ],

@@ -396,5 +396,11 @@ async def test_editing_one_metric_keeps_the_environment_references_of_the_others
     judge_model = loaded.criterion.llm_judge.judge_model  # type: ignore[union-attr]
     assert judge_model is not None and judge_model.base_url == "https://internal.example/v1"
     written = json.loads(path.read_text(encoding="utf-8"))[0]["criterion"]["llmJudge"]["judgeModel"]
-    assert written == {"providerName": "openai", "modelName": "${JUDGE_MODEL_UNSET}", "baseURL": "${JUDGE_BASE}"}
+    assert written == {
+        "providerName": "openai",
+        "modelName": "${JUDGE_MODEL_UNSET}",
+        "baseURL": "${JUDGE_BASE}",
+        "apiKey": "${JUDGE_KEY}",
+    }
     assert "internal.example" not in path.read_text(encoding="utf-8")
+    assert "sk-secret" not in path.read_text(encoding="utf-8")

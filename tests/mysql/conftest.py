@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from agenteval.storage import parse_dsn
-from agenteval.storage._mysql_schema import load_schema
+from agenteval.storage._mysql_schema import SCHEMA_FILES, load_schema
+from tests.mysql._private_mariadb import PrivateMariaDB, start_private_mariadb
 
 DSN = os.environ.get("AGENTEVAL_MYSQL_DSN", "mysql://root@127.0.0.1:3306/test")
 REQUIRED = os.environ.get("AGENTEVAL_REQUIRE_MYSQL") == "1"
-SCHEMA_FILES = ("schema.sql", "evalset_schema.sql", "metric_schema.sql")
 
 
 def unavailable(reason: str) -> None:
@@ -107,6 +107,27 @@ def mysql(mysql_server: MySQLServer) -> MySQLServer:
     """The test server, with this run's tables emptied."""
     mysql_server.clear()
     return mysql_server
+
+
+PRIVATE_PACKET_LIMIT = 1 << 20
+"""The ``max_allowed_packet`` of :func:`private_server`."""
+
+
+@pytest.fixture(scope="session")
+def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[PrivateMariaDB, Any]]:
+    """A private MariaDB, and a root connection to it, set up as servers the stores must cope with.
+
+    Its ``max_allowed_packet`` is 1 MiB, and its ``sql_mode`` is empty (not strict), as on many
+    older servers: there an over-long value is cut to fit its column with only a warning.
+    """
+    server, admin = start_private_mariadb(
+        tmp_path_factory.mktemp("mariadb"), f"--max-allowed-packet={PRIVATE_PACKET_LIMIT}", "--sql-mode="
+    )
+    try:
+        yield server, admin
+        admin.close()
+    finally:
+        server.stop()
 
 
 def close_store(store: Any) -> None:

@@ -21,7 +21,7 @@ from agenteval.storage import (
     table_name,
     unregister_mysql_instance,
 )
-from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, load_schema
+from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, column_lengths, load_schema
 
 DSN = "mysql://root@127.0.0.1:3306/test"
 
@@ -81,6 +81,11 @@ def test_bad_prefix_characters(prefix: str) -> None:
     with pytest.raises(ConfigError) as info:
         normalize_table_prefix(prefix)
     assert str(info.value) == message
+
+
+def test_the_column_lengths_are_read_from_the_shipped_schema() -> None:
+    names = ["app_name", "eval_set_id", "eval_set_result_id", "eval_set_result_name", "name", "eval_id", "metric_name"]
+    assert column_lengths() == dict.fromkeys(names, 255) | {"eval_mode": 32}
 
 
 @pytest.mark.parametrize("store", [MySQLEvalResultManager, MySQLEvalSetManager, MySQLMetricManager])
@@ -180,6 +185,15 @@ def test_options_the_stores_manage_are_rejected(option: str) -> None:
 def test_no_dsn_and_no_instance() -> None:
     with pytest.raises(ConfigError, match="^mysql: dsn is empty$"):
         MySQLEvalResultManager()
+
+
+def test_the_stores_have_timeouts_unless_told_otherwise() -> None:
+    timeouts = ("connect_timeout", "read_timeout", "write_timeout")
+    assert [options(MySQLEvalResultManager(DSN))[key] for key in timeouts] == [10.0, 120.0, 120.0]
+    go = MySQLEvalSetManager("root@tcp(127.0.0.1:3306)/test?timeout=3s&readTimeout=1m&writeTimeout=500ms")
+    assert [options(go)[key] for key in timeouts] == [3.0, 60.0, 0.5]
+    unbounded = MySQLMetricManager(DSN, connect_options={"read_timeout": None})
+    assert options(unbounded)["read_timeout"] is None
 
 
 def test_init_timeout_not_positive_keeps_the_default() -> None:

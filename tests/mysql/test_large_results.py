@@ -1,22 +1,16 @@
 """Results near and over the server's ``max_allowed_packet``: the MySQL store writes a result in one statement.
 
-The limit tests run on a MariaDB instance of their own (its own data directory and port, with a
-1 MiB ``max_allowed_packet``), started here and stopped at the end; they are skipped only when the
+The limit tests run on the tests' private MariaDB instance (its own data directory and port, with a
+1 MiB ``max_allowed_packet``; see ``private_server`` in conftest.py); they are skipped only when the
 MariaDB binaries are not installed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import pwd
 import re
-import shutil
-import socket
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -26,12 +20,18 @@ from agenteval._json import WireModel
 from agenteval.errors import StorageError
 from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalset import MySQLEvalSetManager
+from agenteval.evalset.message import Message
+from agenteval.evalset.models import EvalCase, Invocation
+from agenteval.metric import MySQLMetricManager
+from agenteval.metric.models import EvalMetric
 from tests.evalresult._data import make_result
-from tests.mysql.conftest import MySQLServer
+from tests.mysql._private_mariadb import PrivateMariaDB
+from tests.mysql.conftest import PRIVATE_PACKET_LIMIT, MySQLServer
 
 pytestmark = [pytest.mark.mysql]
 
-SMALL_LIMIT = 1 << 20
+SMALL_LIMIT = PRIVATE_PACKET_LIMIT
 HOSTILE = "a'b\\c\"d %s ünïcödé 日本語 🙂\n\t"
 
 
@@ -48,84 +48,10 @@ def content(result: EvalSetResult) -> tuple[Any, ...]:
     return result.eval_set_result_id, result.eval_set_id, result.eval_case_results, result.summary
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-class PrivateMariaDB:
-    """A MariaDB server of a test's own: ``mariadb-install-db`` into ``base``, then ``mariadbd`` on a free port."""
-
-    def __init__(self, base: Path, daemon: str, install: str, max_allowed_packet: int) -> None:
-        self.base, self.port = base, free_port()
-        self.dsn = f"mysql://root@127.0.0.1:{self.port}/test"
-        user = pwd.getpwuid(os.geteuid()).pw_name  # mariadbd runs as root only when told to
-        # --no-defaults: nothing from the machine's my.cnf (its port, socket, log and data directory).
-        common = ["--no-defaults", f"--datadir={base / 'data'}", f"--user={user}"]
-        installed = subprocess.run(
-            [install, *common, "--auth-root-authentication-method=normal", "--skip-test-db"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if installed.returncode != 0:
-            raise RuntimeError(f"mariadb-install-db failed:\n{installed.stdout[-2000:]}{installed.stderr[-2000:]}")
-        self.log = base / "error.log"
-        self.process = subprocess.Popen(
-            [
-                daemon,
-                *common,
-                f"--port={self.port}",
-                "--bind-address=127.0.0.1",
-                f"--socket={base / 'mysqld.sock'}",
-                f"--pid-file={base / 'mysqld.pid'}",
-                f"--log-error={self.log}",
-                f"--max-allowed-packet={max_allowed_packet}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def admin(self, pymysql: Any, deadline: float) -> Any:
-        """An autocommit root connection, waiting for the server to accept one."""
-        while True:
-            try:
-                return pymysql.connect(host="127.0.0.1", port=self.port, user="root", autocommit=True)
-            except pymysql.err.OperationalError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-                    raise RuntimeError(f"the private MariaDB did not start:\n{log}") from None
-                time.sleep(0.1)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-@pytest.fixture(scope="module")
-def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[PrivateMariaDB, Any]]:
-    """A private MariaDB with a 1 MiB ``max_allowed_packet``, and a root connection to it."""
-    daemon = shutil.which("mariadbd") or shutil.which("mariadbd", path="/usr/sbin:/usr/local/sbin")
-    install = shutil.which("mariadb-install-db")
-    if daemon is None or install is None:
-        pytest.skip("mariadbd and mariadb-install-db are not installed (apt-get install mariadb-server)")
-    import pymysql
-
-    server = PrivateMariaDB(tmp_path_factory.mktemp("mariadb"), daemon, install, SMALL_LIMIT)
-    try:
-        admin = server.admin(pymysql, time.monotonic() + 60)
-        with admin.cursor() as cursor:
-            cursor.execute("CREATE DATABASE test")
-        yield server, admin
-        admin.close()
-    finally:
-        server.stop()
+@pytest.fixture
+def small_server(private_server: tuple[PrivateMariaDB, Any]) -> tuple[PrivateMariaDB, Any]:
+    """The private MariaDB, whose ``max_allowed_packet`` is 1 MiB."""
+    return private_server
 
 
 def bytes_received(admin: Any) -> int:
@@ -196,6 +122,62 @@ def test_a_raised_limit_is_used_by_the_next_save(small_server: tuple[PrivateMari
             with admin.cursor() as cursor:
                 cursor.execute(f"SET GLOBAL max_allowed_packet = {SMALL_LIMIT}")
         runner.run(store.close())
+
+
+def too_large(error: StorageError, port: int, operation: str, table: str, what: str) -> bool:
+    """Whether ``error`` is the refusal of a 4 MiB statement over the 1 MiB limit, before anything was sent."""
+    return (
+        re.fullmatch(
+            rf"mysql 127\.0\.0\.1:{port}: {re.escape(operation)} \(table {table}\) failed: {re.escape(what)} needs a"
+            r" 4\.0 MiB statement \(4,\d{3},\d{3} bytes\), too large for the server's max_allowed_packet of 1\.0 MiB"
+            r" \(1,048,576 bytes\); nothing was written\. Raise the limit on the server: .*",
+            str(error),
+        )
+        is not None
+    )
+
+
+@pytest.mark.timeout(120)
+def test_eval_cases_and_metrics_over_the_limit_fail_at_once_and_write_nothing(
+    small_server: tuple[PrivateMariaDB, Any],
+) -> None:
+    # These writes were sent whole; the server dropped the connection, and the store sent them again
+    # before failing with "MySQL server has gone away".
+    server, admin = small_server
+    sets = MySQLEvalSetManager(server.dsn, table_prefix="big")
+    metrics = MySQLMetricManager(server.dsn, table_prefix="big")
+    huge = "x" * (4 * SMALL_LIMIT)
+    big_case = EvalCase(eval_id="c1", conversation=[Invocation(user_content=Message.user(huge))])
+    with asyncio.Runner() as runner:
+        runner.run(sets.create("app", "set"))
+        runner.run(sets.add_case("app", "set", EvalCase(eval_id="c1")))
+        runner.run(metrics.add("app", "set", EvalMetric(metric_name="m1", threshold=1)))
+        received = bytes_received(admin)
+        failures = {
+            ("add eval case app.set.c2", "big_evaluation_eval_cases", "eval case app.set.c2"): sets.add_case(
+                "app", "set", big_case.model_copy(update={"eval_id": "c2"})
+            ),
+            ("update eval case app.set.c1", "big_evaluation_eval_cases", "eval case app.set.c1"): sets.update_case(
+                "app", "set", big_case
+            ),
+            ("add metric app.set.m2", "big_evaluation_metrics", "metric app.set.m2"): metrics.add(
+                "app", "set", EvalMetric(metric_name="m2", extension=huge)
+            ),
+            ("update metric app.set.m1", "big_evaluation_metrics", "metric app.set.m1"): metrics.update(
+                "app", "set", EvalMetric(metric_name="m1", extension=huge)
+            ),
+        }
+        for (operation, table, what), call in failures.items():
+            with pytest.raises(StorageError) as info:
+                runner.run(call)
+            assert too_large(info.value, server.port, operation, table, what), str(info.value)
+        assert bytes_received(admin) - received < 10_000, "a statement was sent"
+        assert runner.run(sets.get("app", "set")).eval_cases[0].conversation == []
+        assert [case.eval_id for case in runner.run(sets.get("app", "set")).eval_cases] == ["c1"]
+        assert runner.run(metrics.list("app", "set")) == ["m1"]
+        assert runner.run(metrics.get("app", "set", "m1")).extension is None
+        runner.run(sets.close())
+        runner.run(metrics.close())
 
 
 @pytest_asyncio.fixture

@@ -19,6 +19,7 @@ from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.summary import EvalSetResultSummary
+from agenteval.storage import schema_text
 from tests.evalresult._data import INTEROP_RESULTS, make_result
 from tests.mysql.conftest import MySQLServer
 
@@ -248,16 +249,20 @@ async def test_deadlocks_are_retried(store: MySQLEvalResultManager, mysql: MySQL
     assert len(calls) == 3
 
 
-async def test_other_database_errors_are_storage_errors(store: MySQLEvalResultManager, mysql: MySQLServer) -> None:
-    long_name = "a" * 300
+async def test_other_database_errors_are_storage_errors(mysql: MySQLServer) -> None:
+    # A table made by hand with a narrower column than the reference's: strict sessions refuse what does not fit.
+    prefix = mysql.prefix + "narrow_"
+    mysql.query(schema_text("schema.sql", prefix).replace("`eval_set_id` VARCHAR(255)", "`eval_set_id` VARCHAR(8)"))
+    store = MySQLEvalResultManager(mysql.dsn, table_prefix=prefix, skip_db_init=True)
     with pytest.raises(StorageError) as info:
-        await store.save("app", make_result(eval_set_result_id=long_name))
-    assert f"mysql 127.0.0.1:3306: store eval set result app.{long_name} (table {table(mysql)}) failed: " in str(
-        info.value
+        await store.save("app", make_result("a-long-set-id", eval_set_result_id="r1"))
+    assert str(info.value) == (
+        f"mysql 127.0.0.1:3306: store eval set result app.r1 (table {prefix}evaluation_eval_set_results) failed:"
+        " MySQL error 1406: Data too long for column 'eval_set_id' at row 1"
     )
-    assert "MySQL error 1406" in str(info.value)
     with pytest.raises(NotFoundError):
-        await store.get("app", long_name)
+        await store.get("app", "r1")
+    await store.close()
 
 
 async def test_unreachable_server_names_host_and_port() -> None:

@@ -176,7 +176,7 @@ def lose_first_reply(store: MySQLEvalSetManager | MySQLMetricManager, monkeypatc
     pymysql = pytest.importorskip("pymysql")
     real_call = store._client.call
 
-    async def call(operation: str, table: str, action: Callable[[Any], Any]) -> Any:
+    async def call(operation: str, table: str, action: Callable[[Any], Any], **options: Any) -> Any:
         attempts: list[int] = []
 
         def reply_lost_once(conn: Any) -> Any:
@@ -186,7 +186,7 @@ def lose_first_reply(store: MySQLEvalSetManager | MySQLMetricManager, monkeypatc
                 raise pymysql.err.OperationalError(*LOST)
             return result
 
-        return await real_call(operation, table, reply_lost_once)
+        return await real_call(operation, table, reply_lost_once, **options)
 
     monkeypatch.setattr(store._client, "call", call)
 
@@ -214,14 +214,16 @@ async def test_a_retry_that_finds_another_row_is_a_duplicate(
     real_call = metrics._client.call
     attempts: list[int] = []
 
-    async def lost_before_the_server_saw_it(operation: str, table: str, action: Callable[[Any], Any]) -> Any:
+    async def lost_before_the_server_saw_it(
+        operation: str, table: str, action: Callable[[Any], Any], **options: Any
+    ) -> Any:
         def lost_once(conn: Any) -> Any:
             attempts.append(1)
             if len(attempts) == 1:
                 raise pymysql.err.OperationalError(*LOST)
             return action(conn)
 
-        return await real_call(operation, table, lost_once)
+        return await real_call(operation, table, lost_once, **options)
 
     monkeypatch.setattr(metrics._client, "call", lost_before_the_server_saw_it)
     with pytest.raises(ConfigError, match=r"^metric app\.set\.m already exists$"):

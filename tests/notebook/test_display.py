@@ -437,7 +437,7 @@ def test_a_folded_text_keeps_markup_quotes_and_ampersands_as_text() -> None:
 def test_a_huge_text_is_bounded_and_says_how_much_was_left_out() -> None:
     [fold] = Folds.of(clip("y" * (TEXT_LIMIT + 123), 10))
 
-    assert fold.full == "y" * TEXT_LIMIT + "\n… (123 more characters)"
+    assert fold.full == "y" * TEXT_LIMIT + "\n… [123 bytes more; full text in the saved result]"
 
 
 def test_text_rendering_shows_a_folded_text_once_in_full() -> None:

@@ -22,12 +22,15 @@ from agenteval import (
     EvaluationReport,
     Evaluator,
     Invocation,
+    LocalEvalResultManager,
     LocalEvalSetManager,
     LocalMetricManager,
     Message,
     SessionInput,
+    Tool,
     Turn,
 )
+from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion
@@ -369,3 +372,41 @@ def test_folding_keeps_a_big_report_short_in_headless_chromium(
     assert everything["tables"] > 5_000
     assert folded["body"] < everything["body"] / 2
     assert folded["plots"] == everything["plots"] > 500  # the plots stay open
+
+
+def test_a_huge_reply_is_clipped_in_the_page_and_kept_whole_in_the_result(tmp_path: Path) -> None:
+    reply = "The start of the reply. " + "x" * 5_000_000
+    metrics = [EvalMetric.final_response("contains", name=f"contains_{index}") for index in range(20)]
+    results = LocalEvalResultManager(tmp_path / "results")
+    evaluator = Evaluator("app", lambda message: reply, result_manager=results, progress=False)
+    report = evaluator.evaluate(EvalSet.of("set", [EvalCase.of("c1", "hi", expect="x")]), metrics=metrics)
+
+    page = export_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
+
+    assert len(page.encode()) < 1_000_000
+    # In the case view and in each metric's row of the raw tables, clipped: not 20 times 5 MB, nor 20 times 20 kB.
+    assert sum(len(run) for run in re.findall("x{100,}", page)) < 100_000
+    assert "The start of the reply. xxxx" in page
+    assert "… [5.0 MB more; full text in the saved result]" in page
+    saved = load_result_file(tmp_path / "results" / "app" / f"{report.result.eval_set_result_id}.evalset_result.json")
+    [turn] = saved.eval_case_results[0].eval_metric_result_per_invocation
+    assert turn.actual_invocation is not None and turn.actual_invocation.final_response is not None
+    assert turn.actual_invocation.final_response.content == reply
+
+
+def test_a_huge_tool_argument_is_clipped_in_the_case_view(tmp_path: Path) -> None:
+    arguments = {f"key_{index}": "value" for index in range(200_000)}  # many short lines
+
+    def agent(message: str, turn: Turn) -> str:
+        turn.record_tool("search", arguments)
+        return "done"
+
+    expected = Invocation.of("hi", "done", tools=[Tool(name="search", arguments={"key_0": "other"})])
+    eval_set = EvalSet.of("set", [EvalCase.of("c1", expected)])
+    report = Evaluator("app", agent, progress=False).evaluate(eval_set, metrics=[EvalMetric.tool_trajectory()])
+
+    page = report_page(report)
+
+    assert len(page.encode()) < 1_000_000
+    assert "key_199999" not in page
+    assert "more; full text in the saved result]" in page

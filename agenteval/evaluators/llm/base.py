@@ -97,7 +97,8 @@ class LLMJudgeEvaluator(ABC):
     def judge_for(self, metric: EvalMetric) -> tuple[ChatModel, int, GenerationConfig]:
         """The judge model, samples per turn and sampling options for ``metric``.
 
-        A judge override set on the evaluation wins over the metric's ``judgeModel``.
+        A judge override set on the evaluation wins over the metric's ``judgeModel``; without a model, its
+        timeout and retry budget win over the ``judgeModel``'s.
 
         Raises:
             ConfigError: Neither is available, or the sample settings are invalid.
@@ -107,7 +108,7 @@ class LLMJudgeEvaluator(ABC):
         judge_model = criterion.judge_model
         generation = (judge_model.generation_config if judge_model else None) or DEFAULT_GENERATION
         generation = generation.model_copy(update={"stream": False})
-        if override is not None:
+        if override is not None and override.model is not None:
             return override.model, override.num_samples, generation
         if judge_model is None:
             raise ConfigError(
@@ -117,6 +118,8 @@ class LLMJudgeEvaluator(ABC):
         samples = judge_model.num_samples if judge_model.num_samples is not None else 1
         if samples <= 0:
             raise ConfigError(f"num samples must be greater than 0, got {samples}")
+        if override is not None:
+            judge_model = override.applied_to(judge_model)
         return chat_model_for(judge_model), samples, generation
 
     async def call_judge(
