@@ -14,6 +14,7 @@ The hierarchy::
     ├── JSONPathError(AgentEvalError, ValueError)       a template judge's JSON path that does not apply
     ├── TemplateRenderError(AgentEvalError)             a template judge prompt that cannot be rendered
     ├── ToolMockError(AgentEvalError)                   a mocked tool call no rule matches
+    ├── AgentFrameworkError(AgentEvalError)             an agent framework reported a failure without raising
     └── ScriptExhaustedError(AgentEvalError)            a scripted test double asked for more than its script
 
     CaseFailure(Exception)     internal: a failure inside one case, recorded as its errorMessage
@@ -22,6 +23,7 @@ The hierarchy::
     ├── UnknownFieldWarning     keys in an eval-set or metrics file that no field takes
     ├── SkippedMetricWarning    a metric whose evaluator is not registered (skipped)
     ├── NoMetricsWarning        an evaluation with no metrics at all
+    ├── DroppedDataWarning      data in an imported file (ADK, pydantic-evals) that agenteval has no place for
     └── ProgressWarning         a progress display that failed and was switched off
 
 Failures of an agent or a metric are not exceptions: they are recorded in the results
@@ -39,10 +41,12 @@ from typing import Any
 
 __all__ = [
     "AgentEvalError",
+    "AgentFrameworkError",
     "CallbackError",
     "CaseFailure",
     "ChatModelError",
     "ConfigError",
+    "DroppedDataWarning",
     "JSONPathError",
     "JudgeOutputError",
     "MissingDependencyError",
@@ -87,6 +91,10 @@ class SkippedMetricWarning(UserWarning):
 
 class NoMetricsWarning(UserWarning):
     """An evaluation has no metrics at all, so every case will be ``not_evaluated``."""
+
+
+class DroppedDataWarning(UserWarning):
+    """An imported file (another tool's eval set) has data that agenteval has no place for; it is left out."""
 
 
 class NotFoundError(AgentEvalError, LookupError):
@@ -147,6 +155,10 @@ class TemplateRenderError(AgentEvalError):
 
 class ToolMockError(AgentEvalError):
     """A mocked tool was called with arguments no rule matches, or its result could not be generated."""
+
+
+class AgentFrameworkError(AgentEvalError):
+    """An agent framework reported a failure as data rather than by raising (an ADK error event)."""
 
 
 class ScriptExhaustedError(AgentEvalError):

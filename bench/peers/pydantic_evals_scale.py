@@ -30,7 +30,7 @@ from typing import Any
 
 import pydantic_evals_workload as workload
 from measure import GcClock, Record, emit, peak_rss_mib, rss_mib, step
-from pydantic_evals.reporting import EvaluationReportAdapter  # type: ignore[import-not-found]
+from pydantic_evals.reporting import EvaluationReportAdapter
 
 
 async def evaluate(record: Record, n: int, runs: int, concurrency: int) -> Any:

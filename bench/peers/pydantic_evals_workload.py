@@ -24,8 +24,8 @@ from typing import Any
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("LOGFIRE_SEND_TO_LOGFIRE", "false")
 
-from pydantic_evals import Case, Dataset  # type: ignore[import-not-found]
-from pydantic_evals.evaluators import (  # type: ignore[import-not-found]
+from pydantic_evals import Case, Dataset
+from pydantic_evals.evaluators import (
     EqualsExpected,
     Evaluator,
     EvaluatorContext,
