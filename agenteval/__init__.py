@@ -56,7 +56,7 @@ from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_re
 from agenteval.metric import EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
 from agenteval.passk import pass_at_k, pass_hat_k
 from agenteval.report import EvaluationReport
-from agenteval.runner import Turn, TurnRequest, TurnResult
+from agenteval.runner import Runner, Turn, TurnRequest, TurnResult
 from agenteval.service import Callbacks
 from agenteval.status import EvalStatus
 
@@ -94,6 +94,7 @@ __all__ = [
     "EvalSetResult",
     "EvalStatus",
     # Your agent
+    "Runner",
     "Turn",
     "TurnRequest",
     "TurnResult",

@@ -11,6 +11,8 @@ import json
 import math
 import numbers
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from difflib import get_close_matches
 from functools import cache
 from types import UnionType
@@ -43,10 +45,12 @@ __all__ = [
     "Shared",
     "WireModel",
     "check_arguments",
+    "depth_limit",
     "depth_message",
     "depth_problem",
     "json_depth",
     "json_copy",
+    "limited_depth",
     "non_finite_path",
     "reject_non_finite",
     "written_json",
@@ -623,6 +627,30 @@ recursion limit (1000 frames) sooner or later: a value nested past them could be
 written, but not read back. 64 levels leave room for any real tool call. (MariaDB's JSON functions
 have a lower limit of their own, which the MySQL stores deal with.)"""
 
+_depth_limit: ContextVar[int] = ContextVar("agenteval_depth_limit", default=MAX_DEPTH)
+
+
+def depth_limit() -> int:
+    """The most levels a free-form value may nest here: :data:`MAX_DEPTH`, or less inside :func:`limited_depth`."""
+    return _depth_limit.get()
+
+
+@contextmanager
+def limited_depth(limit: int | None) -> Iterator[None]:
+    """Within the block (and the tasks started in it), allow free-form values at most ``limit`` levels.
+
+    An evaluation saving to a store that holds less than :data:`MAX_DEPTH` levels (MariaDB's JSON
+    columns) runs inside this, so that a value too deep for the store fails its own case rather
+    than the save of every case. ``None`` keeps the current limit; a limit is never raised.
+    """
+    token = _depth_limit.set(min(limit, _depth_limit.get())) if limit is not None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _depth_limit.reset(token)
+
+
 _Step = tuple["_Step | None", str | int]
 """A step of a path, from the value at the root: the step before it (``None`` at the root) and its key."""
 
@@ -649,7 +677,7 @@ def json_depth(value: Any) -> int:
 
 
 def depth_problem(value: Any) -> tuple[str, str, int] | None:
-    """The first free-form value in ``value`` nested more than :data:`MAX_DEPTH` levels, or ``None``.
+    """The first free-form value in ``value`` nested more than :func:`depth_limit` levels, or ``None``.
 
     Models are walked through their fields (unknown keys included) and count no levels: each
     free-form value is measured from its own field, as the limit means. It runs for every turn, so
@@ -663,6 +691,7 @@ def depth_problem(value: Any) -> tuple[str, str, int] | None:
         path where it passes the limit, shortened (``conversation[0].tools[0].arguments.a.a.a…a.a``),
         and how many levels the field's value nests.
     """
+    limit = _depth_limit.get()
     stack: list[tuple[Any, int, _Step | None]] = [(value, 0, None)]
     push, pop = stack.append, stack.pop
     while stack:
@@ -684,7 +713,7 @@ def depth_problem(value: Any) -> tuple[str, str, int] | None:
             children = enumerate(item)
         else:
             continue
-        if depth == MAX_DEPTH:
+        if depth == limit:
             keys = _keys(step)
             root = len(keys) - depth
             field = _lookup(value, keys[:root])
@@ -748,7 +777,7 @@ def depth_message(field: str, where: str, depth: int) -> str:
     """The message for a value nested too deeply (see :func:`depth_problem`)."""
     what = f"field {field}" if field else "the value"
     return (
-        f"{what} is nested {depth} levels deep, over the limit of {MAX_DEPTH} levels (at {where}); JSON"
+        f"{what} is nested {depth} levels deep, over the limit of {_depth_limit.get()} levels (at {where}); JSON"
         " nested this deeply cannot be stored and read back: flatten the value, or store it as a JSON string"
     )
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
 from agenteval._gc import fewer_collections
+from agenteval._json import limited_depth
 from agenteval._loop_watchdog import watching
 from agenteval._names import qualified_name
 from agenteval._reanalysis import original_aggregator
@@ -26,7 +27,7 @@ from agenteval.aggregation import (
     finite_score,
 )
 from agenteval.errors import ConfigError, NoMetricsWarning, SaveError, SkippedMetricWarning, rewrap, warn_user
-from agenteval.evalresult._prepare import check_new_result_id, new_result_id
+from agenteval.evalresult._prepare import check_new_result_id, new_result_id, value_depth_limit
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
@@ -266,6 +267,10 @@ class Evaluator:
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options)
         check_new_result_id(options.result_manager, self.app_name, ordering.eval_set_id)
+        try:
+            depth_limit = await value_depth_limit(options.result_manager)
+        except Exception as exc:
+            raise rewrap("read the result store's JSON nesting limit", exc) from exc
         _warn_unregistered(eval_metrics, options.registry)
         if selected and not eval_metrics:
             warn_user(
@@ -291,7 +296,8 @@ class Evaluator:
         options = replace(options, callbacks=callbacks)
         try:
             # Every run is given the set read above, so a long evaluation sees one consistent eval set.
-            runs = await self._run_all(options, ordering, eval_metrics)
+            with limited_depth(depth_limit):
+                runs = await self._run_all(options, ordering, eval_metrics)
             report = await self._report(options, ordering, eval_metrics, runs, provenance, started)
             await self._save(options, report)
         except BaseException as exc:

@@ -13,7 +13,7 @@ import uuid
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 
-__all__ = ["check_new_result_id", "filled_result", "new_result_id", "result_json"]
+__all__ = ["check_new_result_id", "filled_result", "new_result_id", "result_json", "value_depth_limit"]
 
 
 def new_result_id(app_name: str, eval_set_id: str) -> str:
@@ -35,6 +35,17 @@ def check_new_result_id(result_manager: object, app_name: str, eval_set_id: str)
     check = getattr(result_manager, "check_new_result_id", None)
     if callable(check):
         check(app_name, new_result_id(app_name, eval_set_id))
+
+
+async def value_depth_limit(result_manager: object) -> int | None:
+    """How deeply a free-form value may nest in a result the store can save, if it says (``None`` otherwise).
+
+    Asks a store that has the optional ``async value_depth_limit()`` method (the MySQL one: MariaDB's
+    JSON columns hold less than agenteval's own limit), so that an evaluation fails a case whose
+    values nest too deeply instead of failing the save of every case.
+    """
+    limit = getattr(result_manager, "value_depth_limit", None)
+    return await limit() if callable(limit) else None
 
 
 def filled_result(app_name: str, result: EvalSetResult, *, set_timestamp: bool = True) -> EvalSetResult:

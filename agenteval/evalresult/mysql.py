@@ -23,6 +23,11 @@ _SHORTER_ID = (
     "Use a shorter app name or eval set id (the default result id is <app name>_<eval set id>_<uuid4>,"
     " 38 characters more), or give the result an explicit, shorter id"
 )
+_RESULT_VALUE_NESTING = 11
+"""Levels a result document nests around its deepest free-form value, the value's own field included:
+``{evalCaseResults: [{evalMetricResultPerInvocation: [{actualInvocation: {executionTrace: {Steps: [{Tools:
+[{Arguments: ...}]}]}}}]}]}``."""
+_NOT_READ = -1
 
 
 def _column(result: EvalSetResult, field: str) -> str | None:
@@ -53,9 +58,11 @@ class MySQLEvalResultManager(MySQLStore):
     large it is and how to raise the limit.
 
     Names and ids longer than their ``VARCHAR(255)`` columns are refused before any SQL (a
-    :class:`~agenteval.errors.ConfigError`), as are JSON documents the server refuses for their
-    nesting (MariaDB accepts 31 levels of arrays and objects, MySQL 100): a
-    :class:`~agenteval.errors.StorageError` names the case and field.
+    :class:`~agenteval.errors.ConfigError`). The server limits how deeply JSON may nest (MariaDB
+    accepts 31 levels of arrays and objects, MySQL 100): an :class:`~agenteval.Evaluator` saving
+    here fails a case whose values nest deeper than a result can hold (:meth:`value_depth_limit`)
+    and saves the others; a result saved directly that nests too deeply fails with a
+    :class:`~agenteval.errors.StorageError` naming the case and field.
 
     See :class:`~agenteval.storage._mysql_client.MySQLStore` for the arguments, e.g.
     ``MySQLEvalResultManager("mysql://root@127.0.0.1:3306/evals", table_prefix="trpc")``.
@@ -63,6 +70,7 @@ class MySQLEvalResultManager(MySQLStore):
 
     _SCHEMA_FILES = ("schema.sql",)
     _TABLES = (EVALUATION_EVAL_SET_RESULTS,)
+    _value_depth: int | None = _NOT_READ
 
     @property
     def _table(self) -> str:
@@ -78,6 +86,20 @@ class MySQLEvalResultManager(MySQLStore):
         check_names(app_name=app_name)
         check_columns(app_name=app_name)
         check_columns(eval_set_result_id=result_id, advice=_SHORTER_ID)
+
+    async def value_depth_limit(self) -> int | None:
+        """The most levels a free-form value (tool arguments and results…) may nest in a result this store saves.
+
+        The server's JSON nesting limit less the levels a result document nests around its deepest
+        free-form value; ``None`` when the server has no limit that low. Read once per store.
+
+        Raises:
+            StorageError: The database failed.
+        """
+        if self._value_depth == _NOT_READ:
+            server = await self._client.json_depth_limit(self._table)
+            self._value_depth = None if server is None else server - _RESULT_VALUE_NESTING
+        return self._value_depth
 
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Insert or replace a result and return its id.

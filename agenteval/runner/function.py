@@ -627,6 +627,13 @@ def as_runner(agent: Runner | AgentFunction) -> Runner:
         ConfigError: ``agent`` is neither, it has a ``run`` that is not ``async``, or it is a runner
             class rather than an instance.
     """
+    adapter = _framework_adapter(agent)
+    if adapter is not None:
+        module, runner = adapter
+        raise ConfigError(
+            f"the agent is a {type(agent).__module__}.{type(agent).__qualname__}, built with an agent framework:"
+            f" wrap it in its runner (`from {module} import {runner}`) and pass {runner}(agent)"
+        )
     if isinstance(agent, type) and inspect.iscoroutinefunction(getattr(agent, "run", None)):
         raise ConfigError(f"the agent is the class {agent.__qualname__}; pass an instance, e.g. {agent.__qualname__}()")
     if isinstance(agent, Runner) and inspect.iscoroutinefunction(agent.run):
@@ -642,3 +649,24 @@ def as_runner(agent: Runner | AgentFunction) -> Runner:
         f"the agent must be a Runner or a callable, got {agent!r}: a Runner defines "
         "`async def run(self, request: TurnRequest) -> TurnResult`; a callable is fn(message) or fn(message, turn)"
     )
+
+
+_FRAMEWORK_CLASSES = {
+    ("pydantic_ai", "AbstractAgent"): ("agenteval.adapters.pydantic_ai", "PydanticAIRunner"),
+    ("google.adk", "BaseAgent"): ("agenteval.adapters.adk", "ADKRunner"),
+    ("google.adk", "Runner"): ("agenteval.adapters.adk", "ADKRunner"),
+    ("langgraph", "Pregel"): ("agenteval.adapters.langgraph", "LangGraphRunner"),
+    ("langgraph", "StateGraph"): ("agenteval.adapters.langgraph", "LangGraphRunner"),
+    ("agents", "Agent"): ("agenteval.adapters.openai_agents", "OpenAIAgentsRunner"),
+}
+"""(top package, class name) of framework agents and the adapter that runs each (matched along the MRO)."""
+
+
+def _framework_adapter(agent: object) -> tuple[str, str] | None:
+    """The adapter module and runner for an agent of a framework agenteval has an adapter for, else ``None``."""
+    for cls in type(agent).__mro__:
+        module = cls.__module__
+        for (package, name), adapter in _FRAMEWORK_CLASSES.items():
+            if cls.__name__ == name and (module == package or module.startswith(package + ".")):
+                return adapter
+    return None

@@ -704,6 +704,16 @@ class MySQLClient:
         """Run :meth:`run` in a worker thread."""
         return await asyncio.to_thread(self.run, operation, table, action, documents=documents)
 
+    async def json_depth_limit(self, table: str) -> int | None:
+        """The most levels of JSON arrays and objects the server accepts in a document, or ``None`` if no low limit.
+
+        MariaDB's ``JSON_VALID`` (the CHECK of the JSON columns) accepts 31; MySQL 100.
+
+        Raises:
+            StorageError: The database failed.
+        """
+        return await self.call("read the server's JSON nesting limit", table, self._json_depth_limit)
+
     def close(self) -> None:
         """Close the idle connections; those in use are closed when released. Later calls reconnect."""
         with self._lock:

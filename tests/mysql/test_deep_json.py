@@ -138,3 +138,36 @@ def test_the_path_quotes_keys_that_are_not_identifiers() -> None:
     assert too_deep({"": document}, 4) == Nesting('x[1]["a b"]["é"]', 5, "c")
     assert too_deep({"root": document}, 5) == Nesting('root.x[1]["a b"]["é"][0]', 6, "c")
     assert too_deep({"root": document}, 6) is None
+
+
+@pytest.mark.asyncio
+async def test_an_evaluation_fails_only_the_case_too_deep_for_the_store_and_saves_the_others(
+    results: MySQLEvalResultManager,
+) -> None:
+    import agenteval as ae
+    from agenteval.evalset.trace import ExecutionTrace, TraceStep, TraceTool
+
+    limit = await results.value_depth_limit()
+    assert limit == LIMIT - 11  # the levels around a value in a result's execution trace
+
+    def agent(message: str, turn: ae.Turn) -> str:
+        levels = int(message)
+        turn.record_tool("lookup", {"q": nested(levels - 1)}, "found")  # the arguments nest `levels` deep
+        tool = TraceTool(name="lookup", arguments={"q": nested(levels - 1)})
+        turn.execution_trace = ExecutionTrace(steps=[TraceStep(step_id="s1", tools=[tool])])
+        return "done"
+
+    cases = [
+        ae.EvalCase.of(name, ae.Invocation.of(str(levels), "done"))
+        for name, levels in (("shallow", 2), ("at_the_limit", limit), ("too_deep", limit + 1))
+    ]
+    report = await ae.Evaluator("deep-app", agent, result_manager=results, progress=False).aevaluate(
+        ae.EvalSet.of("deep-set", cases), metrics=[ae.EvalMetric.final_response("exact")]
+    )
+
+    statuses = dict(zip(report.cases["eval_id"], report.cases["status"], strict=True))
+    assert statuses == {"shallow": "passed", "at_the_limit": "passed", "too_deep": "failed"}
+    [message] = report.cases.loc[report.cases["eval_id"] == "too_deep", "error_message"]
+    assert f"nested {limit + 1} levels deep, over the limit of {limit} levels" in message
+    stored = await results.get("deep-app", report.result.eval_set_result_id)
+    assert [case.eval_id for case in stored.eval_case_results] == ["shallow", "at_the_limit", "too_deep"]
