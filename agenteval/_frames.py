@@ -5,6 +5,7 @@ pandas is imported only when a frame is built, so ``import agenteval`` stays lig
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,12 +25,14 @@ __all__ = [
     "INVOCATION_COLUMNS",
     "METRIC_COLUMNS",
     "RUBRIC_COLUMNS",
+    "TOOL_CALL_COLUMNS",
     "TURN_COLUMNS",
     "case_table_frame",
     "cases_frame",
     "invocations_frame",
     "metrics_frame",
     "rubric_frame",
+    "tool_calls_frame",
     "turns_frame",
 ]
 
@@ -109,11 +112,25 @@ TURN_COLUMNS = (
     "expected_response",
     "actual_tools",
     "expected_tools",
+    "models",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
 )
 """Fixed columns of :attr:`~agenteval.EvaluationReport.turns`: one row per (run, case, turn).
 
-The same texts and tool calls as :attr:`~agenteval.EvaluationReport.invocations`, once per turn; one
-column per metric follows, named after it: the turn's score for that metric (NaN where it was not scored).
+The same texts and tool calls as :attr:`~agenteval.EvaluationReport.invocations`, once per turn; then
+what the agent's execution trace reports: ``models``, the names of the models that answered (steps of
+type ``llm``, in order, without repeats, joined by ``", "``), and the turn's token usage (``<NA>`` when
+not reported). One column per metric follows, named after it: the turn's score for that metric (NaN
+where it was not scored).
+"""
+
+TOOL_CALL_COLUMNS = ("run_id", "eval_id", "turn", "call", "id", "name", "arguments", "result")
+"""Columns of :attr:`~agenteval.EvaluationReport.tool_calls`: one row per tool call the agent made.
+
+``turn`` and ``call`` are 1-based (``call`` in call order within the turn); ``id`` is the call id the
+agent or its framework gave (``""`` when none); ``arguments`` and ``result`` are the recorded JSON values.
 """
 
 RUBRIC_COLUMNS = ("run_id", "eval_id", "turn", "metric_name", "rubric_id", "score", "reason")
@@ -131,6 +148,12 @@ _DTYPES: dict[str, Any] = {
     "mean_score": "float64",
     "actual_tools": object,
     "expected_tools": object,
+    "prompt_tokens": "Int64",
+    "completion_tokens": "Int64",
+    "total_tokens": "Int64",
+    "call": "int64",
+    "arguments": object,
+    "result": object,
 }
 """Dtypes of the frames' columns; every other column is text."""
 
@@ -309,6 +332,41 @@ def invocations_frame(result: EvalSetResult) -> pd.DataFrame:
     return _frame(rows, INVOCATION_COLUMNS)
 
 
+def _usage_columns(invocation: Invocation | None) -> dict[str, Any]:
+    trace = invocation.execution_trace if invocation is not None else None
+    usage = (trace.usage if trace is not None else None) or {}
+    models = [step.node_id for step in (trace.steps or []) if step.node_type == "llm" and step.node_id] if trace else []
+    return {
+        "models": ", ".join(dict.fromkeys(models)),
+        **{name: _token_count(usage.get(name)) for name in ("prompt_tokens", "completion_tokens", "total_tokens")},
+    }
+
+
+def _token_count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def tool_calls_frame(result: EvalSetResult) -> pd.DataFrame:
+    """One row per tool call the agent made, in call order (``TOOL_CALL_COLUMNS``)."""
+    rows = [
+        {
+            "run_id": case.run_id,
+            "eval_id": case.eval_id,
+            "turn": number,
+            "call": call,
+            "id": tool.id,
+            "name": tool.name,
+            "arguments": copy.deepcopy(tool.arguments),
+            "result": copy.deepcopy(tool.result),
+        }
+        for case in result.eval_case_results
+        for number, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)
+        if per_turn.actual_invocation is not None
+        for call, tool in enumerate(per_turn.actual_invocation.tools, start=1)
+    ]
+    return _frame(rows, TOOL_CALL_COLUMNS)
+
+
 def turns_frame(result: EvalSetResult, metric_names: Iterable[str]) -> pd.DataFrame:
     """One row per (run, case, turn) with a score column per metric (``TURN_COLUMNS`` and the metrics)."""
     names = list(metric_names)
@@ -318,7 +376,7 @@ def turns_frame(result: EvalSetResult, metric_names: Iterable[str]) -> pd.DataFr
             scores = {metric.metric_name: metric.score for metric in per_turn.eval_metric_results}
             names.extend(name for name in scores if name not in names)
             turn = _turn_columns(case, number, per_turn.actual_invocation, per_turn.expected_invocation)
-            rows.append(turn | scores)
+            rows.append(turn | _usage_columns(per_turn.actual_invocation) | scores)
     for row in rows:
         for name in names:
             row.setdefault(name, math.nan)

@@ -16,12 +16,14 @@ from agenteval._frames import (
     INVOCATION_COLUMNS,
     METRIC_COLUMNS,
     RUBRIC_COLUMNS,
+    TOOL_CALL_COLUMNS,
     TURN_COLUMNS,
     case_table_frame,
     cases_frame,
     invocations_frame,
     metrics_frame,
     rubric_frame,
+    tool_calls_frame,
     turns_frame,
 )
 from agenteval._gc import fewer_collections
@@ -58,6 +60,7 @@ __all__ = [
     "INVOCATION_COLUMNS",
     "METRIC_COLUMNS",
     "RUBRIC_COLUMNS",
+    "TOOL_CALL_COLUMNS",
     "TURN_COLUMNS",
     "CaseSummary",
     "EvaluationReport",
@@ -184,6 +187,11 @@ class EvaluationReport:
     def turns(self) -> pd.DataFrame:
         """One row per (run, case, turn): texts, tool calls, and a score column per metric (``TURN_COLUMNS``)."""
         return turns_frame(self.result, self.metric_names)
+
+    @property
+    def tool_calls(self) -> pd.DataFrame:
+        """One row per tool call the agent made: its call id, name, arguments and result (``TOOL_CALL_COLUMNS``)."""
+        return tool_calls_frame(self.result)
 
     @property
     def rubric_scores(self) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import pytest
 
 import agenteval as ae
 from agenteval.aggregation import AggregationInput, AggregationResult
+from agenteval.evalset.trace import ExecutionTrace, TraceStep
 
 WEATHER = ae.Tool(name="get_weather", arguments={"city": "Paris"})
 
@@ -150,3 +151,51 @@ def test_reaggregating_records_the_error_type_as_text(report: ae.EvaluationRepor
     errors = report.reaggregate(broken).cases["error_type"].tolist()
 
     assert errors == ["aggregator"] and type(errors[0]) is str
+
+
+def traced_agent(message: str, turn: ae.Turn) -> str:
+    turn.record_tool("get_weather", {"city": "Paris"}, {"sky": "sunny"}, id="call-1")
+    turn.record_tool("get_time", {"zone": "CET"}, "09:00", id="call-2")
+    usage = {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}
+    steps = [
+        TraceStep(step_id="m1", node_type="llm", node_id="gpt-test"),
+        TraceStep(step_id="m2", node_type="llm", node_id="gpt-test"),
+        TraceStep(step_id="m3", node_type="llm", node_id="gpt-mini"),
+    ]
+    turn.execution_trace = ExecutionTrace(usage=usage, steps=steps)
+    return "Sunny in Paris"
+
+
+def test_tool_calls_lists_each_call_with_its_id_arguments_and_result() -> None:
+    report = ae.Evaluator("app", traced_agent, progress=False).evaluate(
+        two_turns(), metrics=[ae.EvalMetric.tool_trajectory()]
+    )
+
+    calls = report.tool_calls
+    assert list(calls.columns) == list(ae.report.TOOL_CALL_COLUMNS)
+    assert calls[["turn", "call", "id", "name"]].values.tolist() == [
+        [1, 1, "call-1", "get_weather"],
+        [1, 2, "call-2", "get_time"],
+        [2, 1, "call-1", "get_weather"],
+        [2, 2, "call-2", "get_time"],
+    ]
+    assert calls["arguments"][0] == {"city": "Paris"}
+    assert calls["result"][0] == {"sky": "sunny"}
+    assert calls["result"][1] == "09:00"
+    calls["result"][0]["sky"] = "edited"  # a copy: the report keeps what was recorded
+    assert report.tool_calls["result"][0] == {"sky": "sunny"}
+
+
+def test_turns_show_the_models_and_token_usage_the_trace_reports(report: ae.EvaluationReport) -> None:
+    traced = ae.Evaluator("app", traced_agent, progress=False).evaluate(
+        two_turns(), metrics=[ae.EvalMetric.tool_trajectory()]
+    )
+
+    turns = traced.turns
+    assert list(turns["models"]) == ["gpt-test, gpt-mini", "gpt-test, gpt-mini"]
+    assert list(turns["prompt_tokens"]) == [30, 30]
+    assert list(turns["total_tokens"]) == [35, 35]
+    untraced = report.turns  # an agent that reports no trace: nothing, not zero
+    assert list(untraced["models"]) == ["", ""]
+    assert untraced["prompt_tokens"].isna().all()
+    assert str(untraced["prompt_tokens"].dtype) == "Int64"
