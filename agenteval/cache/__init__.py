@@ -1,0 +1,10 @@
+"""A content-addressed cache of inferences and scores, so that unchanged work is never paid for twice.
+
+:class:`Cache` stores entries (JSON text) by kind and key in one SQLite database; the functions of
+:mod:`agenteval.cache.keys` make the keys from what an entry depends on.
+"""
+
+from agenteval.cache.keys import agent_identity, code_hash, evaluator_version, inference_key, score_key
+from agenteval.cache.store import Cache, CacheStats
+
+__all__ = ["Cache", "CacheStats", "agent_identity", "code_hash", "evaluator_version", "inference_key", "score_key"]
