@@ -15,6 +15,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from agenteval._loop_watchdog import watching
+from agenteval._threads import DaemonDefaultExecutor
 from agenteval.errors import ConfigError
 
 __all__ = ["run_sync"]
@@ -64,6 +65,8 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     ctrl_c_by_asyncio = signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
     async def on_new_loop() -> T:
+        # A thread stuck in a blocking call must not keep asyncio.run, or the process, from ending.
+        asyncio.get_running_loop().set_default_executor(DaemonDefaultExecutor())
         with watching(asyncio.get_running_loop()) as watchdog:
             if not ctrl_c_by_asyncio:
                 return await watched()

@@ -51,6 +51,7 @@ __all__ = [
     "json_depth",
     "json_copy",
     "limited_depth",
+    "lone_surrogate_path",
     "non_finite_path",
     "reject_non_finite",
     "written_json",
@@ -771,6 +772,43 @@ def _path_text(keys: Sequence[object], *, shorten: bool = False) -> str:
 
 def _key_text(key: object) -> str:
     return f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]"
+
+
+_TEXT_HOLDERS = (str, BaseModel, dict, list, tuple)
+
+
+def lone_surrogate_path(value: Any) -> str | None:
+    """The JSON path of the first text in ``value`` holding a lone surrogate (which JSON cannot carry), or ``None``.
+
+    Such text comes from cut UTF-16 (an emoji split in two) decoded leniently, e.g. by ``json.loads``.
+    Models are walked through every field and unknown key; only text that is not ASCII is checked.
+    """
+    stack: list[tuple[Any, _Step | None]] = [(value, None)]
+    while stack:
+        item, step = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode()
+                except UnicodeEncodeError:
+                    return _path_text(_keys(step))
+            continue
+        if isinstance(item, BaseModel):
+            fields = type(item).model_fields
+            children: Iterable[tuple[str | int, Any]] = [
+                (fields[name].alias or name, child) for name, child in item.__dict__.items() if name in fields
+            ]
+            children = [*children, *(item.__pydantic_extra__ or {}).items()]
+        elif isinstance(item, dict):
+            children = [(key, child) for key, child in item.items()] + [
+                (f"<key {index}>", key) for index, key in enumerate(item) if isinstance(key, str)
+            ]
+        elif isinstance(item, list | tuple):
+            children = enumerate(item)
+        else:
+            continue
+        stack.extend((child, (step, key)) for key, child in children if isinstance(child, _TEXT_HOLDERS))
+    return None
 
 
 def depth_message(field: str, where: str, depth: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -193,3 +194,23 @@ def test_a_file_nested_past_what_json_parsing_takes_says_so(tmp_path: Path) -> N
 
     with pytest.raises(ConfigError, match=re.escape("nested too deeply")):
         run_sync(LocalEvalSetManager(tmp_path).get("app", "set"))
+
+
+def test_text_with_a_lone_surrogate_fails_only_its_case_and_the_result_saves(tmp_path: Path) -> None:
+    cut = json.loads('"cut emoji \\ud83d"')  # half an emoji, as json.loads decodes it
+
+    def agent(message: str, turn: ae.Turn) -> str:
+        turn.record_tool("search", {"q": message}, {"snippet": cut if message == "tool" else "fine"})
+        return cut if message == "reply" else "ok"
+
+    cases = [ae.EvalCase.of(name, ae.Invocation.of(name, "ok")) for name in ("good", "tool", "reply")]
+    report = ae.Evaluator("app", agent, result_manager=ae.LocalEvalResultManager(tmp_path), progress=False).evaluate(
+        ae.EvalSet.of("s", cases), metrics=[ae.EvalMetric.final_response()]
+    )
+
+    errors = dict(zip(report.cases["eval_id"], report.cases["error_message"], strict=True))
+    assert errors["good"] == ""
+    assert "tools[0].result.snippet holds a lone surrogate" in errors["tool"]
+    assert "final_response.content holds a lone surrogate" in errors["reply"]
+    saved = ae.EvaluationReport.load(next(tmp_path.rglob("*.json")))
+    assert saved.cases["eval_id"].tolist() == ["good", "tool", "reply"]

@@ -151,6 +151,59 @@ def test_a_timed_out_sync_agent_does_not_keep_the_process_alive(tmp_path: Path) 
     assert str(outcome["errors"]["stuck"]).endswith("turn 1 timed out after 0.5 s (turn_timeout)")  # type: ignore[index]
 
 
+ASYNC_AGENT_BLOCKED_IN_A_THREAD = """
+import asyncio
+
+async def agent(message):
+    if message == "hang":
+        (here / "stuck").touch()
+        await asyncio.to_thread(threading.Event().wait)  # the thread never returns
+    return message
+"""
+
+PYDANTIC_AI_AGENT_WITH_A_HUNG_SYNC_TOOL = """
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import FunctionModel
+from agenteval.adapters.pydantic_ai import PydanticAIRunner
+
+def model(messages, info):
+    last = messages[-1].parts[-1]
+    if isinstance(last, ToolReturnPart):
+        return ModelResponse(parts=[TextPart(last.content)])
+    return ModelResponse(parts=[ToolCallPart("echo", {"text": last.content})])
+
+pydantic_agent = Agent(FunctionModel(model))
+
+@pydantic_agent.tool_plain
+def echo(text: str) -> str:
+    if text == "hang":
+        (here / "stuck").touch()
+        threading.Event().wait()  # a sync tool pydantic-ai runs in a thread; never returns
+    return text
+
+agent = PydanticAIRunner(pydantic_agent)
+"""
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [ASYNC_AGENT_BLOCKED_IN_A_THREAD, PYDANTIC_AI_AGENT_WITH_A_HUNG_SYNC_TOOL],
+    ids=["to_thread", "pydantic_ai"],
+)
+def test_a_timed_out_call_stuck_in_a_thread_the_agent_started_does_not_keep_the_process_alive(
+    tmp_path: Path, agent: str
+) -> None:
+    process = start_script(PRELUDE + agent + EVALUATE.format(options="turn_timeout=0.5"), tmp_path)
+
+    status, stdout, stderr = finished(process, tmp_path)
+
+    assert status == 0, stderr
+    outcome = outcome_of(stdout)
+    assert outcome["statuses"] == {"fast": "passed", "stuck": "failed"}
+    assert str(outcome["errors"]["stuck"]).endswith("turn 1 timed out after 0.5 s (turn_timeout)")  # type: ignore[index]
+
+
 def test_one_ctrl_c_ends_a_hung_sync_agent_with_the_partial_report_and_the_process_exits(tmp_path: Path) -> None:
     process = start_script(PRELUDE + HUNG_SYNC_AGENT + EVALUATE.format(options="parallel_inference=False"), tmp_path)
     wait_stuck(process, tmp_path)

@@ -23,11 +23,13 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic_core import to_json
 
+from agenteval._threads import DaemonThreadPool
 from agenteval.adapters._turn import AdapterTurn, import_framework
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import Tool
 from agenteval.runner.base import TurnRequest, TurnResult
+from agenteval.runner.function import MAX_THREADS
 
 import_framework("pydantic_ai", feature="the pydantic-ai runner", extra="pydantic-ai", package="pydantic-ai-slim")
 
@@ -93,6 +95,8 @@ class PydanticAIRunner(Generic[DepsT]):
         self.agent = agent
         self._deps = deps
         self._sessions: dict[str, _Session[DepsT]] = {}
+        # Sync tools run on daemon threads: one stuck past turn_timeout or Ctrl-C cannot keep the process alive.
+        self._threads = DaemonThreadPool(MAX_THREADS, "agenteval-pydantic-ai")
 
     @property
     def _agent_name(self) -> str:
@@ -106,13 +110,14 @@ class PydanticAIRunner(Generic[DepsT]):
             deps = self._deps(request) if self._deps is not None else cast(DepsT, None)
             session = self._sessions[request.session_id] = _Session(deps)
         turn = AdapterTurn(request, self._agent_name)
-        result = await self.agent.run(
-            request.message.content,
-            message_history=session.history,
-            deps=session.deps,
-            capabilities=[_EvalCapability(turn, _as_model_messages(request.context_messages))],
-            infer_name=False,
-        )
+        with AbstractAgent.using_thread_executor(self._threads):
+            result = await self.agent.run(
+                request.message.content,
+                message_history=session.history,
+                deps=session.deps,
+                capabilities=[_EvalCapability(turn, _as_model_messages(request.context_messages))],
+                infer_name=False,
+            )
         session.history = result.all_messages()
         new_messages = result.new_messages()
         for response in _responses(new_messages):

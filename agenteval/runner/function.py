@@ -19,12 +19,12 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agenteval._json import MAX_DEPTH, json_depth
 from agenteval._names import short_name
+from agenteval._threads import DaemonThreadPool
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, ToolMockError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
-from agenteval.runner._threads import DaemonThreadPool
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.toolmock import ToolMocks, static_result
 

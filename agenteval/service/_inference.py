@@ -11,7 +11,7 @@ from pathlib import Path
 from traceback import walk_tb
 from typing import Any
 
-from agenteval._json import depth_message, depth_problem
+from agenteval._json import depth_message, depth_problem, lone_surrogate_path
 from agenteval._loop_watchdog import activity
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
@@ -124,9 +124,9 @@ class _Session:
                 "invocation_id and Tool objects as tools",
                 error_type=ErrorType.AGENT,
             )
-        too_deep = _too_deep(message, result)
-        if too_deep is not None:
-            raise CaseFailure(f"runner run: turn {self.turns_run}: {too_deep}", error_type=ErrorType.AGENT)
+        unsaveable = _unsaveable(message, result)
+        if unsaveable is not None:
+            raise CaseFailure(f"runner run: turn {self.turns_run}: {unsaveable}", error_type=ErrorType.AGENT)
         # Built without validation: the parts are checked above (this runs for every turn).
         invocation = Invocation.trusted(
             invocation_id=result.invocation_id or str(uuid.uuid4()),
@@ -164,8 +164,10 @@ class _Session:
         return produced
 
 
-def _too_deep(message: Message, result: TurnResult) -> str | None:
-    """What in a turn is nested too deeply to be saved (see :data:`agenteval._json.MAX_DEPTH`), or ``None``.
+def _unsaveable(message: Message, result: TurnResult) -> str | None:
+    """What in a turn cannot be saved (``None`` if nothing): a value too deep, or text with a lone surrogate.
+
+    The depth limit is :func:`agenteval._json.depth_limit`.
 
     A runner may hand back anything: such a value fails its case here, before it reaches a result.
     """
@@ -173,7 +175,7 @@ def _too_deep(message: Message, result: TurnResult) -> str | None:
         found = depth_problem(tool)
         if found is not None:
             return f"tool call {index} ({tool.name!r}): {depth_message(*found)}"
-    parts = (
+    parts: tuple[tuple[str, object], ...] = (
         ("final_response", result.final_response),
         ("execution_trace", result.execution_trace),
         ("user message", message),
@@ -182,6 +184,13 @@ def _too_deep(message: Message, result: TurnResult) -> str | None:
         found = depth_problem(part)
         if found is not None:
             return f"{name}: {depth_message(*found)}"
+    for name, part in (("tools", result.tools), *parts):
+        path = lone_surrogate_path(part)
+        if path is not None:
+            return (
+                f"{name}{'.' if path and not path.startswith('[') else ''}{path} holds a lone surrogate (cut UTF-16,"
+                " e.g. half an emoji), which JSON cannot store: decode the text strictly or drop the broken character"
+            )
     return None
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["DaemonThreadPool"]
+__all__ = ["DaemonDefaultExecutor", "DaemonThreadPool"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -68,3 +69,27 @@ def _run(future: Future[Any], call: Callable[[], Any]) -> None:
         future.set_exception(error)
     else:
         future.set_result(result)
+
+
+class DaemonDefaultExecutor(ThreadPoolExecutor):
+    """An event loop's default executor (``asyncio.to_thread``, ``run_in_executor(None, ...)``) on daemon threads.
+
+    asyncio takes only a :class:`ThreadPoolExecutor` as a loop's default executor, and the interpreter
+    joins every thread one starts, at exit and when the loop shuts down: a blocking call that never
+    returns (a sync tool a framework runs in a thread, left behind by ``turn_timeout`` or Ctrl-C) would
+    keep the process alive. This one is a ``ThreadPoolExecutor`` by type only: it starts none of its
+    own threads and hands every call to a :class:`DaemonThreadPool` of asyncio's default size;
+    ``shutdown`` does not wait for calls still running.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self._pool = DaemonThreadPool(min(32, (os.cpu_count() or 1) + 4), "agenteval-default")
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        """Schedule ``fn(*args, **kwargs)`` on a daemon thread and return its future."""
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Accept no more calls; calls still running are left to finish, or not, on their daemon threads."""
+        super().shutdown(wait=False, cancel_futures=cancel_futures)
