@@ -21,6 +21,7 @@ __all__ = [
     "literal_secrets",
     "looks_like_api_key",
     "redact",
+    "redact_free_text",
     "strip_userinfo",
     "without_secrets",
 ]
@@ -139,6 +140,16 @@ def strip_userinfo(text: str) -> str:
 def _without_userinfo(match: re.Match[str]) -> str:
     user, colon, password = match["userinfo"].partition(":")
     return match[0] if is_env_reference(password if colon else user) else match["scheme"]
+
+
+def redact_free_text(text: str) -> str:
+    """``text`` with the credentials of URLs, ``Authorization``-style values and token-shaped strings redacted.
+
+    For prose such as an agent's error message, where ``key: value`` is more often words than a
+    credential (``needs an API key: set SHOP_KEY``): assignments are left alone, unlike :func:`redact`.
+    """
+    text = _AUTH_HEADER.sub(lambda match: f"{match['scheme']} {REDACTED}", strip_userinfo(text))
+    return _TOKEN_SHAPES.sub(REDACTED, text)
 
 
 def redact(text: str, known: Iterable[str] = ()) -> str:

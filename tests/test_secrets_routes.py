@@ -324,3 +324,22 @@ def test_a_judge_endpoint_echoing_the_key_leaves_it_out_of_the_error_message(
     (case,) = report.result.eval_case_results
     assert case.error_message.endswith("HTTP 401: Error code: 401 - rejected authorization: Bearer [redacted]")
     _assert_no_key(_written(report, tmp_path))
+
+
+def test_an_agent_error_quoting_credentials_is_written_without_them(tmp_path: Path) -> None:
+    def agent(message: str) -> str:
+        raise RuntimeError(
+            "POST https://bob:hunter2pw@api.example.com/v1 failed; Authorization: Bearer tok-AGENT-1234;"
+            " api_key=sk-AGENT-5678abcdefghijklmnop"
+        )
+
+    report = ae.Evaluator("app", agent, result_manager=ae.LocalEvalResultManager(tmp_path), progress=False).evaluate(
+        ae.EvalSet.of("s", [ae.EvalCase.of("c", ae.Invocation.of("hi", "x"))]),
+        metrics=[ae.EvalMetric.final_response()],
+    )
+
+    [message] = report.cases["error_message"]
+    assert "RuntimeError: POST https://api.example.com/v1 failed" in message
+    saved = next(tmp_path.rglob("*.json")).read_text(encoding="utf-8")
+    for secret in ("hunter2pw", "tok-AGENT-1234", "sk-AGENT-5678"):
+        assert secret not in message and secret not in saved

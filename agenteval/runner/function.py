@@ -631,7 +631,7 @@ def as_runner(agent: Runner | AgentFunction) -> Runner:
     if adapter is not None:
         module, runner = adapter
         raise ConfigError(
-            f"the agent is a {type(agent).__module__}.{type(agent).__qualname__}, built with an agent framework:"
+            f"the agent ({type(agent).__module__}.{type(agent).__qualname__}) was built with an agent framework:"
             f" wrap it in its runner (`from {module} import {runner}`) and pass {runner}(agent)"
         )
     if isinstance(agent, type) and inspect.iscoroutinefunction(getattr(agent, "run", None)):

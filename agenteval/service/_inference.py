@@ -13,6 +13,7 @@ from typing import Any
 
 from agenteval._json import depth_message, depth_problem, lone_surrogate_path
 from agenteval._loop_watchdog import activity
+from agenteval._secrets import redact_free_text
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
@@ -137,9 +138,10 @@ class _Session:
         return invocation, result.execution_trace
 
     def _agent_error(self, error: Exception) -> str:
-        """Describe what the agent raised, ending with where it was raised, and log its traceback."""
+        """Describe what the agent raised (credentials redacted), ending with where it was raised; log its traceback."""
         _log.debug("the agent raised in turn %d of session %s", self.turns_run, self.session_id, exc_info=error)
-        text = describe_exception(error)
+        # Written into results and HTML meant to be shared: an agent's error may quote its credentials.
+        text = redact_free_text(describe_exception(error))
         where = None if isinstance(error, AgentEvalError) else _raised_at(error)
         return f"{text} (raised at {where})" if where else text
 
