@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -146,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--serial", action="store_true", help="run and score one case at a time")
         sub.add_argument(
             "--turn-timeout",
-            type=float,
+            type=_seconds,
             metavar="SECONDS",
             help="fail a case whose agent takes longer than this for one turn (default: no limit)",
         )
@@ -162,6 +163,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--eval-set", action="append", default=[], help="eval set id (repeatable; default all)")
     common(run)
     return parser
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds, or an argparse error saying so."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return seconds
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -329,7 +329,7 @@ def test_a_turn_timeout_that_is_not_a_positive_number_of_seconds_exits_2(
     code, _ = run_cli(["run", str(DATA_DIR / APP_NAME), "--agent", AGENT, "--turn-timeout", seconds])
 
     assert code == 2
-    assert re.search(r"turn.timeout must be a (positive|finite) number of seconds", capsys.readouterr().err)
+    assert f"argument --turn-timeout: must be a positive number of seconds, got {seconds!r}" in capsys.readouterr().err
 
 
 def test_turn_timeout_fails_a_slow_case_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
