@@ -69,6 +69,14 @@ __all__ = [
 class AgentEvalError(Exception):
     """Root of every exception agenteval raises on purpose."""
 
+    def __init__(self, *args: object) -> None:
+        # A message quoting a name with a lone surrogate could not be printed: show it escaped, as \ud800.
+        super().__init__(*(_printable(arg) if isinstance(arg, str) else arg for arg in args))
+
+
+def _printable(text: str) -> str:
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
 
 class ConfigError(AgentEvalError, ValueError):
     """A bad argument, or a malformed eval-set, metrics or result file."""

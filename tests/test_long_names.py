@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 import agenteval as ae
+from agenteval._async import run_sync
 from agenteval._validate import FILE_NAME_LIMIT
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalset.local import LocalEvalSetManager
@@ -200,3 +201,12 @@ def test_an_app_name_with_a_lone_surrogate_fails_before_the_agent_runs() -> None
         evaluator.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()])
 
     assert calls == []
+
+
+def test_an_error_naming_a_lone_surrogate_can_be_printed(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError) as info:
+        run_sync(LocalMetricManager(tmp_path).get("app", "set", "m\ud800"))
+
+    assert str(info.value) == "metric app.set.m\\ud800 not found"
+    str(info.value).encode("utf-8")  # printable: no lone surrogate left in the message
+    assert str(ConfigError("café 日本")) == "café 日本"  # other text is left as it is
