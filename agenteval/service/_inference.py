@@ -11,6 +11,8 @@ from pathlib import Path
 from traceback import walk_tb
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from agenteval._json import depth_message, depth_problem, lone_surrogate_path
 from agenteval._loop_watchdog import activity
 from agenteval._secrets import redact_free_text
@@ -187,6 +189,12 @@ def _unsaveable(message: Message, result: TurnResult) -> str | None:
         if found is not None:
             return f"{name}: {depth_message(*found)}"
     for name, part in (("tools", result.tools), *parts):
+        # Writing is the cheap check (C, every turn); the walk that names the place runs only when it fails.
+        try:
+            to_json(part)
+            continue
+        except (PydanticSerializationError, ValueError):
+            pass
         path = lone_surrogate_path(part)
         if path is not None:
             return (
