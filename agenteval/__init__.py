@@ -15,6 +15,7 @@ and test doubles in ``agenteval.testing``.
 
 from agenteval import criteria
 from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator
+from agenteval.cache import Cache
 from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
 from agenteval.criteria import Criterion
@@ -107,6 +108,7 @@ __all__ = [
     "EvalContext",
     "current_context",
     # Stores
+    "Cache",
     "InMemoryEvalResultManager",
     "InMemoryEvalSetManager",
     "InMemoryMetricManager",

@@ -14,6 +14,7 @@ from agenteval._gc import fewer_collections
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
+from agenteval.runner.tool_replay import was_replayed
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -36,11 +37,25 @@ __all__ = [
     "turns_frame",
 ]
 
-CASE_COLUMNS = ("run_id", "eval_id", "status", "score", "error_type", "error_message", "session_id", "user_id")
+CASE_COLUMNS = (
+    "run_id",
+    "eval_id",
+    "status",
+    "score",
+    "error_type",
+    "error_message",
+    "session_id",
+    "user_id",
+    "cached_inference",
+    "cached_scores",
+)
 """Columns of :attr:`~agenteval.EvaluationReport.cases`: one row per (run, case).
 
 ``error_type`` says what failed when ``error_message`` is set: an :class:`~agenteval.ErrorType` value
 (``agent``, ``timeout``, ``case``, ``simulation``, ``metric``, ``aggregator``, ``callback`` or ``other``).
+``cached_inference`` says whether the agent's turns were taken from the cache (or the interrupted
+evaluation resumed) instead of running the agent; ``cached_scores`` counts the metrics whose results
+were taken so.
 """
 
 CASE_SUMMARY_COLUMNS = ("eval_id", "status", "score", "num_runs", "runs_passed", "pass_rate", "mean_score")
@@ -68,13 +83,15 @@ METRIC_COLUMNS = (
     "measure_name",
     "measure",
     "reason",
+    "cached",
 )
 """Columns of :attr:`~agenteval.EvaluationReport.metrics`: one row per (run, case, metric).
 
 ``measure_name`` and ``measure`` give the metric's underlying measure where it has one (a ROUGE F1, the
 largest JSON number difference, a judge's score; the mean over the turns that have it), before the
 threshold turns it into a pass or a fail; empty and NaN otherwise. ``reason`` lists the turns' reasons
-as ``turn N: …`` for multi-turn cases (just the reason for one turn).
+as ``turn N: …`` for multi-turn cases (just the reason for one turn). ``cached`` says whether the result
+was taken from the cache (or the interrupted evaluation resumed) instead of running the metric.
 """
 
 INVOCATION_COLUMNS = (
@@ -126,11 +143,12 @@ not reported). One column per metric follows, named after it: the turn's score f
 where it was not scored).
 """
 
-TOOL_CALL_COLUMNS = ("run_id", "eval_id", "turn", "call", "id", "name", "arguments", "result")
+TOOL_CALL_COLUMNS = ("run_id", "eval_id", "turn", "call", "id", "name", "arguments", "result", "replayed")
 """Columns of :attr:`~agenteval.EvaluationReport.tool_calls`: one row per tool call the agent made.
 
 ``turn`` and ``call`` are 1-based (``call`` in call order within the turn); ``id`` is the call id the
-agent or its framework gave (``""`` when none); ``arguments`` and ``result`` are the recorded JSON values.
+agent or its framework gave (``""`` when none); ``arguments`` and ``result`` are the recorded JSON values;
+``replayed`` says whether the result came from an earlier report (``tool_replay=``) instead of the tool.
 """
 
 RUBRIC_COLUMNS = ("run_id", "eval_id", "turn", "metric_name", "rubric_id", "score", "reason")
@@ -154,6 +172,10 @@ _DTYPES: dict[str, Any] = {
     "call": "int64",
     "arguments": object,
     "result": object,
+    "cached_inference": "bool",
+    "cached_scores": "int64",
+    "cached": "bool",
+    "replayed": "bool",
 }
 """Dtypes of the frames' columns; every other column is text."""
 
@@ -246,8 +268,18 @@ def _overall_reason(case: EvalCaseResult, metric_name: str) -> str | None:
     return "; ".join(f"turn {number}: {reason}" for number, reason in reasons)
 
 
+def _reused(result: EvalSetResult) -> tuple[set[tuple[int, str]], set[tuple[int, str, str]]]:
+    """The (run, case) inferences and (run, case, metric) scores the result took from finished work."""
+    provenance = result.summary.provenance if result.summary is not None else None
+    reused = provenance.reused if provenance is not None else None
+    if reused is None:
+        return set(), set()
+    return {(run, case) for run, case in reused.inferences}, {(run, case, metric) for run, case, metric in reused.scores}
+
+
 def cases_frame(result: EvalSetResult) -> pd.DataFrame:
     """One row per (run, case) (``CASE_COLUMNS``)."""
+    inferences, scores = _reused(result)
     rows = [
         {
             "run_id": case.run_id,
@@ -258,6 +290,10 @@ def cases_frame(result: EvalSetResult) -> pd.DataFrame:
             "error_message": case.error_message,
             "session_id": case.session_id,
             "user_id": case.user_id,
+            "cached_inference": (case.run_id, case.eval_id) in inferences,
+            "cached_scores": sum(
+                (case.run_id, case.eval_id, metric.metric_name) in scores for metric in case.overall_eval_metric_results
+            ),
         }
         for case in result.eval_case_results
     ]
@@ -293,11 +329,13 @@ def case_table_frame(summaries: Sequence[CaseAcrossRuns], metric_names: Iterable
 
 def metrics_frame(result: EvalSetResult) -> pd.DataFrame:
     """One row per (run, case, metric) with the overall metric result (``METRIC_COLUMNS``)."""
+    _, scores = _reused(result)
     rows = [
         {
             "run_id": case.run_id,
             "eval_id": case.eval_id,
             **_metric_result_columns(metric, _overall_reason(case, metric.metric_name)),
+            "cached": (case.run_id, case.eval_id, metric.metric_name) in scores,
         }
         for case in result.eval_case_results
         for metric in case.overall_eval_metric_results
@@ -358,6 +396,7 @@ def tool_calls_frame(result: EvalSetResult) -> pd.DataFrame:
             "name": tool.name,
             "arguments": copy.deepcopy(tool.arguments),
             "result": copy.deepcopy(tool.result),
+            "replayed": was_replayed(tool),
         }
         for case in result.eval_case_results
         for number, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)

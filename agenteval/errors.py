@@ -15,6 +15,7 @@ The hierarchy::
     ├── TemplateRenderError(AgentEvalError)             a template judge prompt that cannot be rendered
     ├── ToolMockError(AgentEvalError)                   a mocked tool call no rule matches
     ├── AgentFrameworkError(AgentEvalError)             an agent framework reported a failure without raising
+    ├── CassetteMissError(AgentEvalError)               a replayed case-run sent a request its cassette lacks
     └── ScriptExhaustedError(AgentEvalError)            a scripted test double asked for more than its script
 
     CaseFailure(Exception)     internal: a failure inside one case, recorded as its errorMessage
@@ -44,6 +45,7 @@ __all__ = [
     "AgentFrameworkError",
     "CallbackError",
     "CaseFailure",
+    "CassetteMissError",
     "ChatModelError",
     "ConfigError",
     "DroppedDataWarning",
@@ -167,6 +169,13 @@ class ToolMockError(AgentEvalError):
 
 class AgentFrameworkError(AgentEvalError):
     """An agent framework reported a failure as data rather than by raising (an ADK error event)."""
+
+
+class CassetteMissError(AgentEvalError):
+    """A case-run replayed from its cassette sent a request the cassette has no (unused) response for.
+
+    The message names the case-run, the request, the cassette file and how to record it.
+    """
 
 
 class ScriptExhaustedError(AgentEvalError):

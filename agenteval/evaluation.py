@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import numbers
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
 from agenteval._async import run_sync
+from agenteval._evaluation_reuse import CacheOption, Resumed, check_cache_option, open_cache, reused_work, work_reuse
 from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
 from agenteval._gc import fewer_collections
 from agenteval._json import limited_depth
@@ -26,6 +30,9 @@ from agenteval.aggregation import (
     AllPassAggregator,
     finite_score,
 )
+from agenteval.cache.reuse import WorkReuse
+from agenteval.cache.store import Cache
+from agenteval.cassettes import CassetteMode, Cassettes
 from agenteval.errors import ConfigError, NoMetricsWarning, SaveError, SkippedMetricWarning, rewrap, warn_user
 from agenteval.evalresult._prepare import check_new_result_id, new_result_id, value_depth_limit
 from agenteval.evalresult.inference import InferenceResult
@@ -42,6 +49,7 @@ from agenteval.notebook.progress import create_progress
 from agenteval.report import EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
+from agenteval.runner.tool_replay import ToolReplay
 from agenteval.service._metric_checks import check_metrics
 from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.options import (
@@ -78,6 +86,16 @@ class EvaluationOptions(ServiceOptions):
     """Evaluate only these cases (all when empty)."""
     progress: bool | None = None
     """``None``: a live widget in Jupyter, a bar on a terminal, nothing otherwise; ``True`` always, ``False`` never."""
+    cache: CacheOption = None
+    """Take finished inferences and scores from a cache and keep new ones there: ``True`` for
+    ``.agenteval-cache`` in the working directory, a directory, or an :class:`~agenteval.Cache` (off)."""
+    agent_version: str = ""
+    """Part of the agent's identity in the cache, for changes its code does not show (a prompt file, a model)."""
+    cassette: str | os.PathLike[str] | Cassettes | None = None
+    """Record each case-run's HTTP traffic (agent, judge, simulated user) in this directory and replay it (off)."""
+    cassette_mode: CassetteMode = "auto"
+    """``"auto"`` replays what is recorded and records the rest, ``"record"`` records afresh, ``"replay"`` never
+    touches the network."""
     parallel_inference: bool = True
     parallel_evaluation: bool = True
     parallelism: int = DEFAULT_PARALLELISM
@@ -98,10 +116,29 @@ class EvaluationOptions(ServiceOptions):
         # Checked even with every parallel switch off: all runs share one limit of this size.
         if self.parallelism <= 0:
             raise ConfigError(f"parallelism must be greater than 0, got {self.parallelism}")
+        check_cache_option(self.cache)
+        cassette = self.cassette
+        if not (
+            cassette is None
+            or isinstance(cassette, Cassettes)
+            or (isinstance(cassette, str | os.PathLike) and os.fspath(cassette))
+        ):
+            raise ConfigError(f"cassette must be a directory or None, got {type(cassette).__name__} {cassette!r:.60}")
+        if self.cassette_mode not in get_args(CassetteMode):
+            raise ConfigError(
+                f"cassette_mode must be one of {', '.join(map(repr, get_args(CassetteMode)))},"
+                f" got {self.cassette_mode!r}"
+            )
+        if not isinstance(self.agent_version, str):
+            raise ConfigError(
+                f"agent_version must be a string, got {type(self.agent_version).__name__} {self.agent_version!r:.60}"
+            )
         ids = self.eval_case_ids
         if isinstance(ids, str):
             raise ConfigError(f"eval_case_ids must be a list of case ids, got the string {ids!r}; write [{ids!r}]")
         object.__setattr__(self, "eval_case_ids", tuple(ids))
+        if isinstance(self.tool_replay, EvaluationReport):
+            object.__setattr__(self, "tool_replay", ToolReplay.of(self.tool_replay.inference_results))
         # Not super(): a slots dataclass is a new class, which a zero-argument super() does not know.
         ServiceOptions.__post_init__(self)
 
@@ -165,6 +202,21 @@ class Evaluator:
             - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit; an
               ``async`` agent blocking the event loop without awaiting cannot be timed out, and is
               named in a logged warning after 5 s);
+            - ``cache``: take finished inferences and scores from a cache and keep new ones there:
+              ``True`` for ``.agenteval-cache`` in the working directory, a directory, or an
+              :class:`~agenteval.Cache` (off). An unchanged re-run calls neither the agent nor a
+              judge; see the README for what each entry's key holds;
+            - ``agent_version``: part of the agent's identity in the cache, for what its code does not
+              show (a prompt file, a model name): change it to run the agent again;
+            - ``cassette``, ``cassette_mode``: record each case-run's HTTP traffic (the agent's model calls
+              through httpx, requests or aiohttp, the judge's, the simulated user's) in this directory
+              and replay it: ``"auto"`` (default) replays what is recorded and records the rest,
+              ``"record"`` records afresh, ``"replay"`` never touches the network (a request not
+              recorded fails its case); credentials are never written (``pip install 'agenteval[cassette]'``);
+            - ``tool_replay``: an earlier :class:`~agenteval.EvaluationReport` whose recorded tool results
+              answer the same calls (same tool and arguments) in the same case, run and turn, so that a
+              model change is seen apart from the tools' (``toolMock`` rules first; a call not recorded
+              runs the tool; a replayed call is marked ``replayed`` in :attr:`~agenteval.EvaluationReport.tool_calls`);
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
               and nothing otherwise; ``True`` always shows one, ``False`` never.
 
@@ -198,12 +250,14 @@ class Evaluator:
         self.app_name = app_name
         self.runner: Runner | None = as_runner(agent) if agent is not None else None
         self.options = EvaluationOptions().updated(options)
+        self._caches: dict[Path, Cache] = {}
 
     def evaluate(
         self,
         eval_set: str | EvalSet,
         *,
         metrics: Sequence[EvalMetric] | None = None,
+        resume: EvaluationReport | str | None = None,
         **overrides: Any,
     ) -> EvaluationReport:
         """Evaluate an eval set and return the report. Works in scripts and inside Jupyter.
@@ -212,6 +266,11 @@ class Evaluator:
             eval_set: An eval-set id in the eval-set manager, or an :class:`~agenteval.EvalSet`
                 object to evaluate directly.
             metrics: Metrics to use instead of the metric manager's for this eval set.
+            resume: Carry on an interrupted evaluation: the report it left (``exc.report``) or the id of
+                its saved partial result. Only the (run, case) pairs it did not finish run; the final
+                result takes the partial result's id, so it replaces it in the result store. Cases
+                edited since, and pairs whose agent failed, run again; metrics changed since are
+                scored again.
             **overrides: Per-call values for any constructor option.
 
         Returns:
@@ -223,22 +282,27 @@ class Evaluator:
             SaveError: Saving failed; ``exc.report`` holds the complete, unsaved report.
             AgentEvalError: A set-level failure (e.g. a callback raised).
         """
-        return run_sync(self.aevaluate(eval_set, metrics=metrics, **overrides))
+        return run_sync(self.aevaluate(eval_set, metrics=metrics, resume=resume, **overrides))
 
     async def aevaluate(
         self,
         eval_set: str | EvalSet,
         *,
         metrics: Sequence[EvalMetric] | None = None,
+        resume: EvaluationReport | str | None = None,
         **overrides: Any,
     ) -> EvaluationReport:
         """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
         # Watched here too, not only by evaluate(): in a notebook, a case blocking the kernel's loop is named.
         with fewer_collections(), watching(asyncio.get_running_loop()):
-            return await self._evaluate(eval_set, metrics, overrides)
+            return await self._evaluate(eval_set, metrics, resume, overrides)
 
     async def _evaluate(
-        self, eval_set: str | EvalSet, metrics: Sequence[EvalMetric] | None, overrides: Mapping[str, Any]
+        self,
+        eval_set: str | EvalSet,
+        metrics: Sequence[EvalMetric] | None,
+        resume: EvaluationReport | str | None,
+        overrides: Mapping[str, Any],
     ) -> EvaluationReport:
         started = time.perf_counter()
         started_at = time.time()
@@ -282,6 +346,8 @@ class Evaluator:
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
         ordering = _with_session_inputs(ordering, self.app_name)
+        cassettes = _cassettes(options)
+        reuse, resumed = await self._finished_work(options, ordering, selected, eval_metrics, provenance, resume)
         recorder = RunRecorder()
         callbacks = options.callbacks.merged(recorder.callbacks())
         progress = create_progress(options.progress)
@@ -296,12 +362,15 @@ class Evaluator:
         options = replace(options, callbacks=callbacks)
         try:
             # Every run is given the set read above, so a long evaluation sees one consistent eval set.
-            with limited_depth(depth_limit):
-                runs = await self._run_all(options, ordering, eval_metrics)
-            report = await self._report(options, ordering, eval_metrics, runs, provenance, started)
+            with limited_depth(depth_limit), _recording(cassettes, ordering, selected, options.num_runs):
+                runs = await self._run_all(options, ordering, eval_metrics, reuse, cassettes)
+            provenance = _with_reused(provenance, reuse, resumed)
+            result_id = resumed.result_id if resumed is not None and resumed.result_id else None
+            report = await self._report(options, ordering, eval_metrics, runs, provenance, started, result_id)
             await self._save(options, report)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
+                provenance = _with_reused(provenance, reuse, resumed)
                 await self._keep_finished(exc, options, ordering, eval_metrics, recorder, provenance, started)
             if progress is not None:
                 progress.finish(report=getattr(exc, "report", None), error=exc)
@@ -309,6 +378,28 @@ class Evaluator:
         if progress is not None:
             progress.finish(report=report)
         return report
+
+    async def _finished_work(
+        self,
+        options: EvaluationOptions,
+        eval_set: EvalSet,
+        selected: list[EvalCase],
+        metrics: list[EvalMetric],
+        provenance: Provenance,
+        resume: EvaluationReport | str | None,
+    ) -> tuple[WorkReuse | None, Resumed | None]:
+        """What the service consults for work already done (``cache=``, ``resume=``), if anything."""
+        resumed = await Resumed.of(resume, options.result_manager, self.app_name) if resume is not None else None
+        cache = open_cache(options.cache, self._caches)
+        if cache is None and resumed is None:
+            return None, None
+        wanted = {case.eval_id for case in selected}
+        evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
+        reuse = work_reuse(cache, options, self.runner, options.agent_version, evaluated, metrics)
+        if resumed is not None:
+            resumed.take(reuse, eval_set, provenance.eval_set_hash)
+        reuse.prefetch(range(1, options.num_runs + 1), evaluated)
+        return reuse, resumed
 
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
         """The cases to run.
@@ -356,8 +447,9 @@ class Evaluator:
         runs: Sequence[RunOutcome],
         provenance: Provenance,
         started: float,
+        result_id: str | None = None,
     ) -> EvaluationReport:
-        result_id = new_result_id(self.app_name, ordering.eval_set_id)
+        result_id = result_id or new_result_id(self.app_name, ordering.eval_set_id)
         return await build_report(
             app_name=self.app_name,
             eval_set_id=ordering.eval_set_id,
@@ -473,10 +565,17 @@ class Evaluator:
         return metrics
 
     async def _run_all(
-        self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric]
+        self,
+        options: EvaluationOptions,
+        eval_set: EvalSet,
+        metrics: list[EvalMetric],
+        reuse: WorkReuse | None,
+        cassettes: Cassettes | None,
     ) -> list[RunOutcome]:
         # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
-        service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
+        service = LocalService(
+            self._agent(), options, limits=CaseLimits.of(options.parallelism), reuse=reuse, cassettes=cassettes
+        )
 
         async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(
@@ -492,7 +591,12 @@ class Evaluator:
                 raise rewrap(f"run {run_id}", exc) from exc
             return inferences, scored.eval_case_results
 
-        return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
+        try:
+            return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
+        finally:
+            if reuse is not None:
+                # Also when interrupted: what finished is kept for the next evaluation.
+                reuse.flush()
 
     async def _score_run(
         self,
@@ -618,6 +722,31 @@ class Evaluator:
 
     def __repr__(self) -> str:
         return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+def _cassettes(options: EvaluationOptions) -> Cassettes | None:
+    """The cassettes ``cassette=`` names: a directory, in ``cassette_mode``, or the object given."""
+    if options.cassette is None or isinstance(options.cassette, Cassettes):
+        return options.cassette
+    return Cassettes(options.cassette, options.cassette_mode)
+
+
+def _recording(
+    cassettes: Cassettes | None, eval_set: EvalSet, cases: Sequence[EvalCase], num_runs: int
+) -> contextlib.AbstractContextManager[None]:
+    """Cassettes on for the evaluation, each case-run's file name checked first; nothing without cassettes."""
+    if cassettes is None:
+        return contextlib.nullcontext()
+    for case in cases:
+        for run_id in range(1, num_runs + 1):
+            cassettes.file_for(eval_set.eval_set_id, case.eval_id, run_id)
+    return cassettes.active()
+
+
+def _with_reused(provenance: Provenance, reuse: WorkReuse | None, resumed: Resumed | None) -> Provenance:
+    """``provenance`` saying what the evaluation took from finished work."""
+    reused = reused_work(reuse, resumed) if reuse is not None else None
+    return provenance.model_copy(update={"reused": reused}) if reused is not None else provenance
 
 
 def _metric_list(metrics: object) -> list[EvalMetric]:

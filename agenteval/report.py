@@ -153,6 +153,24 @@ class EvaluationReport:
         return names
 
     @property
+    def reuse_summary(self) -> str:
+        """What was taken from finished work instead of being done again, in a line; ``""`` when nothing was.
+
+        E.g. ``"20/20 inferences and 58/60 scores from the cache"``; the ``cached_inference`` and
+        ``cached_scores`` columns of :attr:`cases` and ``cached`` of :attr:`metrics` say which.
+        """
+        reused = self.provenance.reused if self.provenance is not None else None
+        if reused is None:
+            return ""
+        cases = self.result.eval_case_results
+        scores = sum(len(case.overall_eval_metric_results) for case in cases)
+        sources = " and ".join("the cache" if source == "cache" else source for source in reused.sources)
+        return (
+            f"{len(reused.inferences)}/{len(cases)} inferences and {len(reused.scores)}/{scores} scores"
+            f" from {sources or 'finished work'}"
+        )
+
+    @property
     def cases(self) -> pd.DataFrame:
         """One row per (run, case): status, score, error type and message (columns ``CASE_COLUMNS``)."""
         return cases_frame(self.result)

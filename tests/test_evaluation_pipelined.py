@@ -13,6 +13,8 @@ import pytest
 import agenteval as ae
 from agenteval._async import run_sync
 from agenteval._evaluation_support import RunOutcome, in_runs
+from agenteval.cache.reuse import WorkReuse
+from agenteval.cassettes import Cassettes
 from agenteval.evaluation import EvaluationOptions
 from agenteval.notebook.progress import TextProgress
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeInferenceCaseArgs
@@ -37,9 +39,16 @@ class TwoPhaseEvaluator(ae.Evaluator):
     """The facade as it was: every run infers all its cases, then scores them."""
 
     async def _run_all(
-        self, options: EvaluationOptions, eval_set: ae.EvalSet, metrics: list[ae.EvalMetric]
+        self,
+        options: EvaluationOptions,
+        eval_set: ae.EvalSet,
+        metrics: list[ae.EvalMetric],
+        reuse: WorkReuse | None,
+        cassettes: Cassettes | None,
     ) -> list[RunOutcome]:
-        service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
+        service = LocalService(
+            self._agent(), options, limits=CaseLimits.of(options.parallelism), reuse=reuse, cassettes=cassettes
+        )
 
         async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(

@@ -124,6 +124,8 @@ def test_column_constants() -> None:
         "error_message",
         "session_id",
         "user_id",
+        "cached_inference",
+        "cached_scores",
     )
     assert METRIC_COLUMNS == (
         "run_id",
@@ -135,6 +137,7 @@ def test_column_constants() -> None:
         "measure_name",
         "measure",
         "reason",
+        "cached",
     )
     assert INVOCATION_COLUMNS[:4] == ("run_id", "eval_id", "turn", "invocation_id")
     assert INVOCATION_COLUMNS[-5:] == (

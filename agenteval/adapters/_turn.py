@@ -1,8 +1,9 @@
 """What every framework adapter records in one turn: tool calls (mocked or run), model usage, the reply.
 
 An adapter intercepts its framework's tool execution and asks :meth:`AdapterTurn.call_tool` to run
-or mock each call, so the eval set's ``toolMock`` rules apply the same way in every framework and a
-mocked tool is never called. Calls are recorded as JSON copies, in the order they start.
+or mock each call, so the eval set's ``toolMock`` rules (and then a replay of recorded tool results)
+apply the same way in every framework and a mocked or replayed tool is never called. Calls are
+recorded as JSON copies, in the order they start.
 """
 
 from __future__ import annotations
@@ -69,12 +70,15 @@ class AdapterTurn:
     async def call_tool(
         self, name: str, arguments: Any, run: Callable[[], Awaitable[Any]], *, call_id: str = ""
     ) -> Any:
-        """Record one tool call and return its result: the mock's when a rule answers it, else ``await run()``.
+        """Record one tool call and return its result: the mock's when a rule answers it, else a replayed one.
+
+        A call no mock answers gets the recorded result of the turn's replay when one answers it
+        (marked replayed), else ``await run()``.
 
         Args:
             name: The tool's name, as the model called it.
             arguments: The call's arguments (a JSON value; usually the dict the model sent).
-            run: Runs the real tool; never called when the tool is mocked.
+            run: Runs the real tool; never called when the tool is mocked or the call replayed.
             call_id: The framework's id of the call.
 
         Raises:
@@ -82,12 +86,26 @@ class AdapterTurn:
             Exception: Whatever the real tool raised (the call stays recorded, without a result).
         """
         call = self._turn.record_tool(name, arguments, id=call_id)
-        mocks = self._turn.tool_mocks
+        mocks, replay = self._turn.tool_mocks, self._turn.tool_replay
         if mocks is not None and mocks.mocks(name):
             result = await mocks.result(name, call.arguments)
+        elif replay is not None and (replayed := replay.answer(call)) is not None:
+            result = replayed
         else:
             result = await run()
         self.set_result(call, result)
+        return result
+
+    def replayed(self, call: Tool) -> Any:
+        """The result the turn's replay recorded for a call recorded with :meth:`record_tool`, else ``None``.
+
+        For frameworks that decide before a tool runs whether to skip it: a result here (set on the
+        call, which is marked replayed) replaces running the tool; ``None`` means run it.
+        """
+        replay = self._turn.tool_replay
+        result = replay.answer(call) if replay is not None else None
+        if result is not None:
+            self.set_result(call, result)
         return result
 
     def record_tool(self, name: str, arguments: Any = None, result: Any = None, *, call_id: str = "") -> Tool:

@@ -119,8 +119,10 @@ class _AgentEvalPlugin(BasePlugin):
                 turn.calls[call_id] = turn.record.tools[index]
                 # Returning a result makes ADK skip the tool (and every later before-tool callback).
                 return cast("dict[str, Any]", mocked)
-            turn.calls[call_id] = turn.record.record_tool(tool.name, tool_args, call_id=call_id)
-        return None
+            call = turn.calls[call_id] = turn.record.record_tool(tool.name, tool_args, call_id=call_id)
+            replayed = turn.record.replayed(call)
+        # A result makes ADK skip the tool; None lets it run.
+        return cast("dict[str, Any] | None", replayed)
 
 
 async def _nested_mock(name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:

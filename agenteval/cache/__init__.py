@@ -4,7 +4,16 @@
 :mod:`agenteval.cache.keys` make the keys from what an entry depends on.
 """
 
-from agenteval.cache.keys import agent_identity, code_hash, evaluator_version, inference_key, score_key
+from agenteval.cache.keys import agent_identity, code_hash, evaluator_version, inference_key, score_key, value_hash
 from agenteval.cache.store import Cache, CacheStats
 
-__all__ = ["Cache", "CacheStats", "agent_identity", "code_hash", "evaluator_version", "inference_key", "score_key"]
+__all__ = [
+    "Cache",
+    "CacheStats",
+    "agent_identity",
+    "code_hash",
+    "evaluator_version",
+    "inference_key",
+    "score_key",
+    "value_hash",
+]

@@ -13,6 +13,7 @@ Every function here is pure and returns a SHA-256 hex digest of a canonical JSON
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import dis
 import enum
@@ -36,7 +37,16 @@ from agenteval.evalresult.provenance import package_version
 from agenteval.metric.criterion import JudgeModelOptions
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["agent_identity", "code_hash", "evaluator_version", "inference_key", "score_key"]
+__all__ = [
+    "agent_identity",
+    "code_hash",
+    "definition_score_key",
+    "evaluator_version",
+    "inference_key",
+    "metric_definition",
+    "score_key",
+    "value_hash",
+]
 
 _KEY_FORMAT: Final = 1
 """Part of every key: changing how keys are made changes this, so no old entry is read as a new one."""
@@ -69,6 +79,9 @@ _CODE_TYPES: Final = (
 
 _SCALARS: Final = (str, int, float, bool, type(None))
 
+_MUTABLE_STATE: Final = (list, dict, set, bytearray, collections.deque, collections.Counter)
+"""Closed over, these count by type: a function's calls change them (a list of calls, a counter)."""
+
 _GLOBAL_STORES: Final = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL"})
 
 _JUDGE_CONNECTION: Final = ("provider_name", "model_name", "variant", "base_url")
@@ -81,7 +94,8 @@ def code_hash(obj: object) -> str:
 
     - a function: its bytecode, constants (nested functions, lambdas and comprehensions included),
       names, arguments and flags (``async``, generator); its default arguments; the values it closes
-      over (a closed-over function by its own code hash); and the global functions, classes and
+      over (a closed-over function by its own code hash; a list, dict, set or deque by its type only,
+      since a function's calls change them); and the global functions, classes and
       constants (``str``, ``int``, ``float``, ``bool``, ``None``) it reads by name, but not a global
       it also assigns (a counter would change the hash on every call);
     - a ``functools.partial``: its function's hash and its arguments;
@@ -113,6 +127,21 @@ def code_hash(obj: object) -> str:
         A SHA-256 hex digest.
     """
     return _CodeHasher().code(obj)
+
+
+def value_hash(value: object) -> str:
+    """A hash of a value as :func:`code_hash` counts values: data exactly, functions and classes by their code.
+
+    For settings that hold code, such as a registry of named compare functions.
+
+    Args:
+        value: Containers, scalars, enums, dataclasses, pydantic models, functions and classes
+            (anything else counts by its type's name).
+
+    Returns:
+        A SHA-256 hex digest.
+    """
+    return _digest(_CodeHasher().value(value))
 
 
 def agent_identity(agent: object, agent_version: str = "") -> str:
@@ -151,10 +180,7 @@ def inference_key(case_hash: str, run_id: int, agent_identity: str) -> str:
 def score_key(inference_hash: str, metric: EvalMetric, evaluator_version: str) -> str:
     """The key of one metric's score of one inference.
 
-    The metric counts by its whole definition as written to a file (name, evaluator, threshold,
-    criterion with the judge's settings, extension), plus what its judge model's ``${VAR}``
-    references expand to (a file keeps the reference). Its api key does not count: it is never
-    written, and a new key scores the same.
+    The metric counts by its whole definition (see :func:`metric_definition`).
 
     Args:
         inference_hash: What is scored: it must change when the agent's output or the case
@@ -162,7 +188,29 @@ def score_key(inference_hash: str, metric: EvalMetric, evaluator_version: str) -
             key and its content. The inference key alone would keep a stale score when an entry is
             computed again with a different output.
         metric: The metric.
-        evaluator_version: :func:`evaluator_version` of the evaluator that scores the metric.
+        evaluator_version: :func:`evaluator_version` of the evaluator that scores the metric, or a
+            hash of it and other settings that change scores (a judge given in place of the metric's).
+
+    Returns:
+        A SHA-256 hex digest.
+
+    Raises:
+        ConfigError: A number in the metric is NaN or infinite.
+    """
+    return definition_score_key(inference_hash, metric_definition(metric, evaluator_version))
+
+
+def metric_definition(metric: EvalMetric, evaluator_version: str) -> str:
+    """A hash of everything about a metric that decides its scores, for :func:`definition_score_key`.
+
+    The metric counts by its whole definition as written to a file (name, evaluator, threshold,
+    criterion with the judge's settings, extension), plus what its judge model's ``${VAR}``
+    references expand to (a file keeps the reference). Its api key does not count: it is never
+    written, and a new key scores the same.
+
+    Args:
+        metric: The metric.
+        evaluator_version: As for :func:`score_key`.
 
     Returns:
         A SHA-256 hex digest.
@@ -172,13 +220,16 @@ def score_key(inference_hash: str, metric: EvalMetric, evaluator_version: str) -
     """
     return _digest(
         {
-            "kind": "score",
-            "inference": inference_hash,
             "metric": metric.to_dict(),
             "judges": list(_judge_connections(metric.criterion)),
             "evaluator": evaluator_version,
         }
     )
+
+
+def definition_score_key(inference_hash: str, definition: str) -> str:
+    """:func:`score_key` from a :func:`metric_definition` made once for many inferences."""
+    return _digest({"kind": "score", "inference": inference_hash, "definition": definition})
 
 
 def evaluator_version(evaluator: object) -> str:
@@ -276,7 +327,7 @@ class _CodeHasher:
             "defaults": self._value(function.__defaults__),
             "kwdefaults": self._named_values(function.__kwdefaults__ or {}),
             "closure": self._named_values(
-                {name: _cell_contents(cell) for name, cell in zip(code.co_freevars, cells, strict=True)}
+                {name: _closed_over(_cell_contents(cell)) for name, cell in zip(code.co_freevars, cells, strict=True)}
             ),
             "globals": self._named_values(_read_globals(code, function.__globals__)),
             "wraps": self._wrapped(function),
@@ -324,6 +375,10 @@ class _CodeHasher:
         namespace = getattr(obj, "__dict__", None)
         wrapped = namespace.get("__wrapped__") if isinstance(namespace, dict) else None
         return self.code(wrapped) if wrapped is not None else None
+
+    def value(self, value: object) -> object:
+        """A canonical, JSON-ready form of ``value`` (see :func:`value_hash`)."""
+        return self._value(value)
 
     def _named_values(self, values: Mapping[str, object]) -> dict[str, object]:
         return {name: self._named_value(name, value) for name, value in values.items()}
@@ -394,6 +449,11 @@ def _cell_contents(cell: types.CellType) -> object:
     except ValueError:
         # A cell is empty until the enclosing function assigns it.
         return None
+
+
+def _closed_over(value: object) -> object:
+    """A closed-over value as it counts: a list, dict or set by its type, as agents keep state in them."""
+    return {"mutable": type(value).__qualname__} if isinstance(value, _MUTABLE_STATE) else value
 
 
 def _read_globals(code: types.CodeType, namespace: Mapping[str, object]) -> dict[str, object]:

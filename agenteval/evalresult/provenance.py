@@ -25,7 +25,7 @@ from agenteval._secrets import redact
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["Provenance", "content_hash", "current_environment", "package_version"]
+__all__ = ["Provenance", "ReusedWork", "content_hash", "current_environment", "package_version"]
 
 _DESCRIPTIONS = ("agent", "aggregator", "judge", "derived_from")
 """The fields that describe what produced a result in free text: redacted when set."""
@@ -46,6 +46,17 @@ def content_hash(models: WireModel | Sequence[WireModel]) -> str:
     data = models.to_dict() if isinstance(models, WireModel) else [model.to_dict() for model in models]
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ReusedWork(CamelModel):
+    """What an evaluation took from finished work instead of running the agent or a metric again."""
+
+    sources: list[str] = Field(default_factory=list)
+    """Where it came from: ``cache``, and ``resume of <result id>`` when it resumed an interrupted evaluation."""
+    inferences: list[tuple[GoInt, str]] = Field(default_factory=list)
+    """The (run, case) pairs whose agent turns were taken."""
+    scores: list[tuple[GoInt, str, str]] = Field(default_factory=list)
+    """The (run, case, metric) results taken."""
 
 
 class Provenance(CamelModel):
@@ -84,6 +95,8 @@ class Provenance(CamelModel):
     finished_at: EpochTime | None = None
     derived_from: str = ""
     """For a report made by rescoring, re-aggregating or changing thresholds: what it was made from."""
+    reused: ReusedWork | None = None
+    """What was taken from a cache or an interrupted evaluation instead of being done again (``None``: nothing)."""
 
     @field_validator(*_DESCRIPTIONS)
     @classmethod

@@ -465,6 +465,8 @@ class ProgressBase:
                 parts.append(f"{statuses.count(EvalStatus.NOT_EVALUATED)} not evaluated")
             if errors:
                 parts.append(plural(errors, "error") + " in case runs")
+            if report.reuse_summary:
+                parts.append(report.reuse_summary)
             return f"{head} {', '.join([*parts, elapsed])}"
         total = sum(run.evaluation_total for run in self.runs)
         done = sum(run.evaluation_done for run in self.runs)

@@ -10,6 +10,7 @@ from agenteval.context import EvalContext
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
+from agenteval.runner.tool_replay import TurnReplay
 from agenteval.runner.toolmock import ToolMocks
 
 __all__ = ["Runner", "TurnRequest", "TurnResult", "end_session"]
@@ -33,6 +34,9 @@ class TurnRequest:
     """Values set by callbacks."""
     tool_mocks: ToolMocks | None = None
     """The turn's tool mocks (the eval set's ``toolMock`` for this side), when it has any."""
+    tool_replay: TurnReplay | None = None
+    """The recorded tool results that answer this turn's calls (``tool_replay`` of the options), when replaying;
+    consulted after :attr:`tool_mocks`."""
 
 
 @dataclass(slots=True, kw_only=True)

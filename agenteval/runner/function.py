@@ -26,6 +26,7 @@ from agenteval.evalset.message import Message
 from agenteval.evalset.models import Tool
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
+from agenteval.runner.tool_replay import TurnReplay
 from agenteval.runner.toolmock import ToolMocks, static_result
 
 __all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner"]
@@ -57,6 +58,8 @@ class Turn:
         invocation_id: Set it to report the agent's own id for the turn.
         execution_trace: Set it to report an execution trace for the turn.
         tool_mocks: The turn's tool mocks (applied by :meth:`tool`), or ``None``.
+        tool_replay: The recorded tool results that answer the turn's calls (applied by :meth:`tool`
+            after the mocks), or ``None``.
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class Turn:
         self.invocation_id: str = ""
         self.execution_trace: ExecutionTrace | None = None
         self.tool_mocks: ToolMocks | None = request.tool_mocks
+        self.tool_replay: TurnReplay | None = request.tool_replay
         self._loop = loop
         self._async_calls: list[tuple[str, Coroutine[Any, Any, Any]]] = []
         """The coroutines of the turn's async tool calls, so that the turn can tell one never awaited."""
@@ -144,6 +148,9 @@ class Turn:
 
         When the turn mocks the tool (the eval set's ``toolMock``, looked up by the recorded name
         and arguments), the mocked result is returned and recorded and the tool is not called.
+        Otherwise, when the evaluation replays an earlier report's tool results (``tool_replay``)
+        and one answers the call, that recorded JSON value is returned (a dict where the tool
+        returned a model) and recorded, marked replayed, and the tool is not called.
 
         Example::
 
@@ -192,6 +199,8 @@ class Turn:
                 call = self.record_tool(tool_name, arguments_of(args, kwargs))
                 if self.tool_mocks is not None and self.tool_mocks.mocks(tool_name):
                     result = await self.tool_mocks.result(tool_name, call.arguments)
+                elif self.tool_replay is not None and (replayed := self.tool_replay.answer(call)) is not None:
+                    result = replayed
                 else:
                     result = await cast(Awaitable[Any], function(*args, **kwargs))
                 call.result = result
@@ -205,6 +214,8 @@ class Turn:
             call = self.record_tool(tool_name, arguments_of(args, kwargs))
             if self.tool_mocks is not None and self.tool_mocks.mocks(tool_name):
                 result = self._mocked_result(self.tool_mocks, tool_name, call.arguments)
+            elif self.tool_replay is not None and (replayed := self.tool_replay.answer(call)) is not None:
+                result = replayed
             else:
                 result = function(*args, **kwargs)
             call.result = result

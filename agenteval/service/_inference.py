@@ -34,6 +34,7 @@ from agenteval.evalset.trace import ExecutionTrace
 from agenteval.llm.base import ChatModel
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.simulation import SimulatedConversation, SimulationStart, SimulatorDecision, UserSimulator
+from agenteval.runner.tool_replay import TurnReplay
 from agenteval.runner.toolmock import ToolMocks
 from agenteval.service.options import ServiceOptions
 
@@ -67,6 +68,8 @@ class _Session:
     mock_side: str = ""
     """Which rules of a turn's ``toolMock`` apply (``actual`` or ``expected``); ``""`` for none."""
     tool_mock_model: ChatModel | None = None
+    replays: list[TurnReplay] = field(default_factory=list)
+    """The replay of each turn's tool calls, by turn index (from ``tool_replay``); a turn past them runs its tools."""
     turn_timeout: float | None = None
     turns_run: int = 0
     state: dict[str, Any] = field(init=False)
@@ -96,6 +99,7 @@ class _Session:
             state=self.state,
             context=self.context,
             tool_mocks=self._tool_mocks(tool_mock),
+            tool_replay=self.replays[self.turns_run] if self.turns_run < len(self.replays) else None,
         )
         self.turns_run += 1
         deadline = asyncio.timeout(self.turn_timeout)
@@ -399,16 +403,17 @@ async def _infer_trace(case: EvalCase, options: ServiceOptions, session_id: str,
 
 
 async def infer_case(
-    runner: Runner, case: EvalCase, options: ServiceOptions, session_id: str, context: EvalContext
+    runner: Runner, case: EvalCase, options: ServiceOptions, session_id: str, context: EvalContext, *, run_id: int = 0
 ) -> CaseInference:
     """Produce the actual (and, when enabled, expected) turns of one case.
 
     Args:
         runner: The agent under test.
         case: The case.
-        options: Service options (expected runner, user simulator, guards).
+        options: Service options (expected runner, user simulator, guards, tool replay).
         session_id: The case's session id.
         context: The context of the case.
+        run_id: The run (1-based; ``0`` outside a multi-run evaluation), whose recordings ``tool_replay`` uses.
 
     Returns:
         The turns, their traces and the expected turns.
@@ -438,6 +443,7 @@ async def infer_case(
         context=context,
         mock_side="actual",
         tool_mock_model=options.tool_mock_model,
+        replays=options.tool_replay.for_case(case.eval_id, run_id) if options.tool_replay is not None else [],
         turn_timeout=options.turn_timeout,
     )
     if scenario is None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agenteval.aggregation import AggregationInput, finite_score, run_aggregator
+from agenteval.cache.reuse import CaseScores
 from agenteval.context import EvalContext
 from agenteval.errors import CaseFailure, ConfigError, NotFoundError, describe_exception
 from agenteval.evalresult.inference import InferenceResult
@@ -237,8 +238,11 @@ async def score_case(
     cases: CaseLookup,
     context: EvalContext,
     run_id: int,
+    scores: CaseScores | None = None,
 ) -> EvalCaseResult:
     """Score one successfully inferred case with every metric, then aggregate; the result is of run ``run_id``.
+
+    A metric whose result ``scores`` holds is not run; the others' results are given to ``scores`` to keep.
 
     Raises:
         CaseFailure: Anything that fails the case (reference messages).
@@ -276,7 +280,11 @@ async def score_case(
             metric = effective_metric(case.eval_id, configured, rubrics.get(configured.metric_name, []))
         except ConfigError as exc:
             raise CaseFailure(str(exc)) from None
-        result = await _run_evaluator(evaluator, metric, inputs)
+        result = scores.get(configured) if scores is not None else None
+        if result is None:
+            result = await _run_evaluator(evaluator, metric, inputs)
+            if scores is not None:
+                scores.put(configured, result)
         effective_metrics.append(metric)
         reasons: list[str] = []
         rubric_scores: list[RubricScore] = []
@@ -315,6 +323,8 @@ async def score_case(
                 ),
             )
         )
+    if scores is not None:
+        scores.flush()
     try:
         aggregation = await run_aggregator(
             options.aggregator,

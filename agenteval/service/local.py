@@ -7,10 +7,11 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval._loop_watchdog import activity
 from agenteval._validate import check_names
+from agenteval.cache.reuse import WorkReuse
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
@@ -37,6 +38,9 @@ from agenteval.service.callbacks import (
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest
 from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    from agenteval.cassettes import Cassettes
 
 __all__ = ["CaseLimits", "LocalService"]
 
@@ -108,6 +112,9 @@ class LocalService:
         options: Service options; keyword arguments override single fields.
         limits: Case limits shared with other services (e.g. one per concurrent run), instead of a
             cap of ``parallelism`` per call.
+        reuse: Finished work to take instead of running the agent or a metric again, and where new
+            work is kept (see :class:`~agenteval.cache.reuse.WorkReuse`).
+        cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cassettes.Cassettes`).
         **overrides: Fields of :class:`~agenteval.service.options.ServiceOptions`.
     """
 
@@ -117,6 +124,8 @@ class LocalService:
         options: ServiceOptions | None = None,
         *,
         limits: CaseLimits | None = None,
+        reuse: WorkReuse | None = None,
+        cassettes: Cassettes | None = None,
         **overrides: Any,
     ) -> None:
         if runner is None:
@@ -124,6 +133,8 @@ class LocalService:
         self.runner: Runner = as_runner(runner)
         self.options: ServiceOptions = (options or ServiceOptions()).updated(overrides)
         self._limits = limits
+        self._reuse = reuse
+        self._cassettes = cassettes
 
     async def close(self) -> None:
         """Release resources (nothing is held between calls)."""
@@ -190,8 +201,13 @@ class LocalService:
         result: InferenceResult,
     ) -> InferenceResult:
         """Run the agent on ``case``, filling in ``result`` (a :func:`_pending_inference`) and returning it."""
-        with use_context(context):
-            session_id = options.session_id_supplier(context)
+        reused = self._reuse.inference(request.run_id, case) if self._reuse is not None else None
+        if reused is not None:
+            # The recorded turns belong to the session they ran in.
+            session_id = reused.session_id
+        else:
+            with use_context(context):
+                session_id = options.session_id_supplier(context)
         result.session_id = session_id
         try:
             case_context = await options.callbacks.run(
@@ -209,10 +225,22 @@ class LocalService:
         start = time.time()
         result.eval_mode = case.eval_mode
         result.user_id = case.session_input.user_id if case.session_input else ""
+        if reused is not None:
+            result.inferences = reused.inferences
+            result.expected_inferences = reused.expected_inferences
+            result.execution_traces = reused.execution_traces
+            result.status = EvalStatus.PASSED
+            return await self._after_inference_case(request, options, case_context, result, start)
         try:
-            with use_context(case_context), activity(_case_label(case.eval_id, request.run_id)):
+            with (
+                use_context(case_context),
+                activity(_case_label(case.eval_id, request.run_id)),
+                self._recording(request, case.eval_id),
+            ):
                 try:
-                    produced = await infer_case(self.runner, case, options, session_id, case_context)
+                    produced = await infer_case(
+                        self.runner, case, options, session_id, case_context, run_id=request.run_id
+                    )
                 finally:
                     end_error = await _end_sessions(self.runner, options, session_id)
                 if end_error is not None:
@@ -235,6 +263,18 @@ class LocalService:
             result.expected_inferences = _attach_context_messages(produced.expected, case)
             result.execution_traces = _traces_or_empty(produced.traces)
             result.status = EvalStatus.PASSED
+            if self._reuse is not None:
+                self._reuse.inferred(request.run_id, case, result)
+        return await self._after_inference_case(request, options, case_context, result, start)
+
+    async def _after_inference_case(
+        self,
+        request: InferenceRequest,
+        options: ServiceOptions,
+        case_context: EvalContext,
+        result: InferenceResult,
+        start: float,
+    ) -> InferenceResult:
         try:
             await options.callbacks.run(
                 "after_inference_case",
@@ -244,11 +284,19 @@ class LocalService:
         except AgentEvalError as exc:
             after = (
                 f"run after inference case callbacks (app={request.app_name}, evalSetID={request.eval_set_id}, "
-                f"evalCaseID={case.eval_id}): {exc}"
+                f"evalCaseID={result.eval_case_id}): {exc}"
             )
             message = f"{result.error_message}\n{after}" if result.error_message else after
             result = _failed_inference(result, message, result.error_type or ErrorType.CALLBACK)
         return result
+
+    def _recording(
+        self, request: InferenceRequest | EvaluateRequest, case_id: str
+    ) -> contextlib.AbstractContextManager[None]:
+        """Routes the HTTP traffic of one case-run to its cassette, when cassettes are on."""
+        if self._cassettes is None:
+            return contextlib.nullcontext()
+        return self._cassettes.case(request.eval_set_id, case_id, request.run_id)
 
     # ------------------------------------------------------------------ evaluate
 
@@ -348,10 +396,14 @@ class LocalService:
             )
         else:
             try:
-                with use_context(case_context), activity(f"scoring {_case_label(case_id, request.run_id)}"):
-                    result = await score_case(
-                        inference, request.evaluate_config.eval_metrics, options, cases, case_context, request.run_id
-                    )
+                metrics = request.evaluate_config.eval_metrics
+                scores = self._reuse.scores(request.run_id, inference, metrics) if self._reuse is not None else None
+                with (
+                    use_context(case_context),
+                    activity(f"scoring {_case_label(case_id, request.run_id)}"),
+                    self._recording(request, case_id),
+                ):
+                    result = await score_case(inference, metrics, options, cases, case_context, request.run_id, scores)
             except CaseFailure as failure:
                 result = failed_case_result(
                     request.eval_set_id, inference, str(failure), failure.error_type, request.run_id

@@ -23,6 +23,7 @@ from agenteval.metric.registry import MetricRegistry
 from agenteval.runner.base import Runner
 from agenteval.runner.function import as_runner
 from agenteval.runner.simulation import UserSimulator
+from agenteval.runner.tool_replay import ToolReplay
 from agenteval.service.callbacks import Callbacks
 
 __all__ = [
@@ -99,6 +100,10 @@ class ServiceOptions:
     turn_timeout: float | None = None
     """Seconds one agent turn may take before its case fails (``None``: no limit). A plain agent
     function cannot be stopped, so its worker thread finishes in the background."""
+    tool_replay: ToolReplay | None = None
+    """Answer the agent's tool calls with the results an earlier evaluation recorded, where the same turn of
+    the same case and run made the identical call (``toolMock`` rules still come first); other calls run the
+    tools. Replayed calls are marked ``"replayed": true`` in the results (see :class:`ToolReplay`)."""
 
     def __post_init__(self) -> None:
         # Accept plain functions where the reference takes interfaces, as the facade does.
@@ -113,6 +118,11 @@ class ServiceOptions:
             raise ConfigError(f"turn timeout must be a positive number of seconds or None, got {self.turn_timeout}")
         if self.judge_num_samples <= 0:
             raise ConfigError(f"judge runner num samples must be greater than 0, got {self.judge_num_samples}")
+        if self.tool_replay is not None and not isinstance(self.tool_replay, ToolReplay):
+            raise ConfigError(
+                f"tool_replay must be a ToolReplay or None, got {type(self.tool_replay).__name__}: pass "
+                "ToolReplay.of(report.inference_results) (from agenteval.runner.tool_replay)"
+            )
         if self.judge_timeout is not None:
             object.__setattr__(self, "judge_timeout", _positive_seconds("judge_timeout", self.judge_timeout))
         if self.judge_max_retries is not None:

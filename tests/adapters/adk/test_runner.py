@@ -475,3 +475,23 @@ def test_without_google_adk_the_error_gives_the_install_line() -> None:
     assert done.returncode == 1
     assert "MissingDependencyError: the ADK runner needs the optional package 'google-adk'" in done.stderr
     assert "pip install 'agenteval[adk]'" in done.stderr
+
+
+def test_a_replayed_tool_answers_from_the_earlier_report_and_never_runs() -> None:
+    booked.clear()
+    eval_set = ae.EvalSet.of("replay", [ae.EvalCase.of("book", "book me a flight", expect="booked Rome")])
+    first = ae.Evaluator("weather-app", ADKRunner(weather_agent()), progress=False).evaluate(
+        eval_set, metrics=METRICS[1:]
+    )
+    assert booked == ["Rome"]
+
+    second = ae.Evaluator("weather-app", ADKRunner(weather_agent()), tool_replay=first, progress=False).evaluate(
+        eval_set, metrics=METRICS[1:]
+    )
+
+    assert booked == ["Rome"]
+    assert second.overall_status is ae.EvalStatus.PASSED, second.cases.to_dict("records")
+    calls = second.tool_calls
+    assert list(calls["name"]) == ["book_flight"]
+    assert list(calls["replayed"]) == [True]
+    assert list(calls["result"]) == list(first.tool_calls["result"])

@@ -1,0 +1,185 @@
+"""How ``Evaluator.evaluate`` finds finished work: the ``cache=`` option and ``resume=``.
+
+It resolves the option to a :class:`~agenteval.cache.Cache`, works out who answers the cases and what
+else decides their scores (the keys of :mod:`agenteval.cache.keys`), and takes the finished work of an
+interrupted evaluation when one is resumed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from agenteval.cache.keys import agent_identity, code_hash, value_hash
+from agenteval.cache.reuse import WorkReuse, case_hashes
+from agenteval.cache.store import Cache
+from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalresult.provenance import ReusedWork, content_hash
+from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.metric.models import EvalMetric
+from agenteval.metric.registry import active_metric_registry
+from agenteval.report import EvaluationReport
+from agenteval.runner.base import Runner
+from agenteval.runner.function import FunctionRunner
+from agenteval.service.options import ServiceOptions
+
+__all__ = [
+    "DEFAULT_CACHE_DIRECTORY",
+    "CacheOption",
+    "Resumed",
+    "check_cache_option",
+    "open_cache",
+    "reused_work",
+    "work_reuse",
+]
+
+DEFAULT_CACHE_DIRECTORY: Final = ".agenteval-cache"
+"""Where ``cache=True`` keeps entries: this directory in the working directory."""
+
+CacheOption = bool | str | os.PathLike[str] | Cache | None
+"""``cache=``: off (``None``, ``False``), :data:`DEFAULT_CACHE_DIRECTORY` (``True``), a directory, or a cache."""
+
+_JUDGE_SETTINGS: Final = ("model", "model_name", "name", "base_url")
+"""Attributes of a judge given with ``judge=`` that name the model behind it, when it has them."""
+
+
+def check_cache_option(value: object) -> None:
+    """Refuse a ``cache=`` value that is none of :data:`CacheOption`."""
+    if not isinstance(value, bool | str | os.PathLike | Cache) and value is not None:
+        raise ConfigError(
+            f"cache must be True, False, a directory or an ae.Cache, got {type(value).__name__} {value!r:.60}"
+        )
+    if isinstance(value, str) and not value:
+        raise ConfigError("cache must be True, False, a directory or an ae.Cache, got an empty string")
+
+
+def open_cache(value: CacheOption, opened: dict[Path, Cache]) -> Cache | None:
+    """The cache ``cache=`` names, opened once per directory and kept in ``opened``."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, Cache):
+        return value
+    path = Path(DEFAULT_CACHE_DIRECTORY if value is True else os.fspath(value)).resolve()
+    cache = opened.get(path)
+    if cache is None:
+        cache = opened[path] = Cache(path)
+    return cache
+
+
+def work_reuse(
+    cache: Cache | None,
+    options: ServiceOptions,
+    runner: Runner | None,
+    agent_version: str,
+    cases: Sequence[EvalCase],
+    metrics: Sequence[EvalMetric],
+) -> WorkReuse:
+    """What the service consults for finished work of this evaluation (cases as evaluated, session inputs filled)."""
+    evaluators = {
+        metric.metric_name: options.registry.get(metric.evaluator)
+        for metric in metrics
+        if metric.evaluator in options.registry
+    }
+    reuse = WorkReuse(
+        cache,
+        agent=_answering(options, runner, agent_version),
+        scoring=_scoring(options),
+        case_hashes=case_hashes(cases),
+        evaluators=evaluators,
+    )
+    reuse.remember_metrics(metrics)
+    return reuse
+
+
+class Resumed:
+    """An interrupted evaluation being resumed: its report, and the id the final result takes from it."""
+
+    def __init__(self, report: EvaluationReport) -> None:
+        self.report = report
+        self.result_id = report.result.eval_set_result_id
+
+    @classmethod
+    async def of(cls, partial: object, options_result_manager: object, app_name: str) -> Resumed:
+        """``resume=``: a report (``exc.report`` of an interrupted call) or the id of a stored result."""
+        if isinstance(partial, EvaluationReport):
+            return cls(partial)
+        if not isinstance(partial, str) or not partial:
+            raise ConfigError(
+                "resume must be the report an interrupted evaluation left (exc.report) or the id of its saved result,"
+                f" got {type(partial).__name__} {partial!r:.60}"
+            )
+        try:
+            report = await EvaluationReport.aload(options_result_manager, app_name, partial)  # type: ignore[arg-type]
+        except NotFoundError:
+            raise ConfigError(
+                f"resume={partial!r}: no such result of app {app_name!r} in the result store; give the id the"
+                " interrupted evaluation printed, or its report (exc.report)"
+            ) from None
+        return cls(report)
+
+    def take(self, reuse: WorkReuse, eval_set: EvalSet, eval_set_hash: str) -> None:
+        """Give ``reuse`` the finished work of the cases whose content is unchanged.
+
+        Raises:
+            ConfigError: The report is of another eval set, or it holds no eval set and the eval set changed.
+        """
+        report = self.report
+        if report.eval_set_id != eval_set.eval_set_id:
+            raise ConfigError(f"resume: the report is of eval set {report.eval_set_id!r}, not {eval_set.eval_set_id!r}")
+        unchanged = {case.eval_id for case in eval_set.eval_cases}
+        if report.eval_set is not None:
+            before = {case.eval_id: content_hash(case) for case in report.eval_set.eval_cases}
+            unchanged = {case.eval_id for case in eval_set.eval_cases if before.get(case.eval_id) == content_hash(case)}
+        elif report.provenance is None or report.provenance.eval_set_hash != eval_set_hash:
+            raise ConfigError(
+                f"resume: eval set {eval_set.eval_set_id!r} changed since result {self.result_id!r} was saved, and the"
+                " result does not hold the cases it ran; resume with the report itself (exc.report), or run again"
+            )
+        inferences = [[item for item in run if item.eval_case_id in unchanged] for run in report.inference_results]
+        reuse.resuming(inferences, report.result.eval_case_results)
+
+
+def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
+    """What the evaluation took, for its provenance (``None`` when it took nothing)."""
+    log = reuse.log
+    if not log.inferences and not log.scores:
+        return None
+    sources = []
+    if reuse.location:
+        sources.append("cache")
+    if resumed is not None:
+        sources.append(f"resume of {resumed.result_id or 'an unsaved report'}")
+    return ReusedWork(sources=sources, inferences=sorted(log.inferences), scores=sorted(log.scores))
+
+
+def _answering(options: ServiceOptions, runner: Runner | None, agent_version: str) -> str:
+    """Who answers the cases: the agent, and the user simulator and expected runner that take part."""
+    agent: object = runner.function if isinstance(runner, FunctionRunner) else runner
+    helpers = (options.user_simulator, options.expected_runner, options.tool_mock_model)
+    return value_hash(
+        {
+            "agent": agent_identity(agent, agent_version),
+            "helpers": [code_hash(helper) if helper is not None else None for helper in helpers],
+            "max simulated turns": options.max_simulated_turns,
+            # Replayed tool results change what the agent sees.
+            "tool replay": value_hash(vars(options.tool_replay)) if options.tool_replay is not None else None,
+        }
+    )
+
+
+def _scoring(options: ServiceOptions) -> str:
+    """What decides scores besides the metric and its evaluator: a judge override and named compares."""
+    judge = options.judge
+    registry = options.metric_registry or active_metric_registry()
+    return value_hash(
+        {
+            "judge": code_hash(judge) if judge is not None else None,
+            "judge settings": {
+                name: value for name in _JUDGE_SETTINGS if isinstance(value := getattr(judge, name, None), str)
+            },
+            "judge samples": options.judge_num_samples,
+            "named compares": vars(registry),
+        }
+    )

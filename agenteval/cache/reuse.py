@@ -1,0 +1,394 @@
+"""Finished work an evaluation takes instead of doing it again: inferences and scores, by content.
+
+:class:`WorkReuse` is what the service consults for each (run, case): an inference recorded for the
+same case, run and agent, and each metric's score recorded for the same inference and metric
+definition. Entries come from a :class:`~agenteval.cache.Cache` and, when an evaluation resumes an
+interrupted one, from that evaluation's partial report (:meth:`WorkReuse.resuming`); new work is
+written to the cache as soon as it is done, so a process killed half-way loses only what was in
+flight. :class:`ReuseLog` records what was taken, for the report.
+
+Only successful work is kept: a failed inference runs again, and so does a metric that raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from pydantic import Field, ValidationError
+
+from agenteval._json import CamelModel
+from agenteval._terminal import printable
+from agenteval.cache.keys import definition_score_key, evaluator_version, inference_key, metric_definition
+from agenteval.errors import AgentEvalError
+from agenteval.evalresult.inference import InferenceResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultDetails
+from agenteval.evalresult.provenance import content_hash
+from agenteval.evalset.models import EvalCase, EvalMode, Invocation
+from agenteval.evalset.trace import ExecutionTrace
+from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
+from agenteval.metric.models import EvalMetric
+from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    from agenteval.cache.store import Cache
+
+__all__ = ["CaseScores", "ReuseLog", "WorkReuse"]
+
+_log = logging.getLogger("agenteval")
+
+_FLUSH_SECONDS: Final = 0.5
+_FLUSH_ENTRIES: Final = 500
+"""New entries are written together at most this long after the first of them, or once this many wait:
+a transaction per entry would cost more than most agents' turns, and a killed process loses at most this."""
+
+_INFERENCE: Final = "inference"
+_SCORE: Final = "score"
+
+
+class _InferenceEntry(CamelModel):
+    """What the agent did in one run of one case, as the cache keeps it."""
+
+    session_id: str = ""
+    user_id: str = ""
+    inferences: list[Invocation] = Field(default_factory=list)
+    expected_inferences: list[Invocation] = Field(default_factory=list)
+    execution_traces: list[ExecutionTrace | None] = Field(default_factory=list)
+
+
+class _TurnScore(CamelModel):
+    score: float = 0.0
+    status: EvalStatus
+    details: EvalMetricResultDetails | None = None
+
+
+class _ScoreEntry(CamelModel):
+    """What an evaluator returned for one metric of one inference, as the cache keeps it."""
+
+    overall_score: float = 0.0
+    overall_status: EvalStatus
+    turns: list[_TurnScore] = Field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReuseLog:
+    """What an evaluation took instead of doing: (run, case) inferences and (run, case, metric) scores."""
+
+    inferences: set[tuple[int, str]] = field(default_factory=set)
+    scores: set[tuple[int, str, str]] = field(default_factory=set)
+
+
+class CaseScores:
+    """The scores of one inference found for its metrics, and where new ones go."""
+
+    def __init__(self, reuse: WorkReuse, run_id: int, eval_case_id: str, keys: dict[str, str], found: dict[str, str]):
+        self._reuse = reuse
+        self._run_id = run_id
+        self._case_id = eval_case_id
+        self._keys = keys
+        self._found = found
+        self._new: dict[str, str] = {}
+
+    def get(self, metric: EvalMetric) -> EvaluateResult | None:
+        """The recorded result of ``metric`` (as configured, before the case's rubrics), if any."""
+        text = self._found.get(metric.metric_name)
+        if text is None:
+            return None
+        try:
+            entry = _ScoreEntry.model_validate_json(text)
+        except ValidationError:
+            return None
+        self._reuse.log.scores.add((self._run_id, self._case_id, metric.metric_name))
+        return EvaluateResult(
+            overall_score=entry.overall_score,
+            overall_status=entry.overall_status,
+            per_invocation_results=[
+                PerInvocationResult(score=turn.score, status=turn.status, details=turn.details) for turn in entry.turns
+            ],
+        )
+
+    def put(self, metric: EvalMetric, result: EvaluateResult) -> None:
+        """Keep the result ``metric``'s evaluator returned; written by :meth:`flush`."""
+        key = self._keys.get(metric.metric_name)
+        if key is not None:
+            self._new[key] = _score_text(result)
+
+    def flush(self) -> None:
+        """Write the new results to the cache, in one transaction."""
+        if self._new:
+            self._reuse.write(_SCORE, self._new)
+            self._new = {}
+
+
+class WorkReuse:
+    """Inferences and scores an evaluation takes instead of computing them, and keeps when it computes them.
+
+    Args:
+        cache: Where entries are read and new work is written (``None``: only ``seeded`` entries).
+        agent: :func:`~agenteval.cache.agent_identity` of what answers the cases (the agent, with the
+            user simulator and expected runner that take part in inference).
+        scoring: A hash of the settings besides the metric that change scores (a judge override).
+        case_hashes: The content hash of each case evaluated, by case id.
+        evaluators: The evaluator of each metric, by metric name.
+    """
+
+    def __init__(
+        self,
+        cache: Cache | None,
+        *,
+        agent: str,
+        scoring: str,
+        case_hashes: Mapping[str, str],
+        evaluators: Mapping[str, MetricEvaluator],
+    ) -> None:
+        self.log = ReuseLog()
+        self.location = str(cache.path) if cache is not None else ""
+        self._cache = cache
+        self._agent = agent
+        self._case_hashes = dict(case_hashes)
+        self._definitions: dict[str, tuple[EvalMetric, str]] = {}
+        self._scoring = scoring
+        self._evaluators = dict(evaluators)
+        # Entries read ahead (prefetch) or taken from a resumed report; a key asked for ahead and not
+        # found is known to be missing.
+        self._known: dict[tuple[str, str], str | None] = {}
+        self._inference_hashes: dict[tuple[int, str], str] = {}
+        self._fresh: set[tuple[int, str]] = set()
+        self._inference_keys: dict[tuple[int, str], str] = {}
+        self._pending: dict[str, dict[str, str]] = {_INFERENCE: {}, _SCORE: {}}
+        self._flushed_at = time.monotonic()
+        self._write_failed = False
+
+    def prefetch(self, run_ids: Sequence[int], cases: Sequence[EvalCase]) -> None:
+        """Read every entry the evaluation of ``cases`` in ``run_ids`` may take, in two queries.
+
+        One query per entry would each be a transaction (an entry's last use is written when it is
+        read), several times the cost of reusing the entry.
+        """
+        keys = {
+            (run_id, case.eval_id): key
+            for run_id in run_ids
+            for case in cases
+            if (key := self._inference_key(run_id, case)) is not None
+        }
+        self._inference_keys.update(keys)
+        inferences = self._read(_INFERENCE, list(keys.values()))
+        score_keys: list[str] = []
+        for key in keys.values():
+            self._known.setdefault((_INFERENCE, key), inferences.get(key))
+            text = inferences.get(key)
+            if text is not None:
+                inference_hash = _text_hash(key, text)
+                score_keys += [
+                    definition_score_key(inference_hash, definition) for _, definition in self._definitions.values()
+                ]
+        scores = self._read(_SCORE, score_keys)
+        for key in score_keys:
+            self._known.setdefault((_SCORE, key), scores.get(key))
+
+    def inference(self, run_id: int, case: EvalCase) -> InferenceResult | None:
+        """A successful inference recorded for ``case`` in run ``run_id`` by this agent, if any.
+
+        Its app, eval set and run are left for the caller to set; trace-mode cases, which replay
+        recorded turns, are never looked up.
+        """
+        key = self._inference_key(run_id, case)
+        if key is None:
+            return None
+        text = self._read(_INFERENCE, [key]).get(key)
+        if text is None:
+            return None
+        try:
+            entry = _InferenceEntry.model_validate_json(text)
+        except ValidationError:
+            return None  # written by another version: computed again and replaced
+        self._inference_hashes[(run_id, case.eval_id)] = _text_hash(key, text)
+        self.log.inferences.add((run_id, case.eval_id))
+        return InferenceResult(
+            eval_case_id=case.eval_id,
+            eval_mode=case.eval_mode,
+            session_id=entry.session_id,
+            user_id=entry.user_id,
+            inferences=entry.inferences,
+            expected_inferences=entry.expected_inferences,
+            execution_traces=entry.execution_traces,
+            status=EvalStatus.PASSED,
+        )
+
+    def inferred(self, run_id: int, case: EvalCase, result: InferenceResult) -> None:
+        """Keep a successful inference, so that its scores can be found and a later evaluation takes it."""
+        key = self._inference_key(run_id, case)
+        if key is None or result.status is not EvalStatus.PASSED:
+            return
+        text = _inference_text(result)
+        self._inference_hashes[(run_id, case.eval_id)] = _text_hash(key, text)
+        self._fresh.add((run_id, case.eval_id))
+        self.write(_INFERENCE, {key: text})
+
+    def scores(self, run_id: int, inference: InferenceResult, metrics: Sequence[EvalMetric]) -> CaseScores:
+        """The recorded scores of a successful inference for ``metrics`` (one read for all of them)."""
+        case_id = inference.eval_case_id
+        inference_hash = self._inference_hashes.get((run_id, case_id))
+        if inference_hash is None:
+            # A trace-mode case: what is scored is the case's own recorded turns.
+            inference_hash = _text_hash(self._case_hashes.get(case_id, case_id), _inference_text(inference))
+        keys = {
+            metric.metric_name: definition_score_key(inference_hash, definition)
+            for metric in metrics
+            if (definition := self._definition(metric)) is not None
+        }
+        # A new inference has a new session: nothing can have scored it yet.
+        found = {} if (run_id, case_id) in self._fresh else self._read(_SCORE, list(keys.values()))
+        by_name = {name: found[key] for name, key in keys.items() if key in found}
+        return CaseScores(self, run_id, case_id, keys, by_name)
+
+    def resuming(self, partial: Sequence[Sequence[InferenceResult]], cases: Sequence[EvalCaseResult]) -> None:
+        """Take the finished work of an interrupted evaluation: its successful inferences and their scores.
+
+        Args:
+            partial: The partial report's inferences, per run (index 0 is run 1).
+            cases: The partial report's case results; a metric's scores are taken when the metric is
+                defined as it is now.
+        """
+        scored = {(case.run_id or 1, case.eval_id): case for case in cases}
+        for run_id, inferences in enumerate(partial, start=1):
+            for inference in inferences:
+                case_hash = self._case_hashes.get(inference.eval_case_id)
+                if inference.status is not EvalStatus.PASSED or case_hash is None:
+                    continue
+                key = inference_key(case_hash, run_id, self._agent)
+                text = _inference_text(inference)
+                self._known[(_INFERENCE, key)] = text
+                case = scored.get((run_id, inference.eval_case_id))
+                if case is not None:
+                    self._seed_scores(_text_hash(key, text), case)
+
+    def write(self, kind: str, entries: dict[str, str]) -> None:
+        """Keep entries for the cache: written with others every :data:`_FLUSH_SECONDS` or :data:`_FLUSH_ENTRIES`."""
+        if self._cache is None or self._write_failed:
+            return
+        self._pending[kind].update(entries)
+        waiting = sum(len(pending) for pending in self._pending.values())
+        if waiting >= _FLUSH_ENTRIES or time.monotonic() - self._flushed_at >= _FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the entries kept so far, one transaction per kind; a failure is logged once and the work goes on."""
+        self._flushed_at = time.monotonic()
+        pending, self._pending = self._pending, {_INFERENCE: {}, _SCORE: {}}
+        if self._cache is None or self._write_failed:
+            return
+        try:
+            for kind, entries in pending.items():
+                self._cache.put_many(kind, entries)
+        except AgentEvalError as exc:
+            self._write_failed = True
+            _log.warning(
+                "the cache at %s cannot be written, so this evaluation's work is not kept: %s",
+                printable(self.location),
+                printable(str(exc)),
+            )
+
+    def _seed_scores(self, inference_hash: str, case: EvalCaseResult) -> None:
+        turns = case.eval_metric_result_per_invocation
+        for overall in case.overall_eval_metric_results:
+            metric = self._metric_named(overall.metric_name)
+            definition = self._definition(metric) if metric is not None else None
+            per_turn = [
+                next((result for result in turn.eval_metric_results if result.metric_name == overall.metric_name), None)
+                for turn in turns
+            ]
+            if definition is None or any(result is None or result.eval_status is None for result in per_turn):
+                continue
+            entry = _ScoreEntry(
+                overall_score=overall.score or 0.0,
+                overall_status=overall.eval_status or EvalStatus.NOT_EVALUATED,
+                turns=[
+                    _TurnScore(score=result.score or 0.0, status=result.eval_status, details=result.details)
+                    for result in per_turn
+                    if result is not None and result.eval_status is not None
+                ],
+            )
+            self._known[(_SCORE, definition_score_key(inference_hash, definition))] = entry.to_json(indent=None)
+
+    def _metric_named(self, name: str) -> EvalMetric | None:
+        known = self._definitions.get(name)
+        return known[0] if known is not None else None
+
+    def remember_metrics(self, metrics: Sequence[EvalMetric]) -> None:
+        """Work out each metric's definition hash once (before :meth:`resuming` and scoring)."""
+        for metric in metrics:
+            self._definition(metric)
+
+    def _definition(self, metric: EvalMetric) -> str | None:
+        known = self._definitions.get(metric.metric_name)
+        if known is not None and known[0] is metric:
+            return known[1]
+        evaluator = self._evaluators.get(metric.metric_name)
+        if evaluator is None:
+            return None
+        scoring = hashlib.sha256(f"{evaluator_version(evaluator)}\n{self._scoring}".encode()).hexdigest()
+        definition = metric_definition(metric, scoring)
+        self._definitions[metric.metric_name] = (metric, definition)
+        return definition
+
+    def _inference_key(self, run_id: int, case: EvalCase) -> str | None:
+        known = self._inference_keys.get((run_id, case.eval_id))
+        if known is not None:
+            return known
+        case_hash = self._case_hashes.get(case.eval_id)
+        if case_hash is None or case.eval_mode == EvalMode.TRACE:
+            return None
+        return inference_key(case_hash, run_id, self._agent)
+
+    def _read(self, kind: str, keys: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        wanted: list[str] = []
+        for key in keys:
+            if (kind, key) not in self._known:
+                wanted.append(key)
+            elif (text := self._known[(kind, key)]) is not None:
+                found[key] = text
+        if self._cache is not None and wanted:
+            try:
+                found.update(self._cache.get_many(kind, wanted))
+            except AgentEvalError as exc:
+                _log.warning("the cache at %s cannot be read: %s", printable(self.location), printable(str(exc)))
+        return found
+
+
+def case_hashes(cases: Sequence[EvalCase]) -> dict[str, str]:
+    """The content hash of each case, by id."""
+    return {case.eval_id: content_hash(case) for case in cases}
+
+
+def _inference_text(result: InferenceResult) -> str:
+    return _InferenceEntry(
+        session_id=result.session_id,
+        user_id=result.user_id,
+        inferences=result.inferences,
+        expected_inferences=result.expected_inferences,
+        execution_traces=result.execution_traces,
+    ).to_json(indent=None)
+
+
+def _score_text(result: EvaluateResult) -> str:
+    return _ScoreEntry(
+        overall_score=result.overall_score,
+        overall_status=result.overall_status,
+        turns=[
+            _TurnScore(score=turn.score, status=turn.status, details=turn.details)
+            for turn in result.per_invocation_results
+        ],
+    ).to_json(indent=None)
+
+
+def _text_hash(key: str, text: str) -> str:
+    """What a score is of: the inference's key (the case, run and agent) and what the agent did."""
+    digest = hashlib.sha256(key.encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
