@@ -42,8 +42,10 @@ JUDGED: list[str] = []
 
 
 def judge_reply(request: ChatRequest) -> str:
-    JUDGED.append(request.messages[-1].content)
-    return json.dumps({"rubricScores": [{"id": "upper", "score": 1, "reason": "it is upper case"}]})
+    prompt = request.messages[-1].content
+    rubric = "short" if "The reply is short." in prompt else "upper"
+    JUDGED.append(rubric)
+    return json.dumps({"rubricScores": [{"id": rubric, "score": 1, "reason": f"it is {rubric}"}]})
 
 
 def eval_set(*, edited: str | None = None, failing: bool = False) -> ae.EvalSet:
@@ -56,19 +58,20 @@ def eval_set(*, edited: str | None = None, failing: bool = False) -> ae.EvalSet:
     return ae.EvalSet.of("words", cases)
 
 
-def judged(threshold: float = 0.5) -> ae.EvalMetric:
+def judged(name: str, rubric: str, text: str, threshold: float = 0.5) -> ae.EvalMetric:
     return ae.EvalMetric(
-        metric_name="judged",
+        metric_name=name,
         evaluator_name="llm_rubric_response",
         threshold=threshold,
-        criterion=Criterion(
-            llm_judge=LLMCriterion(rubrics=[Rubric(id="upper", content=RubricContent(text="The reply is upper case."))])
-        ),
+        criterion=Criterion(llm_judge=LLMCriterion(rubrics=[Rubric(id=rubric, content=RubricContent(text=text))])),
     )
 
 
-def metrics(*, threshold: float = 0.5, match: str = "exact") -> list[ae.EvalMetric]:
-    return [ae.EvalMetric.final_response(match), judged(threshold)]  # type: ignore[arg-type]
+def metrics(*, threshold: float = 0.5, match: str = "exact", short: bool = False) -> list[ae.EvalMetric]:
+    chosen = [ae.EvalMetric.final_response(match), judged("judged", "upper", "The reply is upper case.", threshold)]  # type: ignore[arg-type]
+    if short:
+        chosen.append(judged("judged_short", "short", "The reply is short."))
+    return chosen
 
 
 @pytest.fixture(autouse=True)
@@ -115,10 +118,13 @@ def test_an_unchanged_evaluation_calls_neither_the_agent_nor_the_judge_and_repor
 
 
 def test_changing_one_metric_scores_that_metric_again_and_nothing_else(tmp_path: Path) -> None:
-    counted(evaluator(tmp_path), eval_set(), metrics=metrics())
+    counted(evaluator(tmp_path), eval_set(), metrics=metrics(short=True))
+    assert sorted(set(JUDGED)) == ["short", "upper"]
+    JUDGED.clear()
 
-    _, agent_calls, judge_calls = counted(evaluator(tmp_path), eval_set(), metrics=metrics(threshold=0.9))
+    _, agent_calls, judge_calls = counted(evaluator(tmp_path), eval_set(), metrics=metrics(threshold=0.9, short=True))
     assert (agent_calls, judge_calls) == (0, N)
+    assert JUDGED == ["upper"] * N  # the other judge metric came from the cache
 
     report, agent_calls, judge_calls = counted(evaluator(tmp_path), eval_set(), metrics=metrics(match="contains"))
     assert (agent_calls, judge_calls) == (0, 0)
@@ -195,3 +201,15 @@ def test_the_summary_line_and_the_report_page_say_what_came_from_the_cache(tmp_p
     loaded = ae.EvaluationReport.from_result(second.result)
     assert loaded.reuse_summary == second.reuse_summary
     assert loaded.cases["cached_inference"].all()
+
+
+def test_the_progress_line_at_the_end_says_what_came_from_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evaluator(tmp_path).evaluate(eval_set(), metrics=metrics())
+    capsys.readouterr()
+
+    evaluator(tmp_path).evaluate(eval_set(), metrics=metrics(), progress=True)
+
+    captured = capsys.readouterr()
+    assert "4/4 inferences and 8/8 scores from the cache" in captured.out + captured.err
