@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from agenteval.cache.keys import agent_identity, code_hash, value_hash
+from agenteval.cache.keys import agent_identity, settings_hash, value_hash
 from agenteval.cache.reuse import WorkReuse, case_hashes
 from agenteval.cache.store import Cache
 from agenteval.errors import ConfigError, NotFoundError
@@ -41,9 +41,6 @@ DEFAULT_CACHE_DIRECTORY: Final = ".agenteval-cache"
 CacheOption = bool | str | os.PathLike[str] | Cache | None
 """``cache=``: off (``None``, ``False``), :data:`DEFAULT_CACHE_DIRECTORY` (``True``), a directory, or a cache."""
 
-_JUDGE_SETTINGS: Final = ("model", "model_name", "name", "base_url")
-"""Attributes of a judge given with ``judge=`` that name the model behind it, when it has them."""
-
 
 def check_cache_option(value: object) -> None:
     """Refuse a ``cache=`` value that is none of :data:`CacheOption`."""
@@ -61,7 +58,7 @@ def open_cache(value: CacheOption, opened: dict[Path, Cache]) -> Cache | None:
         return None
     if isinstance(value, Cache):
         return value
-    path = Path(DEFAULT_CACHE_DIRECTORY if value is True else os.fspath(value)).resolve()
+    path = Path(DEFAULT_CACHE_DIRECTORY if value is True else os.fspath(value)).expanduser().resolve()
     cache = opened.get(path)
     if cache is None:
         cache = opened[path] = Cache(path)
@@ -138,7 +135,7 @@ class Resumed:
                 " result does not hold the cases it ran; resume with the report itself (exc.report), or run again"
             )
         inferences = [[item for item in run if item.eval_case_id in unchanged] for run in report.inference_results]
-        reuse.resuming(inferences, report.result.eval_case_results)
+        reuse.resuming(inferences, report.result.eval_case_results, report.eval_metrics)
 
 
 def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
@@ -147,7 +144,7 @@ def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
     if not log.inferences and not log.scores:
         return None
     sources = []
-    if reuse.location:
+    if reuse.read_from_cache:
         sources.append("cache")
     if resumed is not None:
         sources.append(f"resume of {resumed.result_id or 'an unsaved report'}")
@@ -161,7 +158,7 @@ def _answering(options: ServiceOptions, runner: Runner | None, agent_version: st
     return value_hash(
         {
             "agent": agent_identity(agent, agent_version),
-            "helpers": [code_hash(helper) if helper is not None else None for helper in helpers],
+            "helpers": [settings_hash(helper) if helper is not None else None for helper in helpers],
             "max simulated turns": options.max_simulated_turns,
             # Replayed tool results change what the agent sees.
             "tool replay": value_hash(vars(options.tool_replay)) if options.tool_replay is not None else None,
@@ -175,10 +172,7 @@ def _scoring(options: ServiceOptions) -> str:
     registry = options.metric_registry or active_metric_registry()
     return value_hash(
         {
-            "judge": code_hash(judge) if judge is not None else None,
-            "judge settings": {
-                name: value for name in _JUDGE_SETTINGS if isinstance(value := getattr(judge, name, None), str)
-            },
+            "judge": settings_hash(judge) if judge is not None else None,
             "judge samples": options.judge_num_samples,
             "named compares": vars(registry),
         }

@@ -274,7 +274,9 @@ def _reused(result: EvalSetResult) -> tuple[set[tuple[int, str]], set[tuple[int,
     reused = provenance.reused if provenance is not None else None
     if reused is None:
         return set(), set()
-    return {(run, case) for run, case in reused.inferences}, {(run, case, metric) for run, case, metric in reused.scores}
+    return {(run, case) for run, case in reused.inferences}, {
+        (run, case, metric) for run, case, metric in reused.scores
+    }
 
 
 def cases_frame(result: EvalSetResult) -> pd.DataFrame:

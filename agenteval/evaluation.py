@@ -129,6 +129,10 @@ class EvaluationOptions(ServiceOptions):
                 f"cassette_mode must be one of {', '.join(map(repr, get_args(CassetteMode)))},"
                 f" got {self.cassette_mode!r}"
             )
+        if self.cassette_mode != "auto" and cassette is None:
+            raise ConfigError(
+                f"cassette_mode={self.cassette_mode!r} needs cassette=: the directory the cassettes are recorded in"
+            )
         if not isinstance(self.agent_version, str):
             raise ConfigError(
                 f"agent_version must be a string, got {type(self.agent_version).__name__} {self.agent_version!r:.60}"
@@ -728,7 +732,7 @@ def _cassettes(options: EvaluationOptions) -> Cassettes | None:
     """The cassettes ``cassette=`` names: a directory, in ``cassette_mode``, or the object given."""
     if options.cassette is None or isinstance(options.cassette, Cassettes):
         return options.cassette
-    return Cassettes(options.cassette, options.cassette_mode)
+    return Cassettes(Path(options.cassette).expanduser(), options.cassette_mode)
 
 
 def _recording(

@@ -81,6 +81,13 @@ class ScriptedChatModel:
             raise reply
         return _as_response(reply, "the script")
 
+    def cache_identity(self) -> object:
+        """What decides the answers, for the cache's keys: the script."""
+        return {
+            "replies": [reply if isinstance(reply, str | ChatResponse) else repr(reply) for reply in self.replies],
+            "cycle": self.cycle,
+        }
+
     def __repr__(self) -> str:
         return f"ScriptedChatModel({len(self.replies)} replies, {len(self.requests)} requests)"
 
@@ -113,6 +120,10 @@ class FunctionChatModel:
         if inspect.isawaitable(reply):
             reply = await reply
         return _as_response(reply, getattr(self.function, "__qualname__", "the function"))
+
+    def cache_identity(self) -> object:
+        """What decides the answers, for the cache's keys: the function (by its code)."""
+        return {"function": self.function}
 
     def __repr__(self) -> str:
         return f"FunctionChatModel({getattr(self.function, '__qualname__', self.function)!r})"
@@ -190,6 +201,10 @@ class ScriptedUserSimulator:
     def closed(self) -> bool:
         """Whether the latest conversation was closed."""
         return bool(self.conversations) and self.conversations[-1].closed
+
+    def cache_identity(self) -> object:
+        """What decides the conversation, for the cache's keys: the script."""
+        return {"turns": [turn if isinstance(turn, Message) or turn is None else repr(turn) for turn in self.turns]}
 
     def __repr__(self) -> str:
         return f"ScriptedUserSimulator({len(self.turns)} turns, {len(self.conversations)} conversations)"

@@ -45,6 +45,7 @@ __all__ = [
     "inference_key",
     "metric_definition",
     "score_key",
+    "settings_hash",
     "value_hash",
 ]
 
@@ -78,6 +79,9 @@ _CODE_TYPES: Final = (
 """What counts by its code (:func:`code_hash`) rather than as a value."""
 
 _SCALARS: Final = (str, int, float, bool, type(None))
+
+_IDENTITY_METHOD: Final = "cache_identity"
+"""An object may describe what decides its answers (its settings, by value; code counts by its hash)."""
 
 _MUTABLE_STATE: Final = (list, dict, set, bytearray, collections.deque, collections.Counter)
 """Closed over, these count by type: a function's calls change them (a list of calls, a counter)."""
@@ -113,12 +117,16 @@ def code_hash(obj: object) -> str:
     Line numbers, file names and comments do not count, so moving a function, or defining it again
     from the same source, keeps its hash; a docstring does count.
 
+    An object that has a ``cache_identity()`` method counts by what it returns, too (agenteval's
+    chat models, simulators, evaluators made from functions and agent-function runners have one).
+
     What it cannot see, and ``agent_version=`` is for: an object's own state (``self.model``,
     set in ``__init__``; what a framework's agent object holds, such as its tools), globals that
-    are not functions, classes or constants (a list, a dict, a client object), attributes of
-    modules (``config.MODEL``), files (a prompt file), environment variables, the model behind an
-    API name, and the versions of installed packages. The hash of a function also differs between
-    Python versions, whose bytecode differs.
+    are not functions, classes or plain constants (a tuple, list, dict, enum member, config object
+    or client), attributes of modules (``config.MODEL``, and functions called as
+    ``helpers.fmt()``: import them by name to have them counted), files (a prompt file),
+    environment variables, the model behind an API name, and the versions of installed packages.
+    The hash of a function also differs between Python versions, whose bytecode differs.
 
     Args:
         obj: A function, ``functools.partial``, method, class or any object.
@@ -142,6 +150,28 @@ def value_hash(value: object) -> str:
         A SHA-256 hex digest.
     """
     return _digest(_CodeHasher().value(value))
+
+
+def settings_hash(obj: object) -> str:
+    """A hash of an object's code and settings: for the judges, simulators and evaluators that take part.
+
+    The object's :func:`code_hash` (which holds what its ``cache_identity()`` method returns, when it
+    has one), and, for an object without that method, its attributes by value, as :func:`value_hash`
+    counts them, except that a list, dict, set or deque counts by its type (objects keep state there:
+    the requests they received). A counter among the attributes makes every evaluation a miss, never
+    a stale hit.
+
+    Args:
+        obj: A function, class or object.
+
+    Returns:
+        A SHA-256 hex digest.
+    """
+    hasher = _CodeHasher()
+    state: dict[str, object] = {}
+    if not _is_code(obj) and not callable(getattr(obj, _IDENTITY_METHOD, None)):
+        state = {name: _closed_over(value) for name, value in sorted(_attributes(obj).items())}
+    return _digest({"code": hasher.code(obj), "state": hasher.value(_without_credentials(state))})
 
 
 def agent_identity(agent: object, agent_version: str = "") -> str:
@@ -233,7 +263,7 @@ def definition_score_key(inference_hash: str, definition: str) -> str:
 
 
 def evaluator_version(evaluator: object) -> str:
-    """The version of an evaluator's code: its :func:`code_hash` and agenteval's version.
+    """The version of an evaluator's code and settings: its :func:`settings_hash` and agenteval's version.
 
     Args:
         evaluator: The evaluator (an object, by its class, or a function).
@@ -241,7 +271,7 @@ def evaluator_version(evaluator: object) -> str:
     Returns:
         A SHA-256 hex digest.
     """
-    return _digest({"code": code_hash(evaluator), "agenteval": package_version()})
+    return _digest({"code": settings_hash(evaluator), "agenteval": package_version()})
 
 
 def _digest(value: object) -> str:
@@ -317,7 +347,12 @@ class _CodeHasher:
             return {"library": _name(obj)}
         if isinstance(obj, type):
             return {"class": [self._class_body(cls) for cls in obj.__mro__]}
-        return {"instance of": self.code(type(obj)), "wraps": self._wrapped(obj)}
+        return {"instance of": self.code(type(obj)), "wraps": self._wrapped(obj), "identity": self._identity(obj)}
+
+    def _identity(self, obj: object) -> object:
+        """What an object's ``cache_identity()`` says decides its answers (``None`` without one)."""
+        describe = getattr(obj, _IDENTITY_METHOD, None)
+        return self._value(describe()) if callable(describe) and not isinstance(obj, type) else None
 
     def _function(self, function: types.FunctionType) -> object:
         code = function.__code__
@@ -427,6 +462,8 @@ class _CodeHasher:
             return {"model": kind, "fields": self._value(_without_credentials(fields), containing)}
         if isinstance(value, types.ModuleType):
             return {"module": value.__name__}
+        if callable(getattr(value, _IDENTITY_METHOD, None)):
+            return {"object": self.code(value)}
         return {"type": kind}
 
 
@@ -449,6 +486,17 @@ def _cell_contents(cell: types.CellType) -> object:
     except ValueError:
         # A cell is empty until the enclosing function assigns it.
         return None
+
+
+def _attributes(obj: object) -> dict[str, object]:
+    """An object's instance attributes: its ``__dict__`` and the slots its classes declare."""
+    found = dict(getattr(obj, "__dict__", None) or {})
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                found[name] = getattr(obj, name)
+    return found
 
 
 def _closed_over(value: object) -> object:

@@ -159,6 +159,9 @@ class WorkReuse:
         self._inference_hashes: dict[tuple[int, str], str] = {}
         self._fresh: set[tuple[int, str]] = set()
         self._inference_keys: dict[tuple[int, str], str] = {}
+        self._resumable: set[str] = set()
+        self.read_from_cache = False
+        """Whether any entry came from the cache (rather than from a resumed report)."""
         self._pending: dict[str, dict[str, str]] = {_INFERENCE: {}, _SCORE: {}}
         self._flushed_at = time.monotonic()
         self._write_failed = False
@@ -234,8 +237,9 @@ class WorkReuse:
         case_id = inference.eval_case_id
         inference_hash = self._inference_hashes.get((run_id, case_id))
         if inference_hash is None:
-            # A trace-mode case: what is scored is the case's own recorded turns.
-            inference_hash = _text_hash(self._case_hashes.get(case_id, case_id), _inference_text(inference))
+            # A trace-mode case: what is scored is the case's own recorded turns (its session is new each time).
+            text = _inference_text(inference.model_copy(update={"session_id": ""}))
+            inference_hash = _text_hash(self._case_hashes.get(case_id, case_id), text)
         keys = {
             metric.metric_name: definition_score_key(inference_hash, definition)
             for metric in metrics
@@ -246,14 +250,24 @@ class WorkReuse:
         by_name = {name: found[key] for name, key in keys.items() if key in found}
         return CaseScores(self, run_id, case_id, keys, by_name)
 
-    def resuming(self, partial: Sequence[Sequence[InferenceResult]], cases: Sequence[EvalCaseResult]) -> None:
+    def resuming(
+        self,
+        partial: Sequence[Sequence[InferenceResult]],
+        cases: Sequence[EvalCaseResult],
+        metrics: Sequence[EvalMetric],
+    ) -> None:
         """Take the finished work of an interrupted evaluation: its successful inferences and their scores.
 
         Args:
             partial: The partial report's inferences, per run (index 0 is run 1).
-            cases: The partial report's case results; a metric's scores are taken when the metric is
-                defined as it is now.
+            cases: The partial report's case results.
+            metrics: The metrics the partial report was scored with: a metric's scores are taken only
+                when it is defined now as it was then.
         """
+        then = {metric.metric_name: metric.to_dict() for metric in metrics}
+        self._resumable = {
+            name for name, (metric, _) in self._definitions.items() if then.get(name) == metric.to_dict()
+        }
         scored = {(case.run_id or 1, case.eval_id): case for case in cases}
         for run_id, inferences in enumerate(partial, start=1):
             for inference in inferences:
@@ -296,7 +310,7 @@ class WorkReuse:
     def _seed_scores(self, inference_hash: str, case: EvalCaseResult) -> None:
         turns = case.eval_metric_result_per_invocation
         for overall in case.overall_eval_metric_results:
-            metric = self._metric_named(overall.metric_name)
+            metric = self._metric_named(overall.metric_name) if overall.metric_name in self._resumable else None
             definition = self._definition(metric) if metric is not None else None
             per_turn = [
                 next((result for result in turn.eval_metric_results if result.metric_name == overall.metric_name), None)
@@ -355,9 +369,12 @@ class WorkReuse:
                 found[key] = text
         if self._cache is not None and wanted:
             try:
-                found.update(self._cache.get_many(kind, wanted))
+                from_cache = self._cache.get_many(kind, wanted)
             except AgentEvalError as exc:
                 _log.warning("the cache at %s cannot be read: %s", printable(self.location), printable(str(exc)))
+            else:
+                found.update(from_cache)
+                self.read_from_cache = self.read_from_cache or bool(from_cache)
         return found
 
 

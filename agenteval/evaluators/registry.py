@@ -24,6 +24,10 @@ class _FunctionEvaluator:
     ) -> EvaluateResult | Awaitable[EvaluateResult]:
         return self.function(actuals, expecteds, metric)
 
+    def cache_identity(self) -> object:
+        """What decides the scores, for the cache's keys: the function (by its code)."""
+        return {"function": self.function}
+
     def __repr__(self) -> str:
         return f"FunctionEvaluator({getattr(self.function, '__qualname__', self.function)!r})"
 

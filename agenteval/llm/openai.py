@@ -248,6 +248,14 @@ class OpenAIChatModel:
             max_retries=options.max_retries if options.max_retries is not None else DEFAULT_MAX_RETRIES,
         )
 
+    def cache_identity(self) -> object:
+        """What decides the answers, for the cache's keys: the model, where it is and the request's extra fields.
+
+        The api key is not part of it (a new key answers the same); credentials among the extra
+        fields are left out by the key's maker.
+        """
+        return {"model": self.model, "base_url": self.base_url, "extra_fields": self.extra_fields}
+
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
 

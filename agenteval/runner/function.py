@@ -624,6 +624,10 @@ class FunctionRunner:
                 self._executor = DaemonThreadPool(self._max_threads, name="agenteval-agent")
             return self._executor
 
+    def cache_identity(self) -> object:
+        """What decides the answers, for the cache's keys: the function (by its code)."""
+        return {"function": self.function}
+
     def __repr__(self) -> str:
         return f"FunctionRunner({getattr(self.function, '__qualname__', self.function)!r})"
 

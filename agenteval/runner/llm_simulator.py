@@ -261,5 +261,15 @@ class LLMUserSimulator:
             generation=self.generation,
         )
 
+    def cache_identity(self) -> object:
+        """What decides the conversation, for the cache's keys: the model and the settings."""
+        return {
+            "model": self.model,
+            "stop_signal": self.stop_signal,
+            "max_allowed_invocations": self.max_allowed_invocations,
+            "system_prompt_builder": self.system_prompt_builder,
+            "generation": self.generation,
+        }
+
     def __repr__(self) -> str:
         return f"LLMUserSimulator(model={self.model!r})"

@@ -120,8 +120,9 @@ class ServiceOptions:
             raise ConfigError(f"judge runner num samples must be greater than 0, got {self.judge_num_samples}")
         if self.tool_replay is not None and not isinstance(self.tool_replay, ToolReplay):
             raise ConfigError(
-                f"tool_replay must be a ToolReplay or None, got {type(self.tool_replay).__name__}: pass "
-                "ToolReplay.of(report.inference_results) (from agenteval.runner.tool_replay)"
+                f"tool_replay must be an earlier report or None, got {type(self.tool_replay).__name__}: pass the"
+                " EvaluationReport to an Evaluator, or ToolReplay.of(report.inference_results) (from"
+                " agenteval.runner.tool_replay) to a LocalService"
             )
         if self.judge_timeout is not None:
             object.__setattr__(self, "judge_timeout", _positive_seconds("judge_timeout", self.judge_timeout))

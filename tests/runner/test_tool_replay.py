@@ -274,8 +274,10 @@ def test_what_is_not_a_report_s_inference_results_is_refused_saying_what_to_pass
         ToolReplay.of(report_like)  # type: ignore[arg-type]
     with pytest.raises(ae.ConfigError, match=r"inference_results\[0\] is a InferenceResult, not the list"):
         ToolReplay.of([InferenceResult()])  # type: ignore[list-item]
-    with pytest.raises(ae.ConfigError, match="tool_replay must be a ToolReplay or None, got EvaluationReport"):
+    with pytest.raises(ae.ConfigError, match="tool_replay must be an earlier report or None, got EvaluationReport"):
         ServiceOptions(tool_replay=report_like)  # type: ignore[arg-type]
+    with pytest.raises(ae.ConfigError, match="tool_replay must be an earlier report or None, got str"):
+        ae.Evaluator(APP, str.upper, tool_replay="last-report")
 
 
 @pytest.mark.asyncio
