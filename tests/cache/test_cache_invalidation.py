@@ -26,7 +26,9 @@ def agent(message: str) -> str:
     return message.upper()
 
 
-def evaluate(cache: Path, eval_set: ae.EvalSet = ONE, metrics: Sequence[ae.EvalMetric] = FINAL, **options: Any):  # type: ignore[no-untyped-def]
+def evaluate(
+    cache: Path, eval_set: ae.EvalSet = ONE, metrics: Sequence[ae.EvalMetric] = FINAL, **options: Any
+) -> ae.EvaluationReport:
     return ae.Evaluator(APP, options.pop("agent", agent), cache=cache, progress=False, **options).evaluate(
         eval_set, metrics=list(metrics)
     )
