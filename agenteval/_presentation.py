@@ -29,8 +29,24 @@ class Presenter(Protocol):
         """A report's overview figure."""
         ...
 
+    def plot_flakiness(self, report: Any) -> Any:
+        """A report's cases by flip rate across runs."""
+        ...
+
+    def plot_failures(self, report: Any, by: str) -> Any:
+        """A report's failures counted per metric or per category, stacked."""
+        ...
+
     def export_report(self, report: Any, path: Path) -> Path:
         """Write a report as one self-contained HTML file."""
+        ...
+
+    def explore(self, report: Any) -> Any:
+        """A widget that decides a report's cases again under other thresholds and case rules."""
+        ...
+
+    def show_run(self, run: Any) -> None:
+        """Show a running evaluation: a live board in Jupyter, a line of text elsewhere."""
         ...
 
     def comparison_html(self, comparison: Any) -> str:
@@ -39,6 +55,14 @@ class Presenter(Protocol):
 
     def export_comparison(self, comparison: Any, path: Path) -> Path:
         """Write a comparison as one self-contained HTML file."""
+        ...
+
+    def plot_comparison_failures(self, comparison: Any, by: str) -> Any:
+        """Both reports' failures counted side by side."""
+        ...
+
+    def comparison_case_view(self, comparison: Any, eval_id: str, run_id: int | None) -> Any:
+        """One case in both reports, against what was expected, as an object that renders in Jupyter."""
         ...
 
 

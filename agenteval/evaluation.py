@@ -41,6 +41,7 @@ from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.provenance import Provenance
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
+from agenteval.evaluation_run import EvaluationRun
 from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
@@ -51,6 +52,7 @@ from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.runner.tool_replay import ToolReplay
 from agenteval.service._metric_checks import check_metrics
+from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.options import (
     ServiceOptions,
@@ -297,9 +299,70 @@ class Evaluator:
         **overrides: Any,
     ) -> EvaluationReport:
         """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
+        return await self._watched(eval_set, metrics, resume, overrides, None)
+
+    def start(
+        self,
+        eval_set: str | EvalSet,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        resume: EvaluationReport | str | None = None,
+        **overrides: Any,
+    ) -> EvaluationRun:
+        """Start an evaluation in the background on the running event loop and return at once.
+
+        In Jupyter the kernel's own loop runs it (no thread, no loop patching), so the cell returns and
+        later cells can look at the run while it goes: ``run.cases`` and ``run.metrics`` (what has
+        finished), ``run.progress``, ``run.elapsed``, ``run.eta``; ``report = await run`` waits for the
+        report (``run.result()`` once ``run.done``); ``run.cancel()`` stops it, saving the finished cases
+        as a partial result (``run.report``, which ``resume=`` carries on). Several runs (two agent
+        versions, say) can go at once, each with its own progress. Displaying ``run`` shows a live board
+        (which replaces the progress bar, off unless ``progress=True`` is given).
+
+        Args:
+            eval_set: As for :meth:`evaluate`.
+            metrics: As for :meth:`evaluate`.
+            resume: As for :meth:`evaluate`.
+            **overrides: As for :meth:`evaluate`; the options are checked here, before the run is scheduled.
+
+        Returns:
+            The running evaluation.
+
+        Raises:
+            ConfigError: No event loop is running (in a script, call :meth:`evaluate`), or bad options.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise ConfigError(
+                "Evaluator.start needs a running event loop, as a Jupyter kernel has: in a script, call "
+                "ev.evaluate(...) (or `await ev.aevaluate(...)` inside async code)"
+            ) from None
+        # The run's own display (its live board) takes the progress bar's place unless one is asked for.
+        overrides = {"progress": False, **overrides}
+        options = self.options.updated(overrides)
+        title = f"{self.app_name} / {eval_set if isinstance(eval_set, str) else eval_set.eval_set_id}"
+        cases = len(options.eval_case_ids) or (len(eval_set.eval_cases) if isinstance(eval_set, EvalSet) else 0)
+        run = EvaluationRun(
+            title=title,
+            num_runs=options.num_runs,
+            cases_per_run=cases,
+            metric_names=[metric.metric_name for metric in metrics or () if metric is not None],
+        )
+        run.attach(loop.create_task(self._watched(eval_set, metrics, resume, overrides, run.callbacks())))
+        return run
+
+    async def _watched(
+        self,
+        eval_set: str | EvalSet,
+        metrics: Sequence[EvalMetric] | None,
+        resume: EvaluationReport | str | None,
+        overrides: Mapping[str, Any],
+        observer: Callbacks | None,
+    ) -> EvaluationReport:
         # Watched here too, not only by evaluate(): in a notebook, a case blocking the kernel's loop is named.
         with fewer_collections(), watching(asyncio.get_running_loop()):
-            return await self._evaluate(eval_set, metrics, resume, overrides)
+            return await self._evaluate(eval_set, metrics, resume, overrides, observer)
 
     async def _evaluate(
         self,
@@ -307,6 +370,7 @@ class Evaluator:
         metrics: Sequence[EvalMetric] | None,
         resume: EvaluationReport | str | None,
         overrides: Mapping[str, Any],
+        observer: Callbacks | None = None,
     ) -> EvaluationReport:
         started = time.perf_counter()
         started_at = time.time()
@@ -354,6 +418,8 @@ class Evaluator:
         reuse, resumed = await self._finished_work(options, ordering, selected, eval_metrics, provenance, resume)
         recorder = RunRecorder()
         callbacks = options.callbacks.merged(recorder.callbacks())
+        if observer is not None:
+            callbacks = callbacks.merged(observer)
         progress = create_progress(options.progress)
         if progress is not None:
             progress.start(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agenteval._gc import fewer_collections
-from agenteval.errors import MissingDependencyError
+from agenteval.errors import ConfigError, MissingDependencyError
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -27,7 +27,16 @@ if TYPE_CHECKING:
 
     from agenteval.report import CaseSummary, EvaluationReport
 
-__all__ = ["plot_comparison", "plot_heatmap", "plot_pass_rates", "plot_report", "plot_score_distribution"]
+__all__ = [
+    "plot_comparison",
+    "plot_failure_comparison",
+    "plot_failures",
+    "plot_flakiness",
+    "plot_heatmap",
+    "plot_pass_rates",
+    "plot_report",
+    "plot_score_distribution",
+]
 
 PASSED_COLOR = "#1a7f37"
 FAILED_COLOR = "#cf222e"
@@ -567,6 +576,196 @@ def plot_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, 
         Line2D([], [], marker="o", linestyle="", color="#24292f", label="candidate"),
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return figure
+
+
+_CATEGORY_COLORS = {"flaky": "#bf8700", "stable_fail": FAILED_COLOR, "stable_pass": PASSED_COLOR}
+"""The colour of each flakiness category, in the order cases with the same flip rate are listed."""
+_MAX_FLAKINESS_ROWS = 40
+
+
+def plot_flakiness(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
+    """Cases by flip rate across runs: one horizontal bar per case, the flakiest at the top.
+
+    A bar's length is the case's flip rate and its colour the case's category, as
+    :attr:`~agenteval.EvaluationReport.flakiness` gives them: amber for ``flaky``, red for
+    ``stable_fail`` and green for ``stable_pass`` (whose bars, with a flip rate of 0, are empty); the
+    label beside each bar counts the runs that passed (``2/3 passed``). Cases are sorted by flip
+    rate, then flaky, stable failing and stable passing, then in eval-set order. With more than 40
+    cases, the first 40 are drawn and a note under the chart says how many of each category are not.
+
+    Args:
+        report: The report to plot.
+        ax: Draw into this axes instead of a new figure.
+
+    Returns:
+        The figure drawn on.
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+    """
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import PercentFormatter
+
+    frame = report.flakiness
+    rank = {category: index for index, category in enumerate(_CATEGORY_COLORS)}
+    frame = frame.assign(rank=frame["category"].map(rank), position=range(len(frame)))
+    frame = frame.sort_values(["flip_rate", "rank", "position"], ascending=[False, True, True])
+    shown, hidden = frame.iloc[:_MAX_FLAKINESS_ROWS], frame.iloc[_MAX_FLAKINESS_ROWS:]
+    figure, ax = _axes(ax, (8.0, min(_HEATMAP_MAX_HEIGHT, max(2.5, 0.32 * len(shown) + 1.8))))
+    runs = "1 run" if report.num_runs == 1 else f"{report.num_runs} runs"
+    ax.set_title(f"Flip rate per case over {runs}: {int((frame['category'] == 'flaky').sum())} of {len(frame)} flaky")
+    if shown.empty:
+        _no_data(ax, "cases")
+        return figure
+    rows = range(len(shown))
+    colors = [_CATEGORY_COLORS[category] for category in shown["category"]]
+    bars = ax.barh(rows, shown["flip_rate"], height=0.6, color=colors)
+    passed = [f"{passed}/{count} passed" for passed, count in zip(shown["passed_runs"], shown["runs"], strict=True)]
+    ax.bar_label(bars, labels=passed, padding=3, fontsize="small")
+    ax.set_yticks(rows, [_plain(eval_id) for eval_id in shown["eval_id"]])
+    for label, color in zip(ax.get_yticklabels(), colors, strict=True):
+        label.set_color(color)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.3)  # room for the labels of the longest bars
+    ax.set_xticks([0.0, 0.25, 0.5, 0.75, 1.0])
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    xlabel = "flip rate: share of consecutive runs of which one passed and the other did not"
+    if not hidden.empty:
+        counts = hidden["category"].value_counts()
+        left_out = ", ".join(f"{counts[category]} {category}" for category in _CATEGORY_COLORS if category in counts)
+        xlabel += f"\n{len(shown)} of {len(frame)} cases shown, the flakiest first; not shown: {left_out}"
+    ax.set_xlabel(xlabel, fontsize="small")
+    ax.grid(axis="x", alpha=0.3)
+    present = set(frame["category"])
+    handles = [
+        Patch(color=color, label=category) for category, color in _CATEGORY_COLORS.items() if category in present
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return figure
+
+
+_FAILURE_BARS = ("metric", "category")
+_CASE_ERROR = "(case error)"
+"""The bar of the failures with no metric: case runs that failed unscored."""
+
+
+def _failure_counts(report: EvaluationReport, by: str) -> pd.DataFrame:
+    """The report's failures counted: a row per bar (metric or category), a column per stack."""
+    import pandas as pd
+
+    from agenteval.diagnostics.failures import FAILURE_CATEGORIES
+
+    if by not in _FAILURE_BARS:
+        raise ConfigError(f'by must be "metric" or "category", got {by!r}')
+    frame = report.failures
+    frame = frame.assign(metric_name=frame["metric_name"].where(frame["metric_name"] != "", _CASE_ERROR))
+    metrics = [name for name in [*report.metric_names, _CASE_ERROR] if name in set(frame["metric_name"])]
+    categories = [category for category in FAILURE_CATEGORIES if category in set(frame["category"])]
+    counts = pd.crosstab(frame["metric_name"], frame["category"]).reindex(index=metrics, columns=categories)
+    return counts if by == "metric" else counts.T
+
+
+def _draw_failures(counts: pd.DataFrame, colors: dict[str, Any], ax: Axes, title: str, top: float) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_title(_plain(title))
+    if counts.empty:
+        _no_data(ax, "failures")
+        return
+    bottom = [0.0] * len(counts.index)
+    positions = range(len(counts.index))
+    for stack in counts.columns:
+        values = [float(value) for value in counts[stack].fillna(0)]
+        ax.bar(positions, values, 0.6, bottom=bottom, color=colors[stack], label=_plain(str(stack)))
+        bottom = [low + value for low, value in zip(bottom, values, strict=True)]
+    totals = ax.bar(positions, [0.0] * len(bottom), 0.6, bottom=bottom)
+    ax.bar_label(totals, labels=[f"{total:g}" for total in bottom], padding=2, fontsize="small")
+    _label_metrics(ax, [str(name) for name in counts.index])
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("failures")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _stack_colors(stacks: Sequence[str]) -> dict[str, Any]:
+    """A colour per stack: each failure category keeps its own, metrics take the palette in order."""
+    from matplotlib import colormaps
+
+    from agenteval.diagnostics.failures import FAILURE_CATEGORIES
+
+    palette = colormaps["tab20"]
+    if all(stack in FAILURE_CATEGORIES for stack in stacks):
+        return {stack: palette(FAILURE_CATEGORIES.index(stack)) for stack in stacks}
+    return {stack: palette(index % 20) for index, stack in enumerate(stacks)}
+
+
+def plot_failures(report: EvaluationReport, *, by: str = "metric", ax: Axes | None = None) -> Figure:
+    """The report's failures (:attr:`~agenteval.EvaluationReport.failures`) counted in stacked bars.
+
+    With ``by="metric"`` each metric has a bar, stacked by failure category (``missing_tool``,
+    ``wrong_arguments``, ``judge_rejected``, …), and case runs that failed before they were scored
+    (``agent_error``, ``timeout``, ``not_evaluated``) have a bar of their own, ``(case error)``; with
+    ``by="category"`` each category has a bar, stacked by metric. A number above each bar gives its
+    total. A category keeps its colour in every chart.
+
+    Args:
+        report: The report to plot.
+        by: ``"metric"`` or ``"category"``: what each bar is.
+        ax: Draw into this axes instead of a new figure.
+
+    Returns:
+        The figure drawn on.
+
+    Raises:
+        ConfigError: ``by`` is neither ``"metric"`` nor ``"category"``.
+        MissingDependencyError: matplotlib is not installed.
+    """
+    counts = _failure_counts(report, by)
+    figure, ax = _axes(ax, _per_metric_size([str(name) for name in counts.index]))
+    top = float(counts.sum(axis=1).max()) if not counts.empty else 1.0
+    _draw_failures(counts, _stack_colors(list(counts.columns)), ax, f"Failures per {by}", top)
+    if not counts.empty:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return figure
+
+
+def plot_failure_comparison(baseline: EvaluationReport, candidate: EvaluationReport, *, by: str = "metric") -> Figure:
+    """Both reports' failures side by side, as :func:`plot_failures` draws them, on one scale.
+
+    The two charts share their bars (the metrics or categories of either report), their colours and
+    their y axis, so that the heights compare directly.
+
+    Args:
+        baseline: The report before the change (left).
+        candidate: The report after the change (right).
+        by: ``"metric"`` or ``"category"``: what each bar is.
+
+    Returns:
+        A new figure with the two charts.
+
+    Raises:
+        ConfigError: ``by`` is neither ``"metric"`` nor ``"category"``.
+        MissingDependencyError: matplotlib is not installed.
+    """
+    before, after = _failure_counts(baseline, by), _failure_counts(candidate, by)
+    bars = list(dict.fromkeys([*before.index, *after.index]))
+    stacks = list(dict.fromkeys([*before.columns, *after.columns]))
+    if by == "metric":  # the categories in their own order, whichever report has them
+        from agenteval.diagnostics.failures import FAILURE_CATEGORIES
+
+        stacks = [category for category in FAILURE_CATEGORIES if category in stacks]
+    before, after = (counts.reindex(index=bars, columns=stacks).fillna(0) for counts in (before, after))
+    width, height = _per_metric_size([str(bar) for bar in bars])
+    figure = _figure((2 * width + 2, height))
+    left = figure.add_subplot(1, 2, 1)
+    right = figure.add_subplot(1, 2, 2, sharey=left)
+    colors = _stack_colors(stacks)
+    top = max([float(counts.sum(axis=1).max()) for counts in (before, after) if not counts.empty] or [1.0])
+    _draw_failures(before if bars else before.iloc[:0], colors, left, f"Baseline: failures per {by}", top)
+    _draw_failures(after if bars else after.iloc[:0], colors, right, f"Candidate: failures per {by}", top)
+    if bars:
+        right.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return figure
 
 

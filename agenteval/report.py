@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from agenteval._async import run_sync
 from agenteval._frames import (
@@ -37,6 +37,8 @@ from agenteval.aggregation import (
     decide_case,
     recorded_case_outcome,
 )
+from agenteval.diagnostics.failures import failures_frame
+from agenteval.diagnostics.flakiness import flakiness_frame
 from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from agenteval.notebook._explorer import WhatIfExplorer
     from agenteval.notebook._html import HTML as HTMLText
 
 __all__ = [
@@ -210,6 +213,32 @@ class EvaluationReport:
     def tool_calls(self) -> pd.DataFrame:
         """One row per tool call the agent made: its call id, name, arguments and result (``TOOL_CALL_COLUMNS``)."""
         return tool_calls_frame(self.result)
+
+    @property
+    def flakiness(self) -> pd.DataFrame:
+        """One row per case: how its outcome and trajectory vary across the runs, in eval-set order.
+
+        How many runs passed, how often the outcome flips from one run to the next (``flip_rate``),
+        the spread of the run scores, where the runs' tool calls or replies first differ
+        (``first_divergence``, e.g. ``turn 2, tool 1: search(q="x") vs lookup(q="x") in run 2``) and
+        a ``category``: ``stable_pass``, ``stable_fail`` or ``flaky``. The columns are
+        ``agenteval.diagnostics.flakiness.FLAKINESS_COLUMNS``, whose documentation defines each.
+        """
+        return flakiness_frame(self.case_summaries)
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """One row per failing (run, case, turn, metric), with why it failed as a ``category``.
+
+        ``missing_tool``, ``extra_tool``, ``wrong_order``, ``wrong_arguments`` and ``wrong_result`` come
+        from lining the turn's tool calls up with the expected ones as the tool-trajectory metric paired
+        them (``detail`` holds the JSON path of a wrong argument or result), ``wrong_final_response``
+        and ``judge_rejected`` (``detail``: the rubrics the judge rejected) from the metric's kind and
+        rubric scores, ``agent_error``, ``timeout`` and ``not_evaluated`` from a case run that failed
+        unscored; never from reason texts. The columns are
+        ``agenteval.diagnostics.failures.FAILURE_COLUMNS``, whose documentation defines each category.
+        """
+        return failures_frame(self.result, self.eval_metrics)
 
     @property
     def rubric_scores(self) -> pd.DataFrame:
@@ -372,6 +401,21 @@ class EvaluationReport:
         figure: Figure = presenter().plot_report(self)
         return figure
 
+    def plot_flakiness(self) -> Figure:
+        """Cases by flip rate across runs, the flakiest first (see :func:`agenteval.plotting.plot_flakiness`)."""
+        figure: Figure = presenter().plot_flakiness(self)
+        return figure
+
+    def plot_failures(self, by: Literal["metric", "category"] = "metric") -> Figure:
+        """:attr:`failures` counted in a stacked bar chart (see :func:`agenteval.plotting.plot_failures`).
+
+        Args:
+            by: ``"metric"``: one bar per metric, stacked by category; ``"category"``: one bar per
+                category, stacked by metric.
+        """
+        figure: Figure = presenter().plot_failures(self, by)
+        return figure
+
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write one self-contained HTML file (tables, plots, provenance) that opens without a kernel.
 
@@ -379,6 +423,22 @@ class EvaluationReport:
             The path written.
         """
         return presenter().export_report(self, Path(path))
+
+    def explore(self) -> WhatIfExplorer:
+        """A widget to try other thresholds and case rules on this report's stored scores: what if?
+
+        A slider per metric threshold and a case rule (all metrics pass, at least k of them, or a
+        weighted score of at least x) decide the cases again at once, from the stored scores (neither
+        the agent nor a judge runs), as :meth:`with_thresholds` with the equivalent aggregator would;
+        the widget shows the pass rates per run and per metric, the cases that flip against this
+        report, and the settings as a metrics file and as that Python call. Runs that failed before
+        scoring stay failed whatever the settings.
+
+        Returns:
+            An ipywidgets widget: display it in a notebook cell.
+        """
+        explorer: WhatIfExplorer = presenter().explore(self)
+        return explorer
 
     def pass_at_k(self, k: int) -> float:
         """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""
@@ -389,6 +449,58 @@ class EvaluationReport:
         """Probability that ``k`` runs drawn with replacement all passed as a whole set."""
         n, c = parse_pass_nc(self.result)
         return pass_hat_k(n, c, k)
+
+    def summary_table(self, *, confidence: float = 0.95) -> pd.DataFrame:
+        """The case pass rate and each metric's mean score, with confidence intervals.
+
+        One row for the case pass rate (``metric`` is ``case_pass_rate``: the share of the cases that
+        passed or failed which passed, with a Wilson interval), then one per metric (the mean of its
+        per-case scores, each averaged over the runs, with a Student-t interval). The columns are
+        ``agenteval.statistics.SUMMARY_COLUMNS``, whose documentation defines each.
+
+        Args:
+            confidence: The level of the intervals.
+
+        Raises:
+            ConfigError: ``confidence`` is not strictly between 0 and 1.
+        """
+        import pandas as pd
+
+        from agenteval.statistics import SUMMARY_COLUMNS, summary_rows
+
+        table = self.case_table
+        decided = table["status"][table["status"].isin([EvalStatus.PASSED, EvalStatus.FAILED])]
+        scores = {name: table[name].to_numpy(dtype=float) for name in table.columns[len(CASE_SUMMARY_COLUMNS) :]}
+        rows = summary_rows(decided == EvalStatus.PASSED, scores, confidence=confidence)
+        return pd.DataFrame.from_records(rows, columns=list(SUMMARY_COLUMNS))
+
+    def min_detectable_effect(self, power: float = 0.8, *, confidence: float = 0.95) -> float:
+        """The smallest change of the case pass rate that a comparison of this many cases would detect.
+
+        A comparison of two versions on these cases (:func:`agenteval.compare`) finds a change this
+        large significant at ``confidence`` with probability ``power``, by a normal approximation of
+        the McNemar test at this report's pass rate and number of cases that passed or failed (see
+        :func:`agenteval.statistics.min_detectable_difference` for the formula; it assumes the two
+        versions pass and fail independently, so it is conservative when they tend to agree). E.g.
+        20 cases passing at 50% detect a change of about 46 points, 200 cases about 14: whether 20
+        cases are enough depends on the change you expect.
+
+        Args:
+            power: The chance of detecting the change.
+            confidence: The confidence level of the comparison's test (``alpha = 1 - confidence``).
+
+        Returns:
+            The change as a fraction (0.46 is 46 points); ``inf`` when this few cases can detect no
+            change, NaN when no case passed or failed.
+
+        Raises:
+            ConfigError: ``power`` or ``confidence`` is not strictly between 0 and 1.
+        """
+        from agenteval.statistics import min_detectable_difference
+
+        decided = [case.overall_status for case in self.case_summaries if case.overall_status in _DECIDED]
+        rate = decided.count(EvalStatus.PASSED) / len(decided) if decided else 0.0
+        return min_detectable_difference(rate, len(decided), power=power, confidence=confidence)
 
     def __repr__(self) -> str:
         cases = len(self.case_summaries)
@@ -669,6 +781,7 @@ def _without_trace(invocation: Invocation) -> Invocation:
 
 
 _SUMMARIZABLE = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+_DECIDED = (EvalStatus.PASSED, EvalStatus.FAILED)
 
 
 def _check_case_results(result: EvalSetResult, source: str) -> None:

@@ -3,33 +3,42 @@
 from __future__ import annotations
 
 import html
-import json
 import numbers
 import re
 from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, RubricScore
-from agenteval.evalset.models import Invocation, Tool
-from agenteval.notebook._html import CSS, TEXT_LIMIT, badge, bound, clip, compact_json, fmt_score, fold, pretty_json
+from agenteval.evalset.models import Invocation
+from agenteval.notebook._html import CSS, badge, bound, clip, fmt_score, fold
+from agenteval.notebook._trajectory_diff import cell, trajectory_rows
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
     from agenteval.report import CaseSummary, EvaluationReport
 
-__all__ = ["case_html", "metric_reason"]
+__all__ = [
+    "case_html",
+    "case_turns",
+    "find_case",
+    "metric_reason",
+    "metrics_table",
+    "pick_run",
+    "responses",
+    "text_block",
+    "word_diff",
+]
 
 _TEXT_PREVIEW = 300  # characters of a long text shown before it is folded
 _REASON_PREVIEW = 200
-_JSON_PREVIEW = 160
 _DIFF_LIMIT = 2_000  # tokens per side; SequenceMatcher is quadratic
 _Turn = tuple[Invocation | None, Invocation | None, list[EvalMetricResult]]
 
 
-def _find(report: EvaluationReport, eval_id: str) -> CaseSummary:
+def find_case(report: EvaluationReport, eval_id: str) -> CaseSummary:
     for summary in report.case_summaries:
         if summary.eval_id == eval_id:
             return summary
@@ -38,7 +47,7 @@ def _find(report: EvaluationReport, eval_id: str) -> CaseSummary:
     raise NotFoundError(f"no case {eval_id!r} in this report; its cases are: {listed or '(none)'}")
 
 
-def _pick_run(summary: CaseSummary, run_id: int | None) -> EvalCaseResult:
+def pick_run(summary: CaseSummary, run_id: int | None) -> EvalCaseResult:
     # A str or float run id would match no run and read as "no run 1; its runs are: 1, 2".
     if run_id is not None and (isinstance(run_id, bool) or not isinstance(run_id, numbers.Integral)):
         raise ConfigError(
@@ -62,7 +71,7 @@ def _mark(tokens: Sequence[str]) -> str:
     return f'<mark class="ae-hl">{text}</mark>' if text else ""
 
 
-def _word_diff(expected: str, actual: str) -> tuple[str, str]:
+def word_diff(expected: str, actual: str) -> tuple[str, str]:
     """Both texts escaped, with the differing words marked when the texts are alike enough to align."""
     left = re.findall(r"\s+|\w+|[^\w\s]", expected)
     right = re.findall(r"\s+|\w+|[^\w\s]", actual)
@@ -84,120 +93,33 @@ def _word_diff(expected: str, actual: str) -> tuple[str, str]:
     return "".join(out_left), "".join(out_right)
 
 
-def _cell(label: str, body: str, css: str = "") -> str:
-    return f'<div class="ae-cell {css}"><span class="ae-label">{html.escape(label)}</span>{body}</div>'
-
-
-def _text_block(text: str, markup: str | None = None) -> str:
+def text_block(text: str, markup: str | None = None) -> str:
     """A message (``markup`` when it carries marks, else ``text`` escaped), folded when long."""
     body = html.escape(bound(text)) if markup is None else markup
     return fold(text, f"<div class='ae-text'>{body}</div>", _TEXT_PREVIEW)
 
 
-def _responses(expected: Invocation | None, actual: Invocation | None) -> str:
+def responses(expected: Invocation | None, actual: Invocation | None) -> str:
     want = expected.final_response if expected else None
     got = actual.final_response if actual else None
     if want is None and got is None:
         return ""
     if want is None or got is None:
-        left = _cell("Final response", "<div class='ae-muted'>— none expected</div>", "ae-absent")
-        right = _cell("Final response", "<div class='ae-muted'>— no response</div>", "ae-absent")
+        left = cell("Final response", "<div class='ae-muted'>— none expected</div>", "ae-absent")
+        right = cell("Final response", "<div class='ae-muted'>— no response</div>", "ae-absent")
         if want is not None:
-            left = _cell("Final response", _text_block(want.content))
+            left = cell("Final response", text_block(want.content))
         if got is not None:
-            right = _cell("Final response", _text_block(got.content))
+            right = cell("Final response", text_block(got.content))
         return left + right
     differs = want.content.strip() != got.content.strip()
     if differs:
-        left_text, right_text = _word_diff(bound(want.content), bound(got.content))
+        left_text, right_text = word_diff(bound(want.content), bound(got.content))
     else:
         left_text, right_text = html.escape(bound(want.content)), html.escape(bound(got.content))
     css = "ae-mismatch" if differs else ""
     label = "Final response (differs)" if differs else "Final response"
-    return _cell(label, _text_block(want.content, left_text), css) + _cell(
-        label, _text_block(got.content, right_text), css
-    )
-
-
-def _json_block(value: Any, other: Any, compare: bool) -> str:
-    """Pretty JSON, folded to one line when long; against ``other``, keys whose values differ are marked."""
-    return fold(compact_json(value), _json_markup(value, other, compare), _JSON_PREVIEW)
-
-
-def _json_markup(value: Any, other: Any, compare: bool) -> str:
-    text = pretty_json(value)
-    # Keys are marked one by one only in values short enough to show whole: a longer one is cut.
-    if (
-        compare
-        and isinstance(value, dict)
-        and isinstance(other, dict)
-        and value
-        and len(text) <= TEXT_LIMIT
-        and len(pretty_json(other)) <= TEXT_LIMIT
-    ):
-        lines = ["{"]
-        items = list(value.items())
-        for index, (key, item) in enumerate(items):
-            text = f"{json.dumps(str(key), ensure_ascii=False)}: " + pretty_json(item).replace("\n", "\n  ")
-            text += "," if index < len(items) - 1 else ""
-            escaped = html.escape(bound(text))
-            differs = key not in other or other[key] != item
-            lines.append("  " + (f'<span class="ae-hl">{escaped}</span>' if differs else escaped))
-        missing = [html.escape(json.dumps(str(key), ensure_ascii=False)) for key in other if key not in value]
-        lines += [f'  <span class="ae-hl ae-muted">(no {key})</span>' for key in missing]
-        lines.append("}")
-        return '<pre class="ae-json">' + "\n".join(lines) + "</pre>"
-    escaped = html.escape(bound(text))
-    if compare and value != other:
-        escaped = f'<span class="ae-hl">{escaped}</span>'
-    return f'<pre class="ae-json">{escaped}</pre>'
-
-
-def _tool_cell(tool: Tool, other: Tool | None, side: str) -> str:
-    compare = other is not None
-    other_arguments, other_result = (other.arguments, other.result) if other is not None else (None, None)
-    # An expected call that states no result says nothing about it: nothing to show or compare.
-    expected_result = tool.result if side == "expected" else other_result
-    body = f'<div class="ae-tool-name">{html.escape(tool.name or "(unnamed)")}</div>'
-    body += '<span class="ae-label">arguments</span>' + _json_block(tool.arguments, other_arguments, compare)
-    if tool.result is not None:
-        compare_result = compare and expected_result is not None
-        body += '<span class="ae-label">result</span>' + _json_block(tool.result, other_result, compare_result)
-    if other is None:
-        label = "Tool call (not in actual)" if side == "expected" else "Tool call (not expected)"
-        return _cell(label, body, "ae-only")
-    differs = tool.arguments != other.arguments or (expected_result is not None and tool.result != other.result)
-    return _cell("Tool call (differs)" if differs else "Tool call", body, "ae-mismatch" if differs else "")
-
-
-def _pair_tools(expected: list[Tool], actual: list[Tool]) -> list[tuple[Tool | None, Tool | None]]:
-    """Pair calls by name in call order; a call left over is present on one side only."""
-    unused = list(range(len(actual)))
-    pairs: list[tuple[Tool | None, Tool | None]] = []
-    for tool in expected:
-        match = next((i for i in unused if actual[i].name == tool.name), None)
-        if match is None:
-            pairs.append((tool, None))
-        else:
-            unused.remove(match)
-            pairs.append((tool, actual[match]))
-    pairs += [(None, actual[i]) for i in unused]
-    return pairs
-
-
-def _tools(expected: Invocation | None, actual: Invocation | None) -> str:
-    pairs = _pair_tools(expected.tools if expected else [], actual.tools if actual else [])
-    cells = []
-    for want, got in pairs:
-        if want is None:
-            cells.append(_cell("Tool call", "<div class='ae-muted'>— not expected</div>", "ae-absent"))
-        else:
-            cells.append(_tool_cell(want, got, "expected"))
-        if got is None:
-            cells.append(_cell("Tool call", "<div class='ae-muted'>— not called</div>", "ae-absent"))
-        else:
-            cells.append(_tool_cell(got, want, "actual"))
-    return "".join(cells)
+    return cell(label, text_block(want.content, left_text), css) + cell(label, text_block(got.content, right_text), css)
 
 
 def metric_reason(metric: EvalMetricResult) -> str:
@@ -239,7 +161,7 @@ def _reason_cell(metric: EvalMetricResult, rows: int, note: str | None) -> str:
     return f'<td{span}><div class="ae-reason">{clip(reason, _REASON_PREVIEW) or "—"}</div>{extra}</td>'
 
 
-def _metrics_table(metrics: list[EvalMetricResult], notes: Mapping[str, str] | None = None) -> str:
+def metrics_table(metrics: list[EvalMetricResult], notes: Mapping[str, str] | None = None) -> str:
     """Each metric's score and verdict; a reason several metrics share shows once, next to all of them.
 
     A metric named in ``notes`` shows its note in place of its reason.
@@ -301,25 +223,26 @@ def _turn_html(
         statuses = {m.eval_status for m in metrics}
         status = next((s for s in _STATUS_ORDER if s in statuses), EvalStatus.NOT_EVALUATED)
     user = (actual.user_content if actual else None) or (expected.user_content if expected else None)
-    user_html = _text_block(user.content) if user else "<div class='ae-text ae-muted'>—</div>"
+    user_html = text_block(user.content) if user else "<div class='ae-text ae-muted'>—</div>"
     expected_user = expected.user_content if expected else None
     if expected_user and user and expected_user.content != user.content:
         user_html += (
             f"<div class='ae-muted'>{clip(f'expected user message: {expected_user.content}', _TEXT_PREVIEW)}</div>"
         )
-    grid = _responses(expected, actual) + _tools(expected, actual)
+    tools = trajectory_rows(expected.tools if expected else [], actual.tools if actual else [], metrics)
+    grid = responses(expected, actual) + tools
     return (
         f'<div class="ae-turn"><div class="ae-turn-head">Turn {number} {badge(status) if status else ""}</div>'
         f'<div class="ae-user"><span class="ae-label">User</span>{user_html}</div>'
         f'<div class="ae-grid"><div class="ae-colhead">Expected</div><div class="ae-colhead">Actual</div>{grid}</div>'
-        f"<h4>Metrics for turn {number}</h4>{_metrics_table(metrics)}</div>"
+        f"<h4>Metrics for turn {number}</h4>{metrics_table(metrics)}</div>"
     )
 
 
 _STATUS_ORDER = (EvalStatus.FAILED, EvalStatus.PASSED, EvalStatus.NOT_EVALUATED)
 
 
-def _turns(report: EvaluationReport, run: EvalCaseResult) -> list[_Turn]:
+def case_turns(report: EvaluationReport, run: EvalCaseResult) -> list[_Turn]:
     if run.eval_metric_result_per_invocation:
         return [
             (turn.expected_invocation, turn.actual_invocation, turn.eval_metric_results)
@@ -388,9 +311,13 @@ def case_html(
     """One case side by side: per turn, the user message, expected vs actual, and each metric's verdict.
 
     Expected is on the left, actual on the right. Final responses that differ are framed in red with
-    the differing words marked; tool calls are paired by name in call order, a call present on one
-    side only is framed with a dashed red border, and argument or result keys whose values differ
-    are marked. Messages, tool arguments and reasons that are long are folded to their start (one
+    the differing words marked. Tool calls are lined up as the turn's tool-trajectory metric paired
+    them (in order, in any order or as a subset; by name and arguments in any order without one, a
+    note above them says which): a call present on one side only (missing or inserted) is framed
+    with a dashed red border, a call of another tool in place of the expected one (substituted) or
+    one made out of order is framed in red, and for a call of the right tool with other arguments or
+    result the keys whose values differ are marked and a table lists every differing JSON path with
+    both values. Messages, tool arguments and reasons that are long are folded to their start (one
     click unfolds them), and a reason several metrics share shows once, next to all of them.
 
     With several runs one run is shown, by default the first run in which the case failed (or run 1
@@ -414,17 +341,17 @@ def case_html(
         NotFoundError: The report has no such case (the message lists its cases), or no such run.
         ConfigError: ``run_id`` is not an int.
     """
-    summary = _find(report, eval_id)
-    run = _pick_run(summary, run_id)
+    summary = find_case(report, eval_id)
+    run = pick_run(summary, run_id)
     body = _head(summary, run) + _runs_strip(summary, run, run_id, page) + _meta(summary, run)
     if run.error_message:
         error = clip(run.error_message, _REASON_PREVIEW)
         body += f'<div class="ae-error"><span class="ae-label">Error</span><div class="ae-reason">{error}</div></div>'
-    turns = _turns(report, run)
+    turns = case_turns(report, run)
     if len(turns) != 1 or not turns[0][2]:  # with one scored turn, the case's metrics are that turn's
         heading = "Metrics for the case" + (f", run {run.run_id}" if len(summary.runs) > 1 else "")
         notes = _said_by_turns(run.overall_eval_metric_results, turns)
-        body += f"<h4>{heading}</h4>{_metrics_table(run.overall_eval_metric_results, notes)}"
+        body += f"<h4>{heading}</h4>{metrics_table(run.overall_eval_metric_results, notes)}"
     body += "".join(_turn_html(number, *turn) for number, turn in enumerate(turns, start=1))
     if not turns:
         body += '<p class="ae-muted">No turns were recorded.</p>'

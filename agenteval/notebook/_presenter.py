@@ -7,12 +7,14 @@ them (nor pandas, matplotlib or ipywidgets).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from agenteval.compare import Comparison
+    from agenteval.evaluation_run import EvaluationRun
+    from agenteval.notebook._explorer import WhatIfExplorer
     from agenteval.notebook._html import HTML
     from agenteval.report import EvaluationReport
 
@@ -41,11 +43,42 @@ class NotebookPresenter:
 
         return plot_report(report)
 
+    def plot_flakiness(self, report: EvaluationReport) -> Figure:
+        """A report's cases by flip rate (see :func:`agenteval.plotting.plot_flakiness`)."""
+        from agenteval.plotting import plot_flakiness
+
+        return plot_flakiness(report)
+
+    def plot_failures(self, report: EvaluationReport, by: str) -> Figure:
+        """A report's failures counted (see :func:`agenteval.plotting.plot_failures`)."""
+        from agenteval.plotting import plot_failures
+
+        return plot_failures(report, by=by)
+
+    def show_run(self, run: EvaluationRun) -> None:
+        """A live board in Jupyter (see :class:`agenteval.notebook._live_board.LiveBoard`); a status line elsewhere."""
+        from agenteval.notebook._env import running_in_notebook, widgets_available
+        from agenteval.notebook._live_board import LiveBoard, status_line
+
+        if running_in_notebook() and widgets_available():
+            import IPython.display
+
+            show: Any = IPython.display.display  # untyped
+            show(LiveBoard(run))
+        else:
+            print(status_line(run))
+
     def export_report(self, report: EvaluationReport, path: Path) -> Path:
         """A report as one self-contained page (see :func:`agenteval.notebook.html_export.export_html`)."""
         from agenteval.notebook.html_export import export_html
 
         return export_html(report, path)
+
+    def explore(self, report: EvaluationReport) -> WhatIfExplorer:
+        """The what-if explorer of a report (see :class:`agenteval.notebook._explorer.WhatIfExplorer`)."""
+        from agenteval.notebook._explorer import WhatIfExplorer
+
+        return WhatIfExplorer(report)
 
     def comparison_html(self, comparison: Comparison) -> str:
         """A comparison's view (see :func:`agenteval.notebook.comparison_view.comparison_html`)."""
@@ -58,3 +91,16 @@ class NotebookPresenter:
         from agenteval.notebook.comparison_view import export_comparison_html
 
         return export_comparison_html(comparison, path)
+
+    def plot_comparison_failures(self, comparison: Comparison, by: str) -> Figure:
+        """Both reports' failures side by side (see :func:`agenteval.plotting.plot_failure_comparison`)."""
+        from agenteval.plotting import plot_failure_comparison
+
+        return plot_failure_comparison(comparison.baseline, comparison.candidate, by=by)
+
+    def comparison_case_view(self, comparison: Comparison, eval_id: str, run_id: int | None) -> HTML:
+        """One case in both reports (see :func:`agenteval.notebook._comparison_case.comparison_case_html`)."""
+        from agenteval.notebook._comparison_case import comparison_case_html
+        from agenteval.notebook._html import HTML
+
+        return HTML(comparison_case_html(comparison, eval_id, run_id))

@@ -9,7 +9,7 @@ import html
 import math
 import numbers
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agenteval._files import write_atomic
 from agenteval.notebook._html import CSS, Format, badge, data_table, fmt_score, folded_table, page
@@ -48,6 +48,19 @@ _CASE_COLUMNS = {
 }
 """The columns of the table of cases whose status changed, and their headings."""
 
+_SIGNIFICANCE_COLUMNS = {
+    "metric": "Metric",
+    "n_pairs": "Pairs",
+    "baseline_mean": "Baseline mean",
+    "candidate_mean": "Candidate mean",
+    "mean_diff": "Change",
+    "ci_low": "CI low",
+    "ci_high": "CI high",
+    "p_value": "p-value",
+    "test": "Test",
+}
+"""The columns of the significance table, and their headings."""
+
 _CASE_ORDER = {"regressed": 0, "fixed": 1, "changed": 2, "new": 3, "removed": 4}
 """The order of the changed cases: the worst news first."""
 
@@ -82,6 +95,12 @@ def _status(value: object) -> str:
     return f"<td>{badge(str(value)) if value else ''}</td>"
 
 
+def _p_value(value: object) -> str:
+    number = _number(value)
+    text = "—" if number is None else "< 0.001" if number < 0.001 else f"{number:.3g}"
+    return f'<td class="ae-num">{text}</td>'
+
+
 def _change(value: object) -> str:
     css = {"regressed": "ae-down", "fixed": "ae-up"}.get(str(value), "")
     return f'<td class="{css}">{html.escape(str(value))}</td>'
@@ -99,6 +118,12 @@ def _formats(names: dict[str, str]) -> dict[str, Format]:
         "baseline_pass_rate": _rate,
         "candidate_pass_rate": _rate,
         "pass_rate_change": lambda value: _signed(value, percent=True),
+        "baseline_mean": _score,
+        "candidate_mean": _score,
+        "mean_diff": _signed,
+        "ci_low": _signed,
+        "ci_high": _signed,
+        "p_value": _p_value,
     }
     return {names.get(column, column): format_ for column, format_ in by_column.items()}
 
@@ -122,9 +147,8 @@ def _counts(label: str, counts: dict[str, int]) -> str:
     return f"<span>{label}: <b>{html.escape(text or 'none')}</b></span>"
 
 
-def _summary(comparison: Comparison) -> str:
+def _summary(comparison: Comparison, summary: dict[str, Any]) -> str:
     """Which reports, how many cases changed which way, whether the eval sets differ, the score moves."""
-    summary = comparison.summary
     reports = (
         "<table class='ae-table'><thead><tr><th></th><th>Status</th><th>App</th><th>Eval set</th>"
         "<th class='ae-num'>Cases</th><th class='ae-num'>Runs</th><th>Result</th></tr></thead><tbody>"
@@ -154,6 +178,27 @@ def _summary(comparison: Comparison) -> str:
     return "".join(parts)
 
 
+def _significance(comparison: Comparison, summary: dict[str, Any]) -> str:
+    """In words, whether each change is significant; then the tests as a table, and the cases left out of them."""
+    table = comparison.significance
+    items = []
+    for metric, change in zip(table["metric"], table["mean_diff"], strict=True):
+        css = ("ae-up" if change > 0 else "ae-down") if summary["significant"][metric] else ""
+        items.append(f'<li class="{css}">{html.escape(summary["significance"][metric])}</li>')
+    level = f"{(1 - summary['confidence']) * 100:.6g}%"
+    parts = [
+        f"<p class='ae-muted'>{html.escape(summary['pairing'])}. A change is significant when its p-value is below"
+        f" {level}. The intervals are paired bootstrap intervals (<code>comparison.significance</code>); with"
+        " few cases they run narrow and may leave out 0 where the test, exact, finds no significant change.</p>",
+        f"<ul>{''.join(items)}</ul>",
+        data_table(table.rename(columns=_SIGNIFICANCE_COLUMNS), _formats(_SIGNIFICANCE_COLUMNS)),
+    ]
+    unpaired = comparison.unpaired
+    if len(unpaired):
+        parts.append(folded_table("comparison.unpaired", "cases left out of the tests", unpaired))
+    return "".join(parts)
+
+
 def _changes(frame: pd.DataFrame, columns: dict[str, str], what: str, none: str) -> str:
     """``what`` the rows of ``frame`` are, then the rows with readable headings (``columns``); or ``none``."""
     if not len(frame):
@@ -179,12 +224,14 @@ def _data(comparison: Comparison) -> str:
 
 
 def _sections(comparison: Comparison) -> list[tuple[str, str, str]]:
+    summary = comparison.summary
     cases = _changed_cases(comparison)
     regressions = comparison.regressions
     fixes = comparison.fixes
     averaged = "scores averaged over the runs"
     return [
-        ("summary", "Summary", _summary(comparison)),
+        ("summary", "Summary", _summary(comparison, summary)),
+        ("significance", "Significance", _significance(comparison, summary)),
         (
             "cases",
             f"Cases whose status changed ({len(cases)})",
@@ -226,10 +273,11 @@ def comparison_html(comparison: Comparison, *, style: bool = True) -> str:
 
     It shows both reports, how many cases and (case, metric) results were fixed, regressed or
     stayed, a note when the reports evaluated different eval sets, each metric's mean score
-    change, the cases whose overall status changed (from ``cases``), the (case, metric) results
-    that regressed and those fixed (``regressions`` and ``fixes``), then the full ``table`` and
-    ``cases`` folded. Long texts are folded to their start (one click unfolds them); no script
-    runs.
+    change, whether the case pass rate and each metric's mean changed significantly (in words,
+    then ``significance``, with the ``unpaired`` cases folded), the cases whose overall status
+    changed (from ``cases``), the (case, metric) results that regressed and those fixed
+    (``regressions`` and ``fixes``), then the full ``table`` and ``cases`` folded. Long texts are
+    folded to their start (one click unfolds them); no script runs.
 
     Args:
         comparison: The comparison to show.

@@ -17,7 +17,8 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
 import referencing
 import referencing.exceptions
@@ -32,9 +33,11 @@ from agenteval.metric.registry import active_metric_registry, call_compare
 __all__ = [
     "DEFAULT_NUMBER_TOLERANCE",
     "JSON_NUMBER_DIFFERENCE",
+    "JSONDifference",
     "check_json_criterion",
     "check_json_schema",
     "format_value",
+    "json_differences",
     "match_json",
     "match_json_text",
     "max_number_difference",
@@ -305,6 +308,28 @@ def _not_json_reason(value: Any, err: Exception) -> str:
     return f"actual value is not JSON: {err}"
 
 
+DifferenceKind = Literal["value", "type", "length", "extra_key", "missing_key", "invalid", "schema", "compare"]
+"""What differs at a place: a value, a JSON type, an array's length, a key only in actual (``extra_key``) or
+only in expected (``missing_key``); or the whole value: not JSON (``invalid``), against the ``schema``, or
+refused by a named ``compare``."""
+
+
+@dataclass(frozen=True, slots=True)
+class JSONDifference:
+    """One place where two JSON values differ under a JSON criterion (see :func:`json_differences`)."""
+
+    path: str
+    """Where: ``$`` for the whole value, ``$.city``, ``$.items[2]``; a key's own path for a key difference."""
+    kind: DifferenceKind
+    """What differs there."""
+    actual: Any
+    """The actual value there (``None`` for a ``missing_key``)."""
+    expected: Any
+    """The expected value there (``None`` for an ``extra_key``)."""
+    reason: str
+    """What :func:`match_json` says when this is the first difference (one reason may name several keys)."""
+
+
 def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | None:
     """Compare two decoded JSON values (tool arguments, tool results).
 
@@ -319,30 +344,82 @@ def match_json(actual: Any, expected: Any, criterion: JSONCriterion) -> str | No
         criterion: How to compare.
 
     Returns:
-        ``None`` on a match, else a reason naming the JSON path (``$.items[2]``) with both values.
+        ``None`` on a match, else a reason naming the JSON path (``$.items[2]``) with both values: the
+        reason of the first of :func:`json_differences`.
 
     Raises:
         ConfigError: The criterion is misconfigured (both trees set, a bad ``onlyTree`` leaf, an
             invalid schema, a negative ``numberTolerance``, an unknown compare) or a named compare raised.
     """
+    found = _Found(everything=False)
+    _find_differences(actual, expected, criterion, found)
+    return found.differences[0].reason if found.differences else None
+
+
+def json_differences(actual: Any, expected: Any, criterion: JSONCriterion) -> list[JSONDifference]:
+    """Every place where two decoded JSON values differ, as :func:`match_json` compares them.
+
+    The first is the one :func:`match_json` reports, so the list is empty exactly when it matches.
+    A named compare, ``valid`` and ``schema`` judge the whole value (one difference at ``$``); the
+    exact comparison goes on past the first difference: every differing value, every key present on
+    one side only (each at its own path), and an array of another length (its items are not paired).
+
+    Args:
+        actual: The agent's value (e.g. tool arguments).
+        expected: The expected value.
+        criterion: How to compare.
+
+    Returns:
+        The differences, in the order the comparison meets them.
+
+    Raises:
+        ConfigError: As :func:`match_json`.
+    """
+    found = _Found(everything=True)
+    _find_differences(actual, expected, criterion, found)
+    return found.differences
+
+
+class _Found:
+    """The differences found so far; the comparison stops at the first unless it wants ``everything``."""
+
+    __slots__ = ("differences", "everything")
+
+    def __init__(self, *, everything: bool) -> None:
+        self.differences: list[JSONDifference] = []
+        self.everything = everything
+
+    def add(self, difference: JSONDifference) -> bool:
+        """Record ``difference``; ``True`` when the comparison should stop."""
+        self.differences.append(difference)
+        return not self.everything
+
+
+def _find_differences(actual: Any, expected: Any, criterion: JSONCriterion, found: _Found) -> None:
+    """:func:`match_json`'s steps, recording each difference into ``found``."""
     if criterion.ignore:
-        return None
+        return
     check_json_criterion(criterion)
     if criterion.compare_name:
-        return _run_compare(criterion.compare_name, actual, expected)
+        reason = _run_compare(criterion.compare_name, actual, expected)
+        if reason is not None:
+            found.add(JSONDifference("$", "compare", actual, expected, reason))
+        return
     for_schema = actual
     if criterion.valid:
         try:
             for_schema = _as_json_value(actual)
         except (TypeError, ValueError) as err:
-            return _not_json_reason(actual, err)
+            found.add(JSONDifference("$", "invalid", actual, expected, _not_json_reason(actual, err)))
+            return
     if criterion.json_schema is not None:
         reason = _match_schema(for_schema, criterion.json_schema)
         if reason is not None:
-            return reason
+            found.add(JSONDifference("$", "schema", actual, expected, reason))
+            return
     if criterion.match_strategy == JSONMatchStrategy.SKIP:
-        return None
-    return _compare_decoded(actual, expected, criterion)
+        return
+    _find_decoded(actual, expected, criterion, found)
 
 
 def match_json_text(
@@ -481,10 +558,17 @@ def _only_tree_differences(actual: Any, expected: Any, tree: Mapping[str, Any], 
 
 
 def _compare_decoded(actual: Any, expected: Any, criterion: JSONCriterion) -> str | None:
+    found = _Found(everything=False)
+    _find_decoded(actual, expected, criterion, found)
+    return found.differences[0].reason if found.differences else None
+
+
+def _find_decoded(actual: Any, expected: Any, criterion: JSONCriterion, found: _Found) -> None:
     tolerance = DEFAULT_NUMBER_TOLERANCE if criterion.number_tolerance is None else criterion.number_tolerance
     if criterion.only_tree:
-        return _compare_only_tree(actual, expected, criterion.only_tree, "$", tolerance)
-    return _compare_ignore_tree(actual, expected, criterion.ignore_tree, "$", tolerance)
+        _find_only_tree(actual, expected, criterion.only_tree, "$", tolerance, found)
+    else:
+        _find_ignore_tree(actual, expected, criterion.ignore_tree, "$", tolerance, found)
 
 
 def _is_number(value: Any) -> bool:
@@ -546,91 +630,111 @@ def _key_list(keys: list[Any]) -> str:
     return shown + (", …" if len(keys) > 10 else "")
 
 
-def _key_sets_differ(path: str, actual: Mapping[str, Any], expected: Mapping[str, Any], skip: set[str]) -> str | None:
+def _find_key_sets(
+    path: str, actual: Mapping[str, Any], expected: Mapping[str, Any], skip: set[str], found: _Found
+) -> bool:
+    """Record the keys on one side only, those in actual first (as one reason); ``True`` to stop."""
     extra = [k for k in actual if k not in expected and k not in skip]
     if extra:
         noun = "key" if len(extra) == 1 else "keys"
-        return f"{path}: {noun} {_key_list(extra)} in actual but not in expected"
+        reason = f"{path}: {noun} {_key_list(extra)} in actual but not in expected"
+        for key in extra:
+            if found.add(JSONDifference(_child_path(path, key), "extra_key", actual[key], None, reason)):
+                return True
     missing = [k for k in expected if k not in actual and k not in skip]
     if missing:
         noun = "key" if len(missing) == 1 else "keys"
-        return f"{path}: {noun} {_key_list(missing)} in expected but not in actual"
-    return None
+        reason = f"{path}: {noun} {_key_list(missing)} in expected but not in actual"
+        for key in missing:
+            if found.add(JSONDifference(_child_path(path, key), "missing_key", None, expected[key], reason)):
+                return True
+    return False
 
 
-def _compare_exact(actual: Any, expected: Any, path: str, tolerance: float) -> str | None:
+def _value_difference(path: str, actual: Any, expected: Any, tolerance: float) -> JSONDifference:
+    return JSONDifference(path, "value", actual, expected, _value_mismatch(path, actual, expected, tolerance))
+
+
+def _type_difference(path: str, actual: Any, expected: Any) -> JSONDifference:
+    return JSONDifference(path, "type", actual, expected, _type_mismatch(path, actual, expected))
+
+
+def _find_exact(actual: Any, expected: Any, path: str, tolerance: float, found: _Found) -> bool:
+    """Record where ``actual`` and ``expected`` differ exactly; ``True`` when the comparison should stop."""
     if actual is None or expected is None:
-        return None if actual is None and expected is None else _value_mismatch(path, actual, expected, tolerance)
+        if actual is None and expected is None:
+            return False
+        return found.add(_value_difference(path, actual, expected, tolerance))
     actual_object, expected_object = isinstance(actual, Mapping), isinstance(expected, Mapping)
     if actual_object or expected_object:
         if not (actual_object and expected_object):
-            return _type_mismatch(path, actual, expected)
-        reason = _key_sets_differ(path, actual, expected, set())
-        if reason:
-            return reason
+            return found.add(_type_difference(path, actual, expected))
+        if _find_key_sets(path, actual, expected, set(), found):
+            return True
         for key, value in actual.items():
-            reason = _compare_exact(value, expected[key], _child_path(path, key), tolerance)
-            if reason:
-                return reason
-        return None
+            if key in expected and _find_exact(value, expected[key], _child_path(path, key), tolerance, found):
+                return True
+        return False
     actual_array, expected_array = isinstance(actual, list | tuple), isinstance(expected, list | tuple)
     if actual_array or expected_array:
         if not (actual_array and expected_array):
-            return _type_mismatch(path, actual, expected)
-        return _compare_array(actual, expected, path, tolerance)
+            return found.add(_type_difference(path, actual, expected))
+        return _find_in_array(actual, expected, path, tolerance, found)
     if _scalars_equal(actual, expected, tolerance):
-        return None
-    return _value_mismatch(path, actual, expected, tolerance)
+        return False
+    return found.add(_value_difference(path, actual, expected, tolerance))
 
 
-def _compare_array(actual: Any, expected: Any, path: str, tolerance: float) -> str | None:
+def _find_in_array(actual: Any, expected: Any, path: str, tolerance: float, found: _Found) -> bool:
     if len(actual) != len(expected):
-        return (
+        reason = (
             f"{path}: array length mismatch: actual({len(actual)}) != expected({len(expected)}) "
             f"(actual {format_value(actual)}, expected {format_value(expected)})"
         )
+        return found.add(JSONDifference(path, "length", actual, expected, reason))
     for index, (actual_item, expected_item) in enumerate(zip(actual, expected, strict=True)):
-        reason = _compare_exact(actual_item, expected_item, f"{path}[{index}]", tolerance)
-        if reason:
-            return reason
-    return None
+        if _find_exact(actual_item, expected_item, f"{path}[{index}]", tolerance, found):
+            return True
+    return False
 
 
-def _compare_ignore_tree(
-    actual: Any, expected: Any, tree: Mapping[str, Any] | None, path: str, tolerance: float
-) -> str | None:
+def _find_ignore_tree(
+    actual: Any, expected: Any, tree: Mapping[str, Any] | None, path: str, tolerance: float, found: _Found
+) -> bool:
     if not tree or not (isinstance(actual, Mapping) and isinstance(expected, Mapping)):
-        return _compare_exact(actual, expected, path, tolerance)
+        return _find_exact(actual, expected, path, tolerance, found)
     ignored = {key for key, flag in tree.items() if flag is True}
-    reason = _key_sets_differ(path, actual, expected, ignored)
-    if reason:
-        return reason
+    if _find_key_sets(path, actual, expected, ignored, found):
+        return True
     for key, value in actual.items():
-        if key in ignored:
+        if key in ignored or key not in expected:
             continue
         subtree = tree.get(key)
         child_tree = subtree if isinstance(subtree, Mapping) else None
-        reason = _compare_ignore_tree(value, expected[key], child_tree, _child_path(path, key), tolerance)
-        if reason:
-            return reason
-    return None
+        if _find_ignore_tree(value, expected[key], child_tree, _child_path(path, key), tolerance, found):
+            return True
+    return False
 
 
-def _compare_only_tree(actual: Any, expected: Any, tree: Mapping[str, Any], path: str, tolerance: float) -> str | None:
+def _find_only_tree(
+    actual: Any, expected: Any, tree: Mapping[str, Any], path: str, tolerance: float, found: _Found
+) -> bool:
     if not (isinstance(actual, Mapping) and isinstance(expected, Mapping)):
-        return _compare_exact(actual, expected, path, tolerance)
+        return _find_exact(actual, expected, path, tolerance, found)
     for key, selector in tree.items():
         if selector is False:
             continue
         child = _child_path(path, key)
         if key not in actual:
-            return f"{child}: key in onlyTree but not in actual"
-        if key not in expected:
-            return f"{child}: key in onlyTree but not in expected"
-        if selector is True:
-            reason = _compare_exact(actual[key], expected[key], child, tolerance)
+            reason = f"{child}: key in onlyTree but not in actual"
+            stop = found.add(JSONDifference(child, "missing_key", None, expected.get(key), reason))
+        elif key not in expected:
+            reason = f"{child}: key in onlyTree but not in expected"
+            stop = found.add(JSONDifference(child, "extra_key", actual[key], None, reason))
+        elif selector is True:
+            stop = _find_exact(actual[key], expected[key], child, tolerance, found)
         else:
-            reason = _compare_only_tree(actual[key], expected[key], selector, child, tolerance)
-        if reason:
-            return reason
-    return None
+            stop = _find_only_tree(actual[key], expected[key], selector, child, tolerance, found)
+        if stop:
+            return True
+    return False

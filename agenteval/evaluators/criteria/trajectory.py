@@ -6,12 +6,17 @@ consuming the actual calls it scans. ``subsetMatching`` only allows extra actual
 
 A ``toolTrajectory.compareName`` replaces all of this with a registered compare of whole turns;
 a ``compareName`` on a strategy's name, arguments or result replaces that part's comparison.
+
+:func:`match_tool_calls` gives the pairing itself, with the verdict :func:`match_tool_trajectory`
+derives from it, so that a turn's calls can be shown as the metric paired them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
@@ -32,12 +37,17 @@ from agenteval.metric.criterion import (
 from agenteval.metric.registry import active_metric_registry
 
 __all__ = [
+    "ToolCallMatching",
+    "ToolMismatch",
     "check_tool_trajectory_criterion",
+    "closest_call",
     "default_tool_strategy",
     "match_tool",
+    "match_tool_calls",
     "match_tool_trajectory",
     "maximum_bipartite_matching",
     "strategy_for",
+    "tool_mismatch",
 ]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -95,11 +105,24 @@ def strategy_for(actual: Tool, expected: Tool, criterion: ToolTrajectoryCriterio
     return criterion.default_strategy if criterion.default_strategy is not None else _DEFAULT_STRATEGY
 
 
-def match_tool(actual: Tool, expected: Tool, strategy: ToolTrajectoryStrategy) -> str | None:
-    """Compare one tool call with an expected one; parts the strategy leaves unset are not compared.
+@dataclass(frozen=True, slots=True)
+class ToolMismatch:
+    """Why a tool call does not match an expected one: the first part that differs."""
+
+    part: Literal["name", "arguments", "result"]
+    """The part compared first that differs."""
+    reason: str
+    """What its criterion says."""
+
+    def __str__(self) -> str:
+        return f"{self.part} mismatch: {self.reason}"
+
+
+def tool_mismatch(actual: Tool, expected: Tool, strategy: ToolTrajectoryStrategy) -> ToolMismatch | None:
+    """Compare one tool call with an expected one: name, then arguments, then result; unset parts are skipped.
 
     Returns:
-        ``None`` on a match, else ``"<part> mismatch: <reason>"``.
+        ``None`` on a match, else the first part that differs and why.
 
     Raises:
         ConfigError: A part's criterion is misconfigured.
@@ -107,16 +130,29 @@ def match_tool(actual: Tool, expected: Tool, strategy: ToolTrajectoryStrategy) -
     if strategy.name is not None:
         reason = match_text(actual.name, expected.name, strategy.name)
         if reason is not None:
-            return f"name mismatch: {reason}"
+            return ToolMismatch("name", reason)
     if strategy.arguments is not None:
         reason = match_json(actual.arguments, expected.arguments, strategy.arguments)
         if reason is not None:
-            return f"arguments mismatch: {reason}"
+            return ToolMismatch("arguments", reason)
     if strategy.result is not None:
         reason = match_json(actual.result, expected.result, strategy.result)
         if reason is not None:
-            return f"result mismatch: {reason}"
+            return ToolMismatch("result", reason)
     return None
+
+
+def match_tool(actual: Tool, expected: Tool, strategy: ToolTrajectoryStrategy) -> str | None:
+    """Compare one tool call with an expected one; parts the strategy leaves unset are not compared.
+
+    Returns:
+        ``None`` on a match, else ``"<part> mismatch: <reason>"`` (see :func:`tool_mismatch`).
+
+    Raises:
+        ConfigError: A part's criterion is misconfigured.
+    """
+    mismatch = tool_mismatch(actual, expected, strategy)
+    return None if mismatch is None else str(mismatch)
 
 
 def maximum_bipartite_matching(adjacency: Sequence[Sequence[int]], right_size: int) -> list[int | None]:
@@ -163,6 +199,21 @@ def maximum_bipartite_matching(adjacency: Sequence[Sequence[int]], right_size: i
     return match_left
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCallMatching:
+    """How a tool-trajectory criterion pairs the calls of one turn, and its verdict (see :func:`match_tool_calls`)."""
+
+    paired: tuple[int | None, ...]
+    """For each expected call, the index of the actual call paired with it; ``None`` when none is."""
+    mismatches: tuple[Mapping[int, ToolMismatch], ...]
+    """For each expected call, the actual calls it was compared with that do not match it, and why.
+
+    In order, an expected call is compared with the actual calls from where the previous one was
+    found, up to the first that matches; in any order, with every actual call."""
+    reason: str | None
+    """``None`` when the calls match, else what :func:`match_tool_trajectory` says."""
+
+
 def _describe(tools: Sequence[Tool], index: int, side: str) -> str:
     return f"{side} tools[{index}] {format_value(tools[index].name, 80)}"
 
@@ -171,8 +222,12 @@ def _names(tools: Sequence[Tool]) -> str:
     return format_value([tool.name for tool in tools])
 
 
-def _closest(actual: Sequence[Tool], expected: Tool, candidates: Sequence[int]) -> int | None:
-    """Pick the actual call whose mismatch best explains a failure: same name first."""
+def closest_call(actual: Sequence[Tool], expected: Tool, candidates: Sequence[int]) -> int | None:
+    """Of the actual calls ``candidates``, the one whose mismatch best explains a failure: same name first.
+
+    Returns:
+        Its index, or ``None`` without candidates.
+    """
     same_name = [index for index in candidates if actual[index].name == expected.name]
     if same_name:
         return same_name[0]
@@ -180,27 +235,36 @@ def _closest(actual: Sequence[Tool], expected: Tool, candidates: Sequence[int]) 
 
 
 def _no_match(
-    head: str, actual: Sequence[Tool], expected: Tool, candidates: Sequence[int], reasons: dict[int, str]
+    head: str, actual: Sequence[Tool], expected: Tool, candidates: Sequence[int], reasons: Mapping[int, ToolMismatch]
 ) -> str:
-    closest = _closest(actual, expected, candidates)
+    closest = closest_call(actual, expected, candidates)
     if closest is None:
         return head
     return f"{head}: closest is {_describe(actual, closest, 'actual')}: {reasons[closest]}"
 
 
-def _match_unordered(
+def _pair_unordered(
     actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion
-) -> str | None:
-    reasons: list[dict[int, str]] = [{} for _ in expected]
+) -> tuple[list[int | None], list[dict[int, ToolMismatch]], list[list[int]]]:
+    reasons: list[dict[int, ToolMismatch]] = [{} for _ in expected]
     adjacency: list[list[int]] = [[] for _ in expected]
     for i, expected_tool in enumerate(expected):
         for j, actual_tool in enumerate(actual):
-            reason = match_tool(actual_tool, expected_tool, strategy_for(actual_tool, expected_tool, criterion))
-            if reason is None:
+            mismatch = tool_mismatch(actual_tool, expected_tool, strategy_for(actual_tool, expected_tool, criterion))
+            if mismatch is None:
                 adjacency[i].append(j)
             else:
-                reasons[i][j] = reason
-    matching = maximum_bipartite_matching(adjacency, len(actual))
+                reasons[i][j] = mismatch
+    return maximum_bipartite_matching(adjacency, len(actual)), reasons, adjacency
+
+
+def _unordered_reason(
+    actual: Sequence[Tool],
+    expected: Sequence[Tool],
+    matching: Sequence[int | None],
+    reasons: Sequence[Mapping[int, ToolMismatch]],
+    adjacency: Sequence[Sequence[int]],
+) -> str | None:
     unmatched = [i for i, right in enumerate(matching) if right is None]
     if not unmatched:
         return None
@@ -217,26 +281,94 @@ def _match_unordered(
     return "; ".join(messages)
 
 
-def _match_ordered(actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion) -> str | None:
+def _pair_ordered(
+    actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion
+) -> tuple[list[int | None], list[dict[int, ToolMismatch]]]:
+    """Look for each expected call in order, from where the previous one was found.
+
+    An expected call that is not found consumes nothing, so the calls after it are still looked
+    for (a turn that fails this way fails at its first such call, which its reason names).
+    """
+    paired: list[int | None] = []
+    reasons: list[dict[int, ToolMismatch]] = []
     position = 0
-    for i, expected_tool in enumerate(expected):
-        if position == len(actual):
-            return (
-                f"{_describe(expected, i, 'expected')} has no matching actual call in order: "
-                f"all {len(actual)} actual calls were consumed by earlier expected calls"
-            )
-        reasons: dict[int, str] = {}
-        while position < len(actual):
-            actual_tool = actual[position]
-            reason = match_tool(actual_tool, expected_tool, strategy_for(actual_tool, expected_tool, criterion))
-            position += 1
-            if reason is None:
+    for expected_tool in expected:
+        tried: dict[int, ToolMismatch] = {}
+        found = None
+        for j in range(position, len(actual)):
+            actual_tool = actual[j]
+            mismatch = tool_mismatch(actual_tool, expected_tool, strategy_for(actual_tool, expected_tool, criterion))
+            if mismatch is None:
+                found = j
                 break
-            reasons[position - 1] = reason
-        else:
-            head = f"{_describe(expected, i, 'expected')} has no matching actual call in order"
-            return _no_match(head, actual, expected_tool, list(reasons), reasons)
+            tried[j] = mismatch
+        if found is not None:
+            position = found + 1
+        paired.append(found)
+        reasons.append(tried)
+    return paired, reasons
+
+
+def _ordered_reason(
+    actual: Sequence[Tool],
+    expected: Sequence[Tool],
+    paired: Sequence[int | None],
+    reasons: Sequence[Mapping[int, ToolMismatch]],
+) -> str | None:
+    first = next((i for i, found in enumerate(paired) if found is None), None)
+    if first is None:
+        return None
+    if not reasons[first]:
+        return (
+            f"{_describe(expected, first, 'expected')} has no matching actual call in order: "
+            f"all {len(actual)} actual calls were consumed by earlier expected calls"
+        )
+    head = f"{_describe(expected, first, 'expected')} has no matching actual call in order"
+    return _no_match(head, actual, expected[first], list(reasons[first]), reasons[first])
+
+
+def _count_mismatch(actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion) -> str | None:
+    if criterion.subset_matching and len(actual) < len(expected):
+        return (
+            f"number of tool calls mismatch: actual({len(actual)}) < expected({len(expected)}), "
+            f"actual {_names(actual)}, expected {_names(expected)}"
+        )
+    if not criterion.subset_matching and len(actual) != len(expected):
+        return (
+            f"number of tool calls mismatch: actual({len(actual)}) != expected({len(expected)}), "
+            f"actual {_names(actual)}, expected {_names(expected)}"
+        )
     return None
+
+
+def match_tool_calls(
+    actual: Sequence[Tool], expected: Sequence[Tool], criterion: ToolTrajectoryCriterion
+) -> ToolCallMatching:
+    """Pair one turn's tool calls as the criterion does, and give its verdict.
+
+    The pairing is made even when the numbers of calls already decide the verdict, so that it can
+    say which calls are missing or extra. ``criterion.compareName`` is not used (a registered
+    compare decides whole turns and pairs nothing): call this only for a criterion without one.
+
+    Args:
+        actual: The agent's calls.
+        expected: The expected calls.
+        criterion: How to compare; checked beforehand (:func:`check_tool_trajectory_criterion`).
+
+    Returns:
+        The pairing, with the verdict :func:`match_tool_trajectory` gives for these calls.
+
+    Raises:
+        ConfigError: A part's criterion is misconfigured or a named compare raised.
+    """
+    count_reason = _count_mismatch(actual, expected, criterion)
+    if criterion.order_sensitive:
+        paired, reasons = _pair_ordered(actual, expected, criterion)
+        reason = count_reason or _ordered_reason(actual, expected, paired, reasons)
+    else:
+        paired, reasons, adjacency = _pair_unordered(actual, expected, criterion)
+        reason = count_reason or _unordered_reason(actual, expected, paired, reasons, adjacency)
+    return ToolCallMatching(tuple(paired), tuple(reasons), reason)
 
 
 def _run_compare(name: str, actual: Invocation, expected: Invocation) -> str | None:
@@ -277,16 +409,8 @@ def match_tool_trajectory(
     actual_tools, expected_tools = actual.tools, expected.tools
     if not actual_tools and not expected_tools:
         return None
-    if criterion.subset_matching and len(actual_tools) < len(expected_tools):
-        return (
-            f"number of tool calls mismatch: actual({len(actual_tools)}) < expected({len(expected_tools)}), "
-            f"actual {_names(actual_tools)}, expected {_names(expected_tools)}"
-        )
-    if not criterion.subset_matching and len(actual_tools) != len(expected_tools):
-        return (
-            f"number of tool calls mismatch: actual({len(actual_tools)}) != expected({len(expected_tools)}), "
-            f"actual {_names(actual_tools)}, expected {_names(expected_tools)}"
-        )
-    if criterion.order_sensitive:
-        return _match_ordered(actual_tools, expected_tools, criterion)
-    return _match_unordered(actual_tools, expected_tools, criterion)
+    # The numbers of calls decide first, without pairing any.
+    count_reason = _count_mismatch(actual_tools, expected_tools, criterion)
+    if count_reason is not None:
+        return count_reason
+    return match_tool_calls(actual_tools, expected_tools, criterion).reason

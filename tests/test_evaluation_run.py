@@ -1,0 +1,101 @@
+"""``Evaluator.start``: an evaluation in the background on the running loop, watched, awaited or cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import agenteval as ae
+from agenteval.evaluation_run import EvaluationRun
+
+APP = "background-app"
+METRICS = [ae.EvalMetric.final_response()]
+
+
+def words(count: int = 6) -> ae.EvalSet:
+    return ae.EvalSet.of(
+        "words", [ae.EvalCase.of(f"c{index}", f"w{index}", expect=f"W{index}") for index in range(count)]
+    )
+
+
+def slow_agent(delay: float, suffix: str = "") -> object:
+    async def agent(message: str) -> str:
+        await asyncio.sleep(delay)
+        return message.upper() + suffix
+
+    return agent
+
+
+def evaluator(agent: object, **options: object) -> ae.Evaluator:
+    return ae.Evaluator(APP, agent, progress=False, parallelism=2, **options)  # type: ignore[arg-type]
+
+
+def test_start_outside_a_running_loop_points_to_evaluate() -> None:
+    with pytest.raises(ae.ConfigError, match=r"needs a running event loop.*ev.evaluate"):
+        evaluator(str.upper).start(words(), metrics=METRICS)
+
+
+@pytest.mark.asyncio
+async def test_start_returns_at_once_and_the_finished_cases_grow_until_the_report() -> None:
+    run = evaluator(slow_agent(0.05)).start(words(), metrics=METRICS, num_runs=2)
+
+    assert isinstance(run, EvaluationRun)
+    assert not run.done and run.finished == 0 and len(run.cases) == 0
+    assert run.eta is None
+    seen = []
+    while not run.done:
+        seen.append(len(run.cases))
+        await asyncio.sleep(0.03)
+    report = await run
+
+    assert seen == sorted(seen) and 0 < max(seen) < 12
+    assert len(run.cases) == 12 and len(run.metrics) == 12
+    assert {run_id: (p.finished, p.total) for run_id, p in run.progress.items()} == {1: (6, 6), 2: (6, 6)}
+    assert run.counts["passed"] == 12 and run.eta == 0.0
+    assert run.result() is report is run.report
+    assert report.passed and run.error is None
+    assert run.elapsed > 0.1
+
+
+@pytest.mark.asyncio
+async def test_cancel_leaves_a_saved_partial_report_that_resume_carries_on() -> None:
+    results = ae.InMemoryEvalResultManager()
+    ev = evaluator(slow_agent(0.05), result_manager=results)
+    run = ev.start(words(10), metrics=METRICS)
+    while run.finished < 3:
+        await asyncio.sleep(0.01)
+
+    assert run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+
+    assert isinstance(run.error, asyncio.CancelledError)
+    partial = run.report
+    assert partial is not None and 3 <= len(partial.result.eval_case_results) < 10
+    assert await results.list(APP) == [partial.result.eval_set_result_id]
+    with pytest.raises(asyncio.CancelledError):
+        run.result()
+
+    final = await ev.aevaluate(words(10), metrics=METRICS, resume=partial)
+    assert final.passed and final.result.eval_set_result_id == partial.result.eval_set_result_id
+    assert final.cases["cached_inference"].sum() == len(partial.result.eval_case_results)
+
+
+@pytest.mark.asyncio
+async def test_two_runs_on_one_loop_keep_their_results_apart() -> None:
+    first = evaluator(slow_agent(0.02)).start(words(), metrics=METRICS)
+    second = evaluator(slow_agent(0.03, suffix="!")).start(words(), metrics=METRICS)
+
+    reports = await asyncio.gather(first, second)
+
+    assert reports[0].passed and not reports[1].passed
+    assert list(first.cases["status"]) == ["passed"] * 6
+    assert list(second.cases["status"]) == ["failed"] * 6
+    assert first.finished == second.finished == 6
+
+
+@pytest.mark.asyncio
+async def test_bad_options_are_refused_before_the_run_is_scheduled() -> None:
+    with pytest.raises(ae.ConfigError, match="num_runs must be greater than 0"):
+        evaluator(str.upper).start(words(), metrics=METRICS, num_runs=0)
