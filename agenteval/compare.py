@@ -311,7 +311,7 @@ class Comparison:
         per_metric = table.dropna(subset=["score_change"]).groupby("metric_name", sort=False)["score_change"].mean()
         pairing = _pairing(self.baseline, self.candidate)
         rows = _significance_rows(self, pairing.paired)
-        alpha = 1 - self.confidence
+        alpha = _alpha(self.confidence)
         return {
             "cases": _tally(cases["change"]),
             "metrics": _tally(table["change"]),
@@ -463,12 +463,18 @@ def _pairing(baseline: EvaluationReport, candidate: EvaluationReport) -> _Pairin
     if _same_eval_set(baseline, candidate):
         how = "by id (both reports evaluated the same eval set content)"
     elif baseline.eval_set is None or candidate.eval_set is None:
-        missing = " and ".join(
+        missing = [
             role for role, report in (("baseline", baseline), ("candidate", candidate)) if report.eval_set is None
+        ]
+        holds = "reports have" if len(missing) == 2 else "report has"
+        differ = (
+            "their eval sets differ (their content hashes do), so edited cases may be paired; "
+            if _same_eval_set(baseline, candidate) is False
+            else ""
         )
         how = (
-            f"by id without comparing their content: the {missing} report has no eval set"
-            " (load it with eval_set= to compare)"
+            f"by id without comparing their content: {differ}the {' and '.join(missing)} {holds} no eval set"
+            " (load with eval_set= to pair only unchanged cases)"
         )
     else:
         old, new = baseline.eval_set.cases_by_id(), candidate.eval_set.cases_by_id()
@@ -544,6 +550,11 @@ def _row(metric: str, difference: PairedDifference) -> dict[str, Any]:
     return {"metric": metric, **{name: getattr(difference, name) for name in SIGNIFICANCE_COLUMNS[1:]}}
 
 
+def _alpha(confidence: float) -> float:
+    """``1 - confidence`` without float noise: 1 - 0.95 is 0.05000000000000004, which a p of 0.05 is below."""
+    return round(1 - confidence, 12)
+
+
 def _significant(p_value: float, alpha: float) -> bool | None:
     return None if math.isnan(p_value) else p_value < alpha
 
@@ -575,8 +586,10 @@ def _in_words(row: dict[str, Any], confidence: float) -> str:
     change, low, high = (_signed(row[key] * scale, digits) for key in ("mean_diff", "ci_low", "ci_high"))
     moved = f"{before} → {after} ({change}{unit}, {_percent(confidence)} CI {low} to {high}{unit})"
     p_value = row["p_value"]
-    shown = "p < 0.001" if p_value < 0.001 else f"p = {p_value:.3g}"
-    verdict = "significant" if p_value < 1 - confidence else "not significant"
+    alpha = _alpha(confidence)
+    # Near the level, enough digits that the shown value and the verdict agree (0.04996, not 0.05).
+    shown = "p < 0.001" if p_value < 0.001 else f"p = {p_value:.{4 if abs(p_value - alpha) < 0.005 else 3}g}"
+    verdict = "significant" if p_value < alpha else "not significant"
     cases = "case" if row["n_pairs"] == 1 else "cases"
     return (
         f"{name}: {moved} over {row['n_pairs']} paired {cases}: {verdict} at the "

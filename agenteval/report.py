@@ -64,6 +64,7 @@ __all__ = [
     "METRIC_COLUMNS",
     "RUBRIC_COLUMNS",
     "TOOL_CALL_COLUMNS",
+    "PARTIAL_PREFIX",
     "TURN_COLUMNS",
     "CaseSummary",
     "EvaluationReport",
@@ -71,6 +72,9 @@ __all__ = [
     "inferences_from_result",
     "report_from_result",
 ]
+
+PARTIAL_PREFIX = "partial: "
+"""How the provenance of a report an interrupted evaluation left begins (``partial: stopped by …``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -154,6 +158,15 @@ class EvaluationReport:
                     seen.add(metric.metric_name)
                     names.append(metric.metric_name)
         return names
+
+    @property
+    def partial(self) -> bool:
+        """Whether this is the report an interrupted evaluation left (Ctrl-C, an error, ``run.cancel()``).
+
+        It holds only the cases that finished; ``ev.evaluate(..., resume=report)`` carries the evaluation on.
+        """
+        derived = self.provenance.derived_from if self.provenance is not None else ""
+        return derived.startswith(PARTIAL_PREFIX)
 
     @property
     def reuse_summary(self) -> str:
@@ -508,7 +521,7 @@ class EvaluationReport:
         return (
             f"EvaluationReport(app={self.app_name!r}, eval_set={self.eval_set_id!r}, "
             f"status={self.overall_status.value}, cases={cases}, failed={failed}, runs={self.num_runs}, "
-            f"result_id={self.result.eval_set_result_id!r})"
+            f"result_id={self.result.eval_set_result_id!r}{', partial' if self.partial else ''})"
         )
 
 

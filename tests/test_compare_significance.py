@@ -192,8 +192,9 @@ def test_a_loaded_report_without_its_eval_set_is_paired_by_id(half_wrong: ae.Eva
     edited = evaluate(range(10), eval_set(cases))
     unchecked = ae.compare(loaded, edited)
     assert unchecked.summary["pairing"] == (
-        "20 cases paired by id without comparing their content: the baseline report has no eval set"
-        " (load it with eval_set= to compare)"
+        "20 cases paired by id without comparing their content: their eval sets differ (their content hashes"
+        " do), so edited cases may be paired; the baseline report has no eval set (load with eval_set= to pair"
+        " only unchanged cases)"
     )
     assert unchecked.unpaired.empty
     checked = ae.compare(ae.EvaluationReport.from_result(half_wrong.result, eval_set=eval_set()), edited)
@@ -376,3 +377,11 @@ def test_a_thousand_cases_and_three_metrics_compare_well_under_a_second() -> Non
 
     assert list(table["n_pairs"]) == [999] * 4
     assert elapsed < 1.0
+
+
+def test_a_p_value_equal_to_the_level_is_not_significant() -> None:
+    from agenteval.compare import _alpha, _significant
+
+    assert _alpha(0.95) == 0.05 and _alpha(0.99) == 0.01
+    assert _significant(0.05, _alpha(0.95)) is False
+    assert _significant(0.0499, _alpha(0.95)) is True

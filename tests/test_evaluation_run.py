@@ -99,3 +99,18 @@ async def test_two_runs_on_one_loop_keep_their_results_apart() -> None:
 async def test_bad_options_are_refused_before_the_run_is_scheduled() -> None:
     with pytest.raises(ae.ConfigError, match="num_runs must be greater than 0"):
         evaluator(str.upper).start(words(), metrics=METRICS, num_runs=0)
+
+
+@pytest.mark.asyncio
+async def test_the_report_a_cancelled_run_leaves_says_it_is_partial() -> None:
+    run = evaluator(slow_agent(0.05)).start(words(10), metrics=METRICS)
+    while run.finished < 2:
+        await asyncio.sleep(0.01)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+
+    assert run.report is not None and run.report.partial
+    assert repr(run.report).endswith(", partial)")
+    assert "<b>partial</b>" in run.report._repr_html_()
+    assert not (await evaluator(str.upper).aevaluate(words(2), metrics=METRICS)).partial

@@ -24,12 +24,15 @@ FLAKINESS_COLUMNS = ("eval_id", "runs", "passed_runs", "flip_rate", "score_std",
 """Columns of :attr:`~agenteval.EvaluationReport.flakiness`: one row per case across runs, in eval-set order.
 
 A run *passed* when its own status (the row of :attr:`~agenteval.EvaluationReport.cases`) is
-``passed``; a run that failed, errored or was not evaluated (no metric could score it) did not pass.
+``passed``; a run that failed or errored did not pass. A run that was not evaluated (no metric could
+score it) is left out of ``passed_runs``, ``flip_rate``, ``score_std`` and ``category``, as
+``case_table``'s ``pass_rate`` leaves it out.
 
 - ``runs``: the runs in which the case has a result (as ``num_runs`` in ``case_table``).
 - ``passed_runs``: those that passed.
-- ``flip_rate``: the share of consecutive run pairs (run 1 and 2, 2 and 3, …) of which one passed and
-  the other did not; ``0.0`` with one run. Passing runs 1 and 3 of three flips twice (``1.0``);
+- ``flip_rate``: the share of consecutive run pairs (run 1 and 2, 2 and 3, …, not-evaluated runs left
+  out) of which one passed and the other did not; ``0.0`` with one run. Passing runs 1 and 3 of three
+  flips twice (``1.0``);
   passing runs 1 and 2 flips once (``0.5``): a high rate is an outcome that keeps changing.
 - ``score_std``: the population standard deviation (``ddof=0``) of the runs' own case scores, the ones
   ``mean_score`` in ``case_table`` averages; ``0.0`` with one run, NaN when no run has a number.
@@ -41,8 +44,8 @@ A run *passed* when its own status (the row of :attr:`~agenteval.EvaluationRepor
   only the arguments that differ (``…`` stands for the others); long values are clipped. ``(no call)``
   and ``(no turn)`` mark a call or a turn one run has and the other does not (a run that failed
   before recording any turn has none). Tool results are not compared.
-- ``category``: ``stable_pass`` when every run passed, ``stable_fail`` when none did (a case not
-  evaluated in any run is one), ``flaky`` otherwise.
+- ``category``: ``stable_pass`` when every evaluated run passed, ``stable_fail`` when none did (a case
+  not evaluated in any run is one), ``flaky`` otherwise.
 """
 
 _DTYPES: dict[str, Any] = {
@@ -102,18 +105,20 @@ def flakiness_frame(cases: Sequence[CaseRuns]) -> pd.DataFrame:
 
 
 def _row(eval_id: str, runs: Sequence[EvalCaseResult]) -> dict[str, Any]:
-    passed = [run.final_eval_status == EvalStatus.PASSED for run in runs]
+    # A run no metric could score says nothing about passing: left out, as case_table's pass_rate does.
+    decided = [run for run in runs if run.final_eval_status is not EvalStatus.NOT_EVALUATED]
+    passed = [run.final_eval_status == EvalStatus.PASSED for run in decided]
     flips = sum(before != after for before, after in pairwise(passed))
-    scores = [run.score for run in runs if math.isfinite(run.score)]
+    scores = [run.score for run in decided if math.isfinite(run.score)]
     divergence = _first_divergence(runs)
     return {
         "eval_id": eval_id,
         "runs": len(runs),
         "passed_runs": sum(passed),
-        "flip_rate": flips / (len(runs) - 1) if len(runs) > 1 else 0.0,
+        "flip_rate": flips / (len(passed) - 1) if len(passed) > 1 else 0.0,
         "score_std": statistics.pstdev(scores) if scores else math.nan,
         "first_divergence": divergence.text if divergence is not None else "",
-        "category": "stable_pass" if all(passed) else "flaky" if any(passed) else "stable_fail",
+        "category": "stable_pass" if passed and all(passed) else "flaky" if any(passed) else "stable_fail",
     }
 
 

@@ -212,6 +212,10 @@ def _header(report: EvaluationReport) -> str:
             meta.append(f"pass^{report.num_runs} <b>{report.pass_hat_k(report.num_runs):.2f}</b>")
         except AgentEvalError:
             pass  # a result without a usable multi-run summary: leave the estimates out
+    if report.partial:
+        meta.append(
+            "<b>partial</b>: only the cases that finished before the evaluation stopped (resume= carries it on)"
+        )
     if report.reuse_summary:
         meta.append(f"<span class='ae-muted'>{html.escape(report.reuse_summary)}</span>")
     result_id = report.result.eval_set_result_id

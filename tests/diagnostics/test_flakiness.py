@@ -212,12 +212,13 @@ def test_long_replies_are_cut_to_where_they_differ() -> None:
     ("statuses", "passed_runs", "flip_rate", "category"),
     [
         (["passed", "passed", "failed"], 2, 0.5, "flaky"),
-        (["passed", "not_evaluated"], 1, 1.0, "flaky"),
+        (["passed", "not_evaluated"], 1, 0.0, "stable_pass"),
+        (["passed", "not_evaluated", "passed", "passed"], 3, 0.0, "stable_pass"),
         (["not_evaluated", "not_evaluated"], 0, 0.0, "stable_fail"),
         (["failed", "not_evaluated", "failed"], 0, 0.0, "stable_fail"),
     ],
 )
-def test_only_passed_runs_count_as_passing(
+def test_only_passed_runs_count_as_passing_and_not_evaluated_runs_not_at_all(
     statuses: list[str], passed_runs: int, flip_rate: float, category: str
 ) -> None:
     runs = [run(number, turn("A"), status=EvalStatus(status)) for number, status in enumerate(statuses, start=1)]
