@@ -233,7 +233,22 @@ def _closest(
     compared = matching.mismatches[index]
     j = closest_call(actual, expected, [j for j in compared if j not in claimed])
     if j is None:
-        return AlignedCall("missing", index, None, expected, None)
+        # The metric looked elsewhere (an in-order match stops at the first miss): a call of this tool
+        # it never compared is this one with other arguments or result, not a missing call.
+        j = next(
+            (
+                j
+                for j, tool in enumerate(actual)
+                if j not in claimed and j not in compared and tool.name == expected.name
+            ),
+            None,
+        )
+        if j is None:
+            return AlignedCall("missing", index, None, expected, None)
+        found = tool_mismatch(actual[j], expected, strategy_for(actual[j], expected, criterion))
+        if found is None:
+            return AlignedCall("reordered", index, j, expected, actual[j])
+        compared = {**compared, j: found}
     mismatch, actual_tool = compared[j], actual[j]
     if mismatch.part == "name":
         return AlignedCall("substituted", index, j, expected, actual_tool, mismatch)

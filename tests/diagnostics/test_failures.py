@@ -349,3 +349,29 @@ def test_a_comparison_plots_both_reports_failures_on_one_scale() -> None:
         "wrong_arguments",
         "wrong_final_response",
     ]
+
+
+def test_a_call_out_of_order_and_with_other_arguments_is_wrong_arguments_not_missing() -> None:
+    swap = ae.EvalSet.of(
+        "swap",
+        [
+            ae.EvalCase.of(
+                "swap",
+                "swap",
+                expect="ok",
+                tools=[ae.Tool(name="search", arguments={"q": "a"}), ae.Tool(name="book", arguments={"c": 1})],
+            )
+        ],
+    )
+
+    def agent(message: str, turn: ae.Turn) -> str:
+        turn.record_tool("book", {"c": 2})
+        turn.record_tool("search", {"q": "a"})
+        return "ok"
+
+    report = ae.Evaluator("app", agent, progress=False).evaluate(
+        swap, metrics=[ae.EvalMetric.tool_trajectory(order_sensitive=True)]
+    )
+
+    rows = report.failures[["category", "detail", "tool"]].values.tolist()
+    assert rows == [["wrong_arguments", "$.c", "book"]]
