@@ -56,6 +56,7 @@ from agenteval.evaluation import Evaluator
 from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
 from agenteval.metric import EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
 from agenteval.passk import pass_at_k, pass_hat_k
+from agenteval.ray_executor import RayExecutor
 from agenteval.report import EvaluationReport
 from agenteval.runner import Runner, Turn, TurnRequest, TurnResult
 from agenteval.service import Callbacks
@@ -68,6 +69,7 @@ __all__ = [
     "Comparison",
     "EvaluationReport",
     "Evaluator",
+    "RayExecutor",
     "compare",
     "pass_at_k",
     "pass_hat_k",

@@ -21,7 +21,6 @@ from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry
 from agenteval.report import EvaluationReport
-from agenteval.runner.base import Runner
 from agenteval.runner.function import FunctionRunner
 from agenteval.service.options import ServiceOptions
 
@@ -68,7 +67,7 @@ def open_cache(value: CacheOption, opened: dict[Path, Cache]) -> Cache | None:
 def work_reuse(
     cache: Cache | None,
     options: ServiceOptions,
-    runner: Runner | None,
+    runner: object,
     agent_version: str,
     cases: Sequence[EvalCase],
     metrics: Sequence[EvalMetric],
@@ -151,8 +150,11 @@ def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
     return ReusedWork(sources=sources, inferences=sorted(log.inferences), scores=sorted(log.scores))
 
 
-def _answering(options: ServiceOptions, runner: Runner | None, agent_version: str) -> str:
-    """Who answers the cases: the agent, and the user simulator and expected runner that take part."""
+def _answering(options: ServiceOptions, runner: object, agent_version: str) -> str:
+    """Who answers the cases: the agent (or what makes it), and the user simulator and expected runner that take part.
+
+    A ``"module:function"`` factory counts by that name (its code is imported only on the workers).
+    """
     agent: object = runner.function if isinstance(runner, FunctionRunner) else runner
     helpers = (options.user_simulator, options.expected_runner, options.tool_mock_model)
     return value_hash(

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
@@ -47,7 +47,8 @@ from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.notebook.progress import create_progress
-from agenteval.report import EvaluationReport, build_report
+from agenteval.ray_executor import RayExecutor
+from agenteval.report import PARTIAL_PREFIX, EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.runner.tool_replay import ToolReplay
@@ -98,6 +99,8 @@ class EvaluationOptions(ServiceOptions):
     cassette_mode: CassetteMode = "auto"
     """``"auto"`` replays what is recorded and records the rest, ``"record"`` records afresh, ``"replay"`` never
     touches the network."""
+    executor: Literal["local"] | RayExecutor = "local"
+    """Where each case's inference runs: ``"local"`` (this event loop) or a :class:`~agenteval.RayExecutor`."""
     parallel_inference: bool = True
     parallel_evaluation: bool = True
     parallelism: int = DEFAULT_PARALLELISM
@@ -131,6 +134,7 @@ class EvaluationOptions(ServiceOptions):
                 f"cassette_mode must be one of {', '.join(map(repr, get_args(CassetteMode)))},"
                 f" got {self.cassette_mode!r}"
             )
+        _check_executor(self.executor, cassette)
         if self.cassette_mode != "auto" and cassette is None:
             raise ConfigError(
                 f"cassette_mode={self.cassette_mode!r} needs cassette=: the directory the cassettes are recorded in"
@@ -147,6 +151,16 @@ class EvaluationOptions(ServiceOptions):
             object.__setattr__(self, "tool_replay", ToolReplay.of(self.tool_replay.inference_results))
         # Not super(): a slots dataclass is a new class, which a zero-argument super() does not know.
         ServiceOptions.__post_init__(self)
+
+
+def _check_executor(executor: object, cassette: object) -> None:
+    if not (executor == "local" or isinstance(executor, RayExecutor)):
+        raise ConfigError(f"executor must be 'local' or an ae.RayExecutor, got {executor!r:.60}")
+    if cassette is not None and executor != "local":
+        raise ConfigError(
+            "cassette records the HTTP traffic of this process, and with executor=RayExecutor(...) the agent runs"
+            " on the cluster: leave out one of them"
+        )
 
 
 def _whole_number(name: str, value: object) -> int:
@@ -223,6 +237,8 @@ class Evaluator:
               answer the same calls (same tool and arguments) in the same case, run and turn, so that a
               model change is seen apart from the tools' (``toolMock`` rules first; a call not recorded
               runs the tool; a replayed call is marked ``replayed`` in :attr:`~agenteval.EvaluationReport.tool_calls`);
+            - ``executor``: where each case's inference runs: ``"local"`` (default, this event loop) or an
+              :class:`~agenteval.RayExecutor` (a Ray cluster; callbacks, scoring and the save stay here);
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
               and nothing otherwise; ``True`` always shows one, ``False`` never.
 
@@ -465,7 +481,11 @@ class Evaluator:
             return None, None
         wanted = {case.eval_id for case in selected}
         evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
-        reuse = work_reuse(cache, options, self.runner, options.agent_version, evaluated, metrics)
+        # With a RayExecutor's agent_factory and no agent, the factory is what answers the cases.
+        answering = (
+            self.runner if self.runner is not None or options.executor == "local" else options.executor.agent_factory
+        )
+        reuse = work_reuse(cache, options, answering, options.agent_version, evaluated, metrics)
         if resumed is not None:
             resumed.take(reuse, eval_set, provenance.eval_set_hash)
         reuse.prefetch(range(1, options.num_runs + 1), evaluated)
@@ -500,7 +520,12 @@ class Evaluator:
                 f"its cases are {[case.eval_id for case in eval_set.eval_cases]}"
             )
         selected = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
-        if self.runner is None:
+        if self.runner is not None and options.executor != "local" and options.executor.agent_factory is not None:
+            raise ConfigError(
+                "this Evaluator has an agent and its RayExecutor an agent_factory: leave the agent out,"
+                " ae.Evaluator(app_name, executor=...), or the agent_factory"
+            )
+        if self.runner is None and (options.executor == "local" or options.executor.agent_factory is None):
             need_agent = [case.eval_id for case in selected if case.eval_mode != EvalMode.TRACE]
             if need_agent:
                 raise ConfigError(
@@ -580,7 +605,7 @@ class Evaluator:
                     update={
                         "finished_at": time.time(),
                         "num_runs": num_runs,
-                        "derived_from": f"partial: stopped by {stopped_by}",
+                        "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
                     }
                 ),
                 execution_time=time.perf_counter() - started,
@@ -644,7 +669,12 @@ class Evaluator:
     ) -> list[RunOutcome]:
         # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
         service = LocalService(
-            self._agent(), options, limits=CaseLimits.of(options.parallelism), reuse=reuse, cassettes=cassettes
+            self._agent(),
+            options,
+            limits=CaseLimits.of(options.parallelism),
+            reuse=reuse,
+            cassettes=cassettes,
+            executor=None if options.executor == "local" else options.executor,
         )
 
         async def run(run_id: int) -> RunOutcome:

@@ -7,7 +7,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agenteval._loop_watchdog import activity
 from agenteval._validate import check_names
@@ -22,7 +22,7 @@ from agenteval.llm.judge import use_judge
 from agenteval.metric.registry import MetricRegistry, active_metric_registry, use_metric_registry
 from agenteval.runner.base import Runner, end_session
 from agenteval.runner.function import AgentFunction, as_runner
-from agenteval.service._inference import infer_case
+from agenteval.service._inference import CaseInference, infer_case
 from agenteval.service._metric_checks import check_metrics
 from agenteval.service._scoring import CaseLookup, failed_case_result, score_case
 from agenteval.service.callbacks import (
@@ -42,7 +42,7 @@ from agenteval.status import EvalStatus
 if TYPE_CHECKING:
     from agenteval.cassettes import Cassettes
 
-__all__ = ["CaseLimits", "LocalService"]
+__all__ = ["CaseExecutor", "CaseLimits", "LocalService"]
 
 T = TypeVar("T")
 I = TypeVar("I")  # noqa: E741
@@ -89,6 +89,27 @@ async def _map_in_order(
     return await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
 
 
+class CaseExecutor(Protocol):
+    """Runs a case's inference elsewhere than this event loop (such as :class:`~agenteval.RayExecutor`)."""
+
+    async def infer_case(
+        self,
+        runner: Runner,
+        case: EvalCase,
+        options: ServiceOptions,
+        session_id: str,
+        context: EvalContext,
+        *,
+        run_id: int,
+    ) -> CaseInference:
+        """Run :func:`~agenteval.service._inference.infer_case` and then the runners' ``end_session`` hooks.
+
+        Raises:
+            CaseFailure: What fails the case.
+        """
+        ...
+
+
 def _attach_context_messages(invocations: list[Invocation], case: EvalCase) -> list[Invocation]:
     if not case.context_messages:
         return invocations
@@ -115,6 +136,7 @@ class LocalService:
         reuse: Finished work to take instead of running the agent or a metric again, and where new
             work is kept (see :class:`~agenteval.cache.reuse.WorkReuse`).
         cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cassettes.Cassettes`).
+        executor: Where each case's inference runs (``None``: in this event loop).
         **overrides: Fields of :class:`~agenteval.service.options.ServiceOptions`.
     """
 
@@ -126,6 +148,7 @@ class LocalService:
         limits: CaseLimits | None = None,
         reuse: WorkReuse | None = None,
         cassettes: Cassettes | None = None,
+        executor: CaseExecutor | None = None,
         **overrides: Any,
     ) -> None:
         if runner is None:
@@ -135,6 +158,7 @@ class LocalService:
         self._limits = limits
         self._reuse = reuse
         self._cassettes = cassettes
+        self._executor = executor
 
     async def close(self) -> None:
         """Release resources (nothing is held between calls)."""
@@ -237,12 +261,18 @@ class LocalService:
                 activity(_case_label(case.eval_id, request.run_id)),
                 self._recording(request, case.eval_id),
             ):
-                try:
-                    produced = await infer_case(
+                end_error = None
+                if self._executor is not None:
+                    produced = await self._executor.infer_case(
                         self.runner, case, options, session_id, case_context, run_id=request.run_id
                     )
-                finally:
-                    end_error = await _end_sessions(self.runner, options, session_id)
+                else:
+                    try:
+                        produced = await infer_case(
+                            self.runner, case, options, session_id, case_context, run_id=request.run_id
+                        )
+                    finally:
+                        end_error = await _end_sessions(self.runner, options, session_id)
                 if end_error is not None:
                     raise CaseFailure(end_error, error_type=ErrorType.AGENT)
         except CaseFailure as failure:

@@ -1,0 +1,422 @@
+"""Run each case's inference on a Ray cluster (``pip install 'agenteval[ray]'``); the driver keeps everything else."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from agenteval.context import EvalContext, use_context
+from agenteval.errors import CaseFailure, ConfigError, MissingDependencyError, describe_exception
+from agenteval.evalresult.models import ErrorType
+from agenteval.evalset.models import EvalCase
+from agenteval.runner.base import Runner
+from agenteval.runner.function import FunctionRunner, as_runner
+from agenteval.service._inference import CaseInference, infer_case
+from agenteval.service.local import _end_sessions
+from agenteval.service.options import ServiceOptions
+
+__all__ = ["RayExecutor"]
+
+AgentFactory = Callable[[], Any]
+"""Returns the agent (a :class:`~agenteval.runner.Runner` or an agent function); called once per worker."""
+
+_INFERENCE = TypeAdapter(CaseInference)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Work:
+    """What every case of an evaluation shares: sent to each worker once, not with every case."""
+
+    agent: Any
+    """The agent as the user gave it (a plain function is sent, not its :class:`FunctionRunner`); ``None``
+    for the factory's agent."""
+    user_simulator: Any
+    expected_runner: Any
+    tool_mock_model: Any
+    max_simulated_turns: int
+    turn_timeout: float | None
+    tool_replay: Any
+
+    def same(self, other: _Work) -> bool:
+        """Whether ``other`` holds the very same objects (identity: agents need not define equality)."""
+        return all(getattr(self, name) is getattr(other, name) for name in self.__slots__)
+
+    def options(self) -> ServiceOptions:
+        return ServiceOptions(
+            user_simulator=self.user_simulator,
+            expected_runner=self.expected_runner,
+            tool_mock_model=self.tool_mock_model,
+            max_simulated_turns=self.max_simulated_turns,
+            turn_timeout=self.turn_timeout,
+            tool_replay=self.tool_replay,
+        )
+
+
+def _sendable(runner: Runner | None) -> Any:
+    """What is pickled for a runner: the function of a :class:`FunctionRunner` (whose lock cannot be pickled)."""
+    return runner.function if isinstance(runner, FunctionRunner) else runner
+
+
+def _load_factory(factory: AgentFactory | str) -> AgentFactory:
+    if callable(factory):
+        return factory
+    module_name, _, name = factory.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"agent_factory {factory!r} cannot be loaded on this worker ({describe_exception(exc)}): install the"
+            " module on every node of the cluster, or ship it with ray.init(runtime_env={'py_modules': [...]})"
+        ) from exc
+    if not callable(found):
+        raise ConfigError(f"agent_factory {factory!r} names a {type(found).__name__}, not a function")
+    return found  # type: ignore[no-any-return]
+
+
+class _CaseWorker:
+    """A Ray actor that runs one case at a time, with the factory's agent loaded once."""
+
+    def __init__(self, factory: AgentFactory | str | None) -> None:
+        self._factory = factory
+        self._agent: Runner | None = None
+        self._work: dict[str, tuple[Runner | None, ServiceOptions]] = {}
+
+    def start(self) -> tuple[str, str, int, str | None]:
+        """Load the factory's agent; return where this worker runs and the factory's error, if any."""
+        import ray
+
+        error = None
+        if self._factory is not None:
+            try:
+                self._agent = as_runner(_load_factory(self._factory)())
+            except Exception as exc:
+                error = f"agent_factory {_factory_name(self._factory)} raised {describe_exception(exc)}"
+        node_id = ray.get_runtime_context().get_node_id()
+        # The address the cluster knows the node by (its --node-ip-address), not a guess from this host's interfaces.
+        nodes = ray.nodes()  # type: ignore[no-untyped-call]
+        ip = next(
+            (str(node["NodeManagerAddress"]) for node in nodes if node["NodeID"] == node_id), "an unknown address"
+        )
+        return ip, node_id, os.getpid(), error
+
+    async def infer(
+        self, case_json: str, run_id: int, session_id: str, context: EvalContext, token: str, work: list[Any]
+    ) -> tuple[bytes, str, str, bytes]:
+        """Run one case with agenteval's :func:`infer_case`; return its inference or its failure, as JSON.
+
+        ``work`` holds the reference to the :class:`_Work`, fetched only the first time ``token`` is seen.
+        """
+        if token not in self._work:
+            shared: _Work = await work[0]
+            agent = as_runner(shared.agent) if shared.agent is not None else None
+            self._work = {token: (agent, shared.options())}  # one evaluation's work at a time
+        agent, options = self._work[token]
+        runner = agent if agent is not None else self._agent
+        assert runner is not None
+        case = EvalCase.model_validate_json(case_json)
+        try:
+            with use_context(context):
+                try:
+                    produced = await infer_case(runner, case, options, session_id, context, run_id=run_id)
+                finally:
+                    end_error = await _end_sessions(runner, options, session_id)
+            if end_error is not None:
+                raise CaseFailure(end_error, error_type=ErrorType.AGENT)
+        except CaseFailure as failure:
+            return b"", str(failure), failure.error_type, _traces(failure.traces)
+        except Exception as exc:  # a bug in a user-supplied runner or simulator, not in the case
+            return b"", describe_exception(exc), ErrorType.AGENT, _traces([])
+        return _INFERENCE.dump_json(produced, by_alias=True), "", "", b""
+
+
+def _traces(traces: list[Any]) -> bytes:
+    return _INFERENCE.dump_json(CaseInference(traces=traces), by_alias=True)
+
+
+def _factory_name(factory: AgentFactory | str) -> str:
+    return factory if isinstance(factory, str) else getattr(factory, "__qualname__", repr(factory))
+
+
+@dataclass(slots=True, eq=False)
+class _Actor:
+    handle: Any
+    where: str = "a node not yet known"
+
+
+@dataclass(slots=True)
+class _Pool:
+    """The worker actors (one per case in flight), the idle ones and the cases waiting for one."""
+
+    slots: int
+    actors: list[_Actor] = field(default_factory=list)
+    idle: list[_Actor] = field(default_factory=list)
+    waiting: list[asyncio.Future[None]] = field(default_factory=list)
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def bind(self) -> asyncio.AbstractEventLoop:
+        """The running loop; a new one (an interrupted notebook cell's loop is gone) frees every actor."""
+        loop = asyncio.get_running_loop()
+        if self.loop is not loop:
+            self.loop, self.idle, self.waiting = loop, list(self.actors), []
+        return loop
+
+    def wake(self) -> None:
+        """Let the first waiting case look again: an actor was freed, or a slot."""
+        for waiter in self.waiting:
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+
+class RayExecutor:
+    """Runs each case's inference on a Ray cluster: ``Evaluator(..., executor=RayExecutor())``.
+
+    Every case runs agenteval's own inference (turns, simulated user, expected runner, tool mocks,
+    ``turn_timeout``, ``tool_replay``) in a Ray actor: one actor per case in flight, each running one
+    case at a time. The driver (this process) keeps the rest: callbacks, progress, the cache, scoring
+    (judges wait on model APIs, so they stay here, async), aggregation, the report and the save, so a
+    Ray run's report equals a local run's for a deterministic agent.
+
+    The agent is either the Evaluator's (pickled with cloudpickle and loaded once per actor, so it
+    must be importable on every node) or ``agent_factory``'s, which each actor calls once: a heavy
+    agent (a local model, a browser) is loaded once per worker, not once per case. Cases get the
+    session id, context and run id the driver gives them; the agent's state lives in its actor.
+
+    A worker process, or a node, that dies mid-case has that case run again on another actor, at most
+    ``max_retries`` times, then the case fails with an error naming the node. Cancelling the
+    evaluation (Ctrl-C, a cancelled task) cancels the remote work and kills the actors that ran it.
+
+    ``parallelism`` still caps the cases in flight on the driver: set it to at least the number of
+    actors.
+
+    Args:
+        address: The cluster to connect to, as ``ray.init`` takes it (the head's ``"10.0.0.5:6379"``,
+            ``"auto"``); ``None`` uses ``RAY_ADDRESS``, else the cluster ``ray start``
+            started on this machine, else a new local one. A Ray connection this process already has is
+            used as it is.
+        num_cpus: CPUs each actor reserves.
+        num_gpus: GPUs each actor reserves.
+        resources: Custom resources each actor reserves (``{"sandbox": 1}``).
+        max_in_flight: Most cases running at once (the number of actors); ``None``: as many as the
+            cluster's CPUs (and GPUs, when ``num_gpus`` is set) hold when the first case starts.
+        max_retries: Times a case whose worker died runs again on another actor.
+        agent_factory: A function, or ``"module:function"``, that returns the agent; each actor calls it
+            once. Leave the Evaluator's agent out when you give it.
+
+    Raises:
+        ConfigError: An invalid argument.
+        MissingDependencyError: Ray is not installed.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: float = 1,
+        num_gpus: float = 0,
+        resources: Mapping[str, float] | None = None,
+        max_in_flight: int | None = None,
+        max_retries: int = 2,
+        agent_factory: AgentFactory | str | None = None,
+    ) -> None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise MissingDependencyError("RayExecutor", "ray", "ray") from None
+        for name, value in (("num_cpus", num_cpus), ("num_gpus", num_gpus)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise ConfigError(f"{name} must be a number, 0 or more, got {type(value).__name__} {value!r}")
+        if max_in_flight is not None and (
+            isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight <= 0
+        ):
+            raise ConfigError(f"max_in_flight must be a whole number above 0 or None, got {max_in_flight!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ConfigError(f"max_retries must be a whole number, 0 or more, got {max_retries!r}")
+        if isinstance(agent_factory, str) and not _is_reference(agent_factory):
+            raise ConfigError(
+                f"agent_factory must be a function or 'module:function', got {agent_factory!r}:"
+                " write it as 'my_package.agents:make_agent'"
+            )
+        if agent_factory is not None and not isinstance(agent_factory, str) and not callable(agent_factory):
+            raise ConfigError(f"agent_factory must be a function or 'module:function', got {agent_factory!r}")
+        self.address = address
+        self.num_cpus = num_cpus
+        self.num_gpus = num_gpus
+        self.resources = dict(resources or {})
+        self.max_in_flight = max_in_flight
+        self.max_retries = max_retries
+        self.agent_factory = agent_factory
+        self._pool: _Pool | None = None
+        self._work: tuple[_Work, str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"RayExecutor(address={self.address!r}, max_in_flight={self.max_in_flight!r})"
+
+    async def infer_case(
+        self,
+        runner: Runner,
+        case: EvalCase,
+        options: ServiceOptions,
+        session_id: str,
+        context: EvalContext,
+        *,
+        run_id: int,
+    ) -> CaseInference:
+        """Run one case's inference, and the runners' ``end_session`` hooks, on the cluster.
+
+        Raises:
+            CaseFailure: What fails the case, as the local executor words it, or a worker that died
+                ``max_retries + 1`` times (naming the nodes).
+        """
+        import ray
+
+        pool = self._connected_pool()
+        token, work = self._shared_work(runner, options)
+        case_json = case.model_dump_json(by_alias=True)
+        deaths: list[str] = []
+        while len(deaths) <= self.max_retries:
+            actor = await self._acquire(pool)
+            if actor is None:
+                deaths.append("an actor that could not start")
+                continue
+            ref = actor.handle.infer.remote(case_json, run_id, session_id, context, token, [work])
+            try:
+                inference, failure, error_type, traces = await ref
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                self._discard(pool, actor)
+                deaths.append(f"{actor.where} ({type(exc).__name__})")
+                continue
+            except BaseException:
+                ray.cancel(ref, force=False)
+                self._discard(pool, actor)
+                raise
+            self._release(pool, actor)
+            if failure:
+                raise CaseFailure(failure, _INFERENCE.validate_json(traces).traces, error_type=error_type)
+            return _INFERENCE.validate_json(inference)
+        raise CaseFailure(
+            f"the Ray worker running the case died {len(deaths)} times (max_retries={self.max_retries}), on "
+            f"{'; '.join(deaths)}: see the Ray logs of those nodes (out of memory, a crash in native code)",
+            error_type=ErrorType.OTHER,
+        )
+
+    def shutdown(self) -> None:
+        """Kill the worker actors; the next case starts new ones. They also end with this process."""
+        import ray
+
+        pool, self._pool, self._work = self._pool, None, None
+        for actor in pool.actors if pool is not None else ():
+            ray.kill(actor.handle)
+
+    def _connected_pool(self) -> _Pool:
+        import ray
+
+        if self._pool is not None and ray.is_initialized():
+            return self._pool
+        if not ray.is_initialized():
+            ray.init(address=self.address, logging_level=logging.WARNING)
+        self._pool = _Pool(self.max_in_flight or self._cluster_slots())
+        self._work = None
+        return self._pool
+
+    def _cluster_slots(self) -> int:
+        import ray
+
+        total = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        wanted = {"CPU": self.num_cpus, "GPU": self.num_gpus, **self.resources}
+        fits = [int(total.get(name, 0) // amount) for name, amount in wanted.items() if amount > 0]
+        return max(1, min(fits, default=int(total.get("CPU", 1))))
+
+    def _shared_work(self, runner: Runner, options: ServiceOptions) -> tuple[str, Any]:
+        import ray
+
+        work = _Work(
+            agent=None if self.agent_factory is not None else _sendable(runner),
+            user_simulator=options.user_simulator,
+            expected_runner=_sendable(options.expected_runner),
+            tool_mock_model=options.tool_mock_model,
+            max_simulated_turns=options.max_simulated_turns,
+            turn_timeout=options.turn_timeout,
+            tool_replay=options.tool_replay,
+        )
+        if self._work is None or not self._work[0].same(work):
+            try:
+                ref = ray.put(work)
+            except Exception as exc:
+                raise ConfigError(
+                    f"the agent or an option (user_simulator, expected_runner, tool_mock_model, tool_replay) cannot"
+                    f" be sent to the Ray workers: {describe_exception(exc)}; pass"
+                    " RayExecutor(agent_factory='module:function') to build the agent on each worker instead"
+                ) from exc
+            self._work = (work, uuid.uuid4().hex, ref)
+        return self._work[1], self._work[2]
+
+    async def _acquire(self, pool: _Pool) -> _Actor | None:
+        """An idle actor, a new one while the pool has room, else the next one freed; ``None``: it died starting."""
+        import ray
+
+        loop = pool.bind()
+        while not pool.idle and len(pool.actors) >= pool.slots:
+            waiter = loop.create_future()
+            pool.waiting.append(waiter)
+            try:
+                await waiter
+            finally:
+                pool.waiting.remove(waiter)
+        if pool.idle:
+            return pool.idle.pop()
+        actor = _Actor(self._new_actor())
+        pool.actors.append(actor)
+        try:
+            ip, node_id, pid, error = await actor.handle.start.remote()
+        except ray.exceptions.RayActorError:
+            self._discard(pool, actor)
+            return None
+        except BaseException:
+            self._discard(pool, actor)
+            raise
+        actor.where = f"node {ip} (node id {node_id[:12]}, pid {pid})"
+        if error is not None:
+            self._discard(pool, actor)
+            raise CaseFailure(f"{error}, on {actor.where}", error_type=ErrorType.AGENT)
+        return actor
+
+    def _new_actor(self) -> Any:
+        import ray
+
+        worker = ray.remote(_CaseWorker).options(
+            num_cpus=self.num_cpus,
+            num_gpus=self.num_gpus,
+            resources=self.resources or None,
+            max_concurrency=1,
+            max_restarts=0,
+            max_task_retries=0,
+        )
+        return worker.remote(self.agent_factory)
+
+    def _release(self, pool: _Pool, actor: _Actor) -> None:
+        if actor in pool.actors:
+            pool.idle.append(actor)
+            pool.wake()
+
+    def _discard(self, pool: _Pool, actor: _Actor) -> None:
+        """Kill ``actor`` and take it out of the pool, so that a waiting case may start a new one."""
+        import ray
+
+        if actor in pool.actors:
+            pool.actors.remove(actor)
+        ray.kill(actor.handle, no_restart=True)
+        pool.wake()
+
+
+def _is_reference(text: str) -> bool:
+    module_name, colon, name = text.partition(":")
+    return bool(colon and name.isidentifier() and all(part.isidentifier() for part in module_name.split(".")))
