@@ -55,6 +55,7 @@ from agenteval.evalset import (
 from agenteval.evaluation import Evaluator
 from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
 from agenteval.metric import EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
+from agenteval.pairwise import pairwise
 from agenteval.passk import pass_at_k, pass_hat_k
 from agenteval.ray_executor import RayExecutor
 from agenteval.report import EvaluationReport
@@ -71,6 +72,7 @@ __all__ = [
     "Evaluator",
     "RayExecutor",
     "compare",
+    "pairwise",
     "pass_at_k",
     "pass_hat_k",
     # Eval sets

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from agenteval._best_of_n import BestOfN
+    from agenteval.llm.base import ChatModel
     from agenteval.notebook._explorer import WhatIfExplorer
     from agenteval.notebook._html import HTML as HTMLText
 
@@ -462,6 +464,38 @@ class EvaluationReport:
         """Probability that ``k`` runs drawn with replacement all passed as a whole set."""
         n, c = parse_pass_nc(self.result)
         return pass_hat_k(n, c, k)
+
+    def best_of_n(self, *, judge: ChatModel, rubrics: Mapping[str, str] | None = None, num_samples: int = 1) -> BestOfN:
+        """Pick each case's best run with an LLM verifier, and see whether it passes more often than run 1.
+
+        Every two successful runs of a case are judged against each other by ``llm_verifier_pairwise``
+        (a round-robin tournament: N runs cost N·(N-1)/2 judge calls per turn); the run with the most
+        wins is the case's best-of-N choice. Its ``summary`` sets the share of cases whose choice passes
+        the deterministic (non ``llm_*``) metrics against run 1's: what picking one of N answers with
+        a verifier would gain.
+
+        Example::
+
+            pick = report.best_of_n(judge=OpenAIChatModel("gpt-4o-mini"))
+            pick.summary    # {"best_pass_rate": 0.9, "run1_pass_rate": 0.7, ...}
+            pick.table      # per case: best run, its wins, whether it and run 1 pass
+
+        Args:
+            judge: The verifier; it must return token logprobs.
+            rubrics: What to grade on, rubric id to text; by default whether the task was done.
+            num_samples: Judge samples per turn (majority vote).
+
+        Raises:
+            ConfigError: The report has fewer than two runs, ``num_samples`` is below 1 or ``rubrics`` is empty.
+        """
+        from agenteval._best_of_n import best_of_n
+
+        runs = {summary.eval_id: summary.runs for summary in self.case_summaries}
+        return run_sync(
+            best_of_n(
+                runs, self.inference_results, self.eval_metrics, judge=judge, rubrics=rubrics, num_samples=num_samples
+            )
+        )
 
     def summary_table(self, *, confidence: float = 0.95) -> pd.DataFrame:
         """The case pass rate and each metric's mean score, with confidence intervals.

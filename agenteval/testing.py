@@ -3,6 +3,7 @@
 - :class:`ScriptedChatModel` answers with scripted replies, in the order the requests arrive.
 - :class:`FunctionChatModel` answers with whatever a function returns.
 - :class:`ScriptedUserSimulator` says scripted user messages (or raises scripted errors), then stops.
+- :func:`verifier_reply` builds an ``llm_verifier_pairwise`` judge answer with its token logprobs.
 
 Example::
 
@@ -13,11 +14,12 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
 from agenteval.errors import AgentEvalError, ConfigError, ScriptExhaustedError
 from agenteval.evalset.message import Message, Role
-from agenteval.llm.base import ChatRequest, ChatResponse
+from agenteval.llm.base import ChatRequest, ChatResponse, TokenLogprob, TopLogprob
 from agenteval.runner.simulation import SimulationStart, SimulatorDecision
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "ScriptedChatModel",
     "ScriptedConversation",
     "ScriptedUserSimulator",
+    "verifier_reply",
 ]
 
 
@@ -216,3 +219,43 @@ def _user_turn(turn: str | Message | Exception | None) -> Message | Exception | 
     if isinstance(turn, str):
         return Message(role=Role.USER, content=turn)
     raise ConfigError(f"a scripted user turn must be a str, a Message, an exception or None, got {type(turn).__name__}")
+
+
+def _label_token(grades: str | Mapping[str, float]) -> TokenLogprob:
+    probabilities = {grades: 1.0} if isinstance(grades, str) else dict(grades)
+    if not probabilities or any(not 0 < p <= 1 for p in probabilities.values()):
+        raise ConfigError(f"verifier_reply: give a label or labels with probabilities in (0, 1], got {grades!r}")
+    ranked = sorted(probabilities.items(), key=lambda item: -item[1])
+    top = tuple(TopLogprob(token=label, logprob=math.log(p)) for label, p in ranked)
+    return TokenLogprob(token=top[0].token, logprob=top[0].logprob, top_logprobs=top)
+
+
+def verifier_reply(
+    score_a: str | Mapping[str, float], score_b: str | Mapping[str, float], *, analysis: str = "Analysis."
+) -> ChatResponse:
+    """An ``llm_verifier_pairwise`` judge answer, with the token logprobs a real judge would return.
+
+    Args:
+        score_a: Candidate A's label (``"A"`` best … ``"T"`` worst), or labels with their probabilities.
+        score_b: The same for candidate B.
+        analysis: The text before the score tags.
+
+    Returns:
+        A response whose most likely labels appear in its text and whose logprobs hold every given label.
+
+    Raises:
+        ConfigError: No label, or a probability outside ``(0, 1]``.
+
+    Example::
+
+        judge = ScriptedChatModel([verifier_reply({"A": 0.7, "T": 0.3}, "T")])
+    """
+    label_a, label_b = _label_token(score_a), _label_token(score_b)
+    tokens = [
+        TokenLogprob(token=f"{analysis}\n<score_A>", logprob=0.0),
+        label_a,
+        TokenLogprob(token="</score_A>\n<score_B>", logprob=0.0),
+        label_b,
+        TokenLogprob(token="</score_B>", logprob=0.0),
+    ]
+    return ChatResponse(content="".join(token.token for token in tokens), logprobs=tokens)

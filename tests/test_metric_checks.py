@@ -15,13 +15,14 @@ from agenteval.evalset import EvalCaseRubric
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
+from agenteval.llm.base import ChatResponse
 from agenteval.metric import MetricRegistry
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.service._metric_checks import check_metrics
 from agenteval.service.local import LocalService
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
-from agenteval.testing import FunctionChatModel
+from agenteval.testing import FunctionChatModel, verifier_reply
 
 APP = "checks-app"
 FINAL = "final_response_avg_score"
@@ -71,7 +72,7 @@ def _template(llm_judge: dict[str, Any] | None = None, **template: Any) -> dict[
     return {"llmJudge": {"template": fields, **(llm_judge or {})}}
 
 
-def _judge(reply: str = '{"score": 1, "reason": "fine"}') -> FunctionChatModel:
+def _judge(reply: str | ChatResponse = '{"score": 1, "reason": "fine"}') -> FunctionChatModel:
     return FunctionChatModel(lambda request: reply)
 
 
@@ -340,7 +341,7 @@ def test_the_reported_template_typo_in_a_metric_file_fails_before_the_first_turn
 
 
 # (evaluator, criterion, the judge's reply)
-VALID: list[tuple[str, dict[str, Any], str]] = [
+VALID: list[tuple[str, dict[str, Any], str | ChatResponse]] = [
     (FINAL, {"finalResponse": {"text": {"length": {"max": 10}}, "json": {"ignore": True, "numberTolerance": -1}}}, ""),
     (FINAL, {"finalResponse": {"json": {"matchStrategy": "skip", "onlyTree": {"a": "yes"}}, "text": {}}}, ""),
     (FINAL, {"finalResponse": {"text": {"compareName": "", "length": {"ignore": True}}}}, ""),
@@ -350,6 +351,7 @@ VALID: list[tuple[str, dict[str, Any], str]] = [
     ("llm_rubric_critic", {"llmJudge": {"rubrics": RUBRICS}}, RUBRIC_REPLY),
     ("llm_rubric_reference_critic", {"llmJudge": {"rubrics": RUBRICS}}, RUBRIC_REPLY),
     ("llm_rubric_knowledge_recall", {"llmJudge": {"rubrics": RUBRICS}}, RUBRIC_REPLY),
+    ("llm_verifier_pairwise", {"llmJudge": {"rubrics": RUBRICS}}, verifier_reply("A", "A")),
     (
         "llm_hallucinations",
         # The judge's unknown provider does not matter: the evaluation's judge replaces it.
@@ -386,7 +388,9 @@ VALID: list[tuple[str, dict[str, Any], str]] = [
 
 
 @pytest.mark.parametrize(("evaluator", "criterion", "reply"), VALID)
-def test_a_valid_metric_of_each_evaluator_still_runs(evaluator: str, criterion: dict[str, Any], reply: str) -> None:
+def test_a_valid_metric_of_each_evaluator_still_runs(
+    evaluator: str, criterion: dict[str, Any], reply: str | ChatResponse
+) -> None:
     agent = CountingAgent()
     judge = _judge(reply)
     ev = ae.Evaluator(APP, agent, progress=False, judge=judge)

@@ -16,6 +16,7 @@ from agenteval.evaluators.llm.rubric_evaluators import (
     RubricResponseEvaluator,
 )
 from agenteval.evaluators.llm.template import TemplateJudgeEvaluator
+from agenteval.evaluators.llm.verifier import VerifierPairwiseEvaluator
 from agenteval.evaluators.tool_trajectory_evaluator import ToolTrajectoryEvaluator
 
 __all__ = ["builtin_evaluators"]
@@ -31,6 +32,7 @@ _FACTORIES: Mapping[str, Callable[[], MetricEvaluator]] = MappingProxyType(
         "llm_rubric_knowledge_recall": RubricKnowledgeRecallEvaluator,
         "llm_hallucinations": HallucinationEvaluator,
         "llm_judge_template": TemplateJudgeEvaluator,
+        "llm_verifier_pairwise": VerifierPairwiseEvaluator,
     }
 )
 """How to build each built-in evaluator, by name (read-only)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agenteval.llm.base import ChatModel, ChatRequest, ChatResponse, StructuredOutput
+from agenteval.llm.base import ChatModel, ChatRequest, ChatResponse, StructuredOutput, TokenLogprob, TopLogprob
 from agenteval.llm.judge import JudgeOverride, chat_model_for, register_provider
 
 if TYPE_CHECKING:
@@ -21,6 +21,8 @@ __all__ = [
     "JudgeOverride",
     "OpenAIChatModel",
     "StructuredOutput",
+    "TokenLogprob",
+    "TopLogprob",
     "chat_model_for",
     "register_provider",
 ]

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from agenteval.evalset.message import Message
 from agenteval.metric.criterion import GenerationConfig
 
-__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "StructuredOutput"]
+__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "StructuredOutput", "TokenLogprob", "TopLogprob"]
 
 
 @dataclass(slots=True, kw_only=True, frozen=True)
@@ -37,6 +37,26 @@ class ChatRequest:
     """Sampling options (``max_tokens``, ``temperature``, …)."""
 
 
+@dataclass(slots=True, kw_only=True, frozen=True)
+class TopLogprob:
+    """One of the most likely tokens at a position of the answer."""
+
+    token: str
+    logprob: float
+    """Natural log of the token's probability."""
+
+
+@dataclass(slots=True, kw_only=True, frozen=True)
+class TokenLogprob:
+    """One token of the answer with its log probability and the most likely alternatives."""
+
+    token: str
+    logprob: float
+    """Natural log of the token's probability."""
+    top_logprobs: tuple[TopLogprob, ...] = ()
+    """The most likely tokens at this position, as many as the request's ``top_logprobs`` asked for."""
+
+
 @dataclass(slots=True, kw_only=True)
 class ChatResponse:
     """What the model answered."""
@@ -45,6 +65,9 @@ class ChatResponse:
     """The text of the answer (for structured output, the JSON text)."""
     usage: dict[str, int] = field(default_factory=dict)
     """Token usage as reported by the provider (``prompt_tokens``, ``completion_tokens``, …)."""
+    logprobs: list[TokenLogprob] | None = None
+    """The answer's tokens with their log probabilities, when the request's generation config asked for
+    ``logprobs`` and the provider returned them; ``None`` otherwise."""
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from pydantic import BaseModel, SecretStr
 from agenteval._secrets import literal_secrets, redact, strip_userinfo
 from agenteval.errors import ChatModelError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
-from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput
+from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput, TokenLogprob, TopLogprob
 from agenteval.metric.criterion import GenerationConfig, JudgeModelOptions
 
 if TYPE_CHECKING:
@@ -124,6 +124,45 @@ def _response_format(output: StructuredOutput) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": schema}
 
 
+def _logprob(entry: object, where: str) -> float:
+    value = getattr(entry, "logprob", None)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{where} has no numeric logprob, got {value!r}")
+    return float(value)
+
+
+def _token(entry: object, where: str) -> str:
+    token = getattr(entry, "token", None)
+    if not isinstance(token, str):
+        raise ValueError(f"{where} has no token text, got {token!r}")
+    return token
+
+
+def _top_logprob(entry: object, where: str) -> TopLogprob:
+    return TopLogprob(token=_token(entry, where), logprob=_logprob(entry, where))
+
+
+def _token_logprobs(choice: object) -> list[TokenLogprob] | None:
+    """The first choice's ``logprobs.content``, or ``None`` when the provider sent none."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content is None:
+        return None
+    if not isinstance(content, list):
+        raise ValueError(f"the first choice's logprobs.content is not a list, got {type(content).__name__}")
+    tokens = []
+    for index, entry in enumerate(content):
+        where = f"logprobs.content[{index}]"
+        top = getattr(entry, "top_logprobs", None) or []
+        tokens.append(
+            TokenLogprob(
+                token=_token(entry, where),
+                logprob=_logprob(entry, where),
+                top_logprobs=tuple(_top_logprob(alt, f"{where}.top_logprobs[{i}]") for i, alt in enumerate(top)),
+            )
+        )
+    return tokens
+
+
 def _to_response(completion: ChatCompletion) -> ChatResponse:
     # The client builds the completion from the body without validating it: any JSON can arrive here.
     choices = getattr(completion, "choices", None)
@@ -144,7 +183,7 @@ def _to_response(completion: ChatCompletion) -> ChatResponse:
             f"the model refused to answer: {refusal!r}; rephrase the prompt (or the judge template) or use "
             "another model"
         )
-    return ChatResponse(content=content or "", usage=usage)
+    return ChatResponse(content=content or "", usage=usage, logprobs=_token_logprobs(choices[0]))
 
 
 def _body_start(body: str) -> str:

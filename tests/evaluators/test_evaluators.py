@@ -284,6 +284,7 @@ def test_builtin_evaluators() -> None:
         "llm_rubric_knowledge_recall",
         "llm_hallucinations",
         "llm_judge_template",
+        "llm_verifier_pairwise",
     }
     assert isinstance(builtins["tool_trajectory_avg_score"], ToolTrajectoryEvaluator)
     assert isinstance(builtins["final_response_avg_score"], FinalResponseEvaluator)

@@ -106,7 +106,7 @@ def test_register_rejects(name: str, evaluator: object) -> None:
 def test_default_registry() -> None:
     registry = default_registry()
     assert registry.names() == sorted(builtin_evaluators())
-    assert len(registry.names()) == 9
+    assert len(registry.names()) == 10
     assert "tool_trajectory_avg_score" in registry
     assert isinstance(registry.get("tool_trajectory_avg_score"), ToolTrajectoryEvaluator)
     assert isinstance(registry.get("final_response_avg_score"), FinalResponseEvaluator)

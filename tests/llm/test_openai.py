@@ -155,20 +155,23 @@ async def test_generation_config_and_extra_fields_go_into_the_body(server: ChatS
 
 
 @pytest.mark.asyncio
-async def test_a_response_carries_only_content_and_usage(server: ChatServer) -> None:
+async def test_a_response_carries_content_usage_and_logprobs(server: ChatServer) -> None:
     tokens = [{"token": "yes", "logprob": -0.1, "top_logprobs": []}]
     server.script(Reply(body=completion("yes", logprobs=tokens)))
     model = make_model(server)
 
     response = await model.generate(ask(generation=GenerationConfig(logprobs=True, top_logprobs=2)))
 
-    assert dataclasses.asdict(response) == {"content": "yes", "usage": {}}
+    assert dataclasses.asdict(response) == {
+        "content": "yes",
+        "usage": {},
+        "logprobs": [{"token": "yes", "logprob": -0.1, "top_logprobs": ()}],
+    }
     assert server.bodies[0]["logprobs"] is True and server.bodies[0]["top_logprobs"] == 2
 
 
-def test_token_logprobs_are_not_part_of_the_api() -> None:
-    assert not hasattr(agenteval.llm, "TokenLogprob")
-    assert "TokenLogprob" not in agenteval.llm.__all__
+def test_token_logprobs_are_part_of_the_api() -> None:
+    assert {"TokenLogprob", "TopLogprob"} <= set(agenteval.llm.__all__)
 
 
 @pytest.mark.asyncio
