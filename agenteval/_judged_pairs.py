@@ -97,17 +97,26 @@ async def judge_pair(
 ) -> Judged:
     """The verifier's preference for ``first`` over ``second``, turn by turn; a failure becomes the reason.
 
-    Each turn of ``first`` is Candidate A and the same turn of ``second`` Candidate B.
+    Judges often favour the answer shown first, so each pair is judged in both orders (``first`` as
+    Candidate A, then as Candidate B) and the two preferences are averaged: a judge that only follows
+    the position gives a tie. That is twice the reference's judge calls.
     """
     if len(first) != len(second):
         return Judged(math.nan, f"not judged: the conversations have {len(first)} and {len(second)} turns")
     try:
         with use_judge(JudgeOverride(judge, num_samples=samples)):
-            result = await VerifierPairwiseEvaluator().evaluate(first, second, metric)
+            shown_first, shown_second = await asyncio.gather(
+                VerifierPairwiseEvaluator().evaluate(first, second, metric),
+                VerifierPairwiseEvaluator().evaluate(second, first, metric),
+            )
     except Exception as exc:
         return Judged(math.nan, f"not judged: {describe_exception(exc)}")
-    reasons = [r.details.reason for r in result.per_invocation_results if r.details is not None]
-    return Judged(result.overall_score, "; ".join(reasons))
+    preference = (shown_first.overall_score + 1.0 - shown_second.overall_score) / 2
+    reasons = [
+        f"{order}: {'; '.join(r.details.reason for r in result.per_invocation_results if r.details is not None)}"
+        for order, result in (("shown first", shown_first), ("shown second", shown_second))
+    ]
+    return Judged(preference, " | ".join(reasons))
 
 
 async def gathered(jobs: Iterable[Awaitable[T]]) -> list[T]:

@@ -691,6 +691,8 @@ class Evaluator:
                 raise rewrap(f"run {run_id}", exc) from exc
             return inferences, scored.eval_case_results
 
+        if options.executor != "local":
+            await options.executor.aconnect()
         try:
             return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
         finally:

@@ -205,11 +205,15 @@ class RayExecutor:
         num_cpus: CPUs each actor reserves.
         num_gpus: GPUs each actor reserves.
         resources: Custom resources each actor reserves (``{"sandbox": 1}``).
-        max_in_flight: Most cases running at once (the number of actors); ``None``: as many as the
-            cluster's CPUs (and GPUs, when ``num_gpus`` is set) hold when the first case starts.
+        max_in_flight: Most cases running at once (the number of actors); ``None``, or more than fit: as
+            many as the cluster's CPUs (and GPUs and resources asked for) hold when the evaluation starts.
+            Values the evaluation context holds are sent to the workers with each case: keep them picklable.
         max_retries: Times a case whose worker died runs again on another actor.
         agent_factory: A function, or ``"module:function"``, that returns the agent; each actor calls it
             once. Leave the Evaluator's agent out when you give it.
+        start_timeout: Seconds a new worker may take to be scheduled and to build its agent; a worker
+            that does not start in time counts as one that died (so a case never waits for resources
+            that never come).
 
     Raises:
         ConfigError: An invalid argument.
@@ -226,6 +230,7 @@ class RayExecutor:
         max_in_flight: int | None = None,
         max_retries: int = 2,
         agent_factory: AgentFactory | str | None = None,
+        start_timeout: float = 300.0,
     ) -> None:
         try:
             import ray  # noqa: F401
@@ -238,6 +243,8 @@ class RayExecutor:
             isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight <= 0
         ):
             raise ConfigError(f"max_in_flight must be a whole number above 0 or None, got {max_in_flight!r}")
+        if isinstance(start_timeout, bool) or not isinstance(start_timeout, int | float) or not start_timeout > 0:
+            raise ConfigError(f"start_timeout must be a positive number of seconds, got {start_timeout!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ConfigError(f"max_retries must be a whole number, 0 or more, got {max_retries!r}")
         if isinstance(agent_factory, str) and not _is_reference(agent_factory):
@@ -254,6 +261,7 @@ class RayExecutor:
         self.max_in_flight = max_in_flight
         self.max_retries = max_retries
         self.agent_factory = agent_factory
+        self.start_timeout = float(start_timeout)
         self._pool: _Pool | None = None
         self._work: tuple[_Work, str, Any] | None = None
 
@@ -278,6 +286,8 @@ class RayExecutor:
         """
         import ray
 
+        if self._pool is None:
+            await self.aconnect()
         pool = self._connected_pool()
         token, work = self._shared_work(runner, options)
         case_json = case.model_dump_json(by_alias=True)
@@ -285,9 +295,18 @@ class RayExecutor:
         while len(deaths) <= self.max_retries:
             actor = await self._acquire(pool)
             if actor is None:
-                deaths.append("an actor that could not start")
+                deaths.append(f"a worker that did not start within {self.start_timeout:g} s")
                 continue
-            ref = actor.handle.infer.remote(case_json, run_id, session_id, context, token, [work])
+            try:
+                ref = actor.handle.infer.remote(case_json, run_id, session_id, context, token, [work])
+            except Exception as exc:
+                # Nothing was sent: the actor is as it was.
+                self._release(pool, actor)
+                raise CaseFailure(
+                    f"the case cannot be sent to the Ray workers: {describe_exception(exc)}; the values callbacks put"
+                    " in the evaluation context must be picklable",
+                    error_type=ErrorType.CALLBACK,
+                ) from exc
             try:
                 inference, failure, error_type, traces = await ref
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
@@ -316,24 +335,48 @@ class RayExecutor:
         for actor in pool.actors if pool is not None else ():
             ray.kill(actor.handle)
 
-    def _connected_pool(self) -> _Pool:
+    async def aconnect(self) -> None:
+        """Connect to the cluster and size the worker pool; the Evaluator calls it before any case runs.
+
+        Raises:
+            ConfigError: The cluster's address does not answer, or no node has what each worker
+                reserves (``num_cpus``, ``num_gpus``, ``resources``).
+        """
         import ray
 
         if self._pool is not None and ray.is_initialized():
-            return self._pool
+            return
         if not ray.is_initialized():
+            await _check_reachable(self.address)
             ray.init(address=self.address, logging_level=logging.WARNING)
-        self._pool = _Pool(self.max_in_flight or self._cluster_slots())
+        self._pool = _Pool(self._slots())
         self._work = None
+
+    def _connected_pool(self) -> _Pool:
+        if self._pool is None:
+            raise ConfigError("RayExecutor is not connected: the Evaluator connects it (await executor.aconnect())")
         return self._pool
 
-    def _cluster_slots(self) -> int:
+    def _slots(self) -> int:
+        """How many workers the cluster can hold at once, at most ``max_in_flight``.
+
+        More workers than fit would wait for resources that idle workers never give back.
+        """
         import ray
 
         total = ray.cluster_resources()  # type: ignore[no-untyped-call]
         wanted = {"CPU": self.num_cpus, "GPU": self.num_gpus, **self.resources}
-        fits = [int(total.get(name, 0) // amount) for name, amount in wanted.items() if amount > 0]
-        return max(1, min(fits, default=int(total.get("CPU", 1))))
+        if min((int(total.get(name, 0) // amount) for name, amount in wanted.items() if amount > 0), default=1) == 0:
+            missing = [
+                f"{name}={amount}" for name, amount in wanted.items() if amount > 0 and total.get(name, 0) < amount
+            ]
+            raise ConfigError(
+                f"no node of the Ray cluster has what each worker reserves ({', '.join(missing)}; the cluster has"
+                f" {dict(total)}): lower num_cpus, num_gpus or resources, or add nodes that have them"
+            )
+        fits = min((int(total.get(name, 0) // amount) for name, amount in wanted.items() if amount > 0), default=None)
+        capacity = max(1, fits if fits is not None else int(total.get("CPU", 1)))
+        return min(self.max_in_flight, capacity) if self.max_in_flight is not None else capacity
 
     def _shared_work(self, runner: Runner, options: ServiceOptions) -> tuple[str, Any]:
         import ray
@@ -376,8 +419,9 @@ class RayExecutor:
         actor = _Actor(self._new_actor())
         pool.actors.append(actor)
         try:
-            ip, node_id, pid, error = await actor.handle.start.remote()
-        except ray.exceptions.RayActorError:
+            ip, node_id, pid, error = await asyncio.wait_for(_awaited(actor.handle.start.remote()), self.start_timeout)
+        except (ray.exceptions.RayActorError, TimeoutError):
+            # A worker that cannot be scheduled (a node died with the resources it held) never starts.
             self._discard(pool, actor)
             return None
         except BaseException:
@@ -415,6 +459,27 @@ class RayExecutor:
             pool.actors.remove(actor)
         ray.kill(actor.handle, no_restart=True)
         pool.wake()
+
+
+async def _awaited(ref: Any) -> Any:
+    return await ref
+
+
+async def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """A ``host:port`` address that does not accept connections fails at once, not after minutes of retries."""
+    if not address or address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ConfigError(
+            f"the Ray cluster at {address} does not answer ({describe_exception(exc)}): check the head's address"
+            " (`ray status` on the head prints it) or RAY_ADDRESS"
+        ) from None
+    writer.close()
 
 
 def _is_reference(text: str) -> bool:

@@ -148,7 +148,7 @@ def test_best_of_n_picks_the_run_the_verifier_prefers_in_a_round_robin(three_run
     assert pick.summary["best_pass_rate"] == 0.75
     assert pick.summary["run1_pass_rate"] == 0.25
     assert pick.summary["decided_by"] == "deterministic metrics ['final_response_avg_score']"
-    assert len(judge.requests) == 4 * 3
+    assert len(judge.requests) == 4 * 3 * 2  # 3 pairs of runs per case, each judged in both orders
 
 
 def test_best_of_n_needs_several_runs() -> None:
@@ -161,3 +161,13 @@ def test_judge_failures_are_named_in_the_reason(three_runs: ae.EvaluationReport)
 
     assert list(pick.table["best_run"]) == [1, 1, 1, 1]
     assert all("3 of 3 pairs not judged (not judged: " in reason for reason in pick.table["reason"])
+
+
+def test_a_judge_that_favours_the_answer_shown_first_gives_ties_not_wins() -> None:
+    report = evaluate(wrong=[1, 2])
+    partial_to_a = FunctionChatModel(lambda request: verifier_reply("B", "C"))
+
+    ab = pairwise(report, report, judge=partial_to_a)
+
+    assert ab.summary["ties"] == ab.summary["wins"] + ab.summary["losses"] + ab.summary["ties"]
+    assert ab.win_rate == 0.5

@@ -45,6 +45,8 @@ def local_cluster() -> Iterator[Cluster]:
     port, dashboard_port = _free_port(), _free_port()
     env = {
         **os.environ,
+        # Ray reads and writes ~/.ray (an auth token there turns on token authentication): never the real home.
+        "HOME": temp,
         "RAY_TMPDIR": temp,
         "RAY_USAGE_STATS_ENABLED": "0",
         # The workers import the test agents by name.
@@ -57,8 +59,8 @@ def local_cluster() -> Iterator[Cluster]:
         "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
     ]  # fmt: skip
     node = [ray_bin, "start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1"]
-    saved = {name: os.environ.get(name) for name in ("RAY_TMPDIR", "RAY_USAGE_STATS_ENABLED")}
-    os.environ.update(RAY_TMPDIR=temp, RAY_USAGE_STATS_ENABLED="0")
+    saved = {name: os.environ.get(name) for name in ("HOME", "RAY_TMPDIR", "RAY_USAGE_STATS_ENABLED")}
+    os.environ.update(HOME=temp, RAY_TMPDIR=temp, RAY_USAGE_STATS_ENABLED="0")
     try:
         for command in (head, node):
             subprocess.run(command, env=env, check=True, capture_output=True, timeout=90)

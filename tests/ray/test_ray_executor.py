@@ -229,3 +229,51 @@ def test_the_executor_option_is_checked() -> None:
         ae.Evaluator("app", agents.echo, executor="ray")
     with pytest.raises(ae.ConfigError, match=r"^cassette records the HTTP traffic of this process"):
         ae.Evaluator("app", agents.echo, executor=ae.RayExecutor(), cassette="cassettes")
+
+
+def test_a_context_value_that_cannot_be_sent_fails_its_case_and_frees_the_worker(ray_cluster: Cluster) -> None:
+    def hand_a_lock(context: ae.EvalContext, args: object) -> ae.EvalContext:
+        return context.with_values(client=threading.Lock())
+
+    executor = ae.RayExecutor(ray_cluster.address, max_in_flight=1)
+    callbacks = ae.Callbacks().register_before_inference_case("lock", hand_a_lock)
+
+    report = ae.Evaluator("app", agents.echo, executor=executor, callbacks=callbacks, progress=False).evaluate(
+        numbered_cases(3), metrics=[final_response()]
+    )
+
+    assert list(report.cases["status"]) == ["failed"] * 3  # every case ends: the one worker was given back
+    message = str(report.cases.loc[0, "error_message"])
+    assert "cannot be sent to the Ray workers" in message and "must be picklable" in message
+    assert set(report.cases["error_type"]) == {"callback"}
+    executor.shutdown()
+
+
+def test_more_workers_than_the_cluster_holds_are_not_started(ray_cluster: Cluster) -> None:
+    executor = ae.RayExecutor(ray_cluster.address, max_in_flight=10)
+
+    report = ae.Evaluator("app", agents.echo, executor=executor, parallelism=10, progress=False).evaluate(
+        numbered_cases(6), metrics=[final_response()]
+    )
+
+    assert report.passed
+    assert executor._connected_pool().slots == 2  # two nodes of one CPU each
+    executor.shutdown()
+
+
+def test_resources_no_node_has_and_an_address_that_does_not_answer_are_clear_errors(ray_cluster: Cluster) -> None:
+    needs_gpu = ae.RayExecutor(ray_cluster.address, num_gpus=1)
+    with pytest.raises(ae.ConfigError, match=r"no node of the Ray cluster has what each worker reserves \(GPU=1"):
+        ae.Evaluator("app", agents.echo, executor=needs_gpu, progress=False).evaluate(
+            numbered_cases(1), metrics=[final_response()]
+        )
+
+    # This process is already connected (a connection is used as it is), so the check that runs before
+    # connecting is called as the first connection would call it.
+    from agenteval._async import run_sync
+    from agenteval.ray_executor import _check_reachable
+
+    started = time.monotonic()
+    with pytest.raises(ae.ConfigError, match=r"the Ray cluster at 127.0.0.1:1 does not answer"):
+        run_sync(_check_reachable("127.0.0.1:1"))
+    assert time.monotonic() - started < 10
