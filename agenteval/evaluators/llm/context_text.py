@@ -6,12 +6,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agenteval.errors import AgentEvalError, describe_exception
+from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, Tool
 from agenteval.evaluators.llm.judge_json import json_type_name
 
 __all__ = [
+    "current_turns",
     "KNOWLEDGE_TOOLS",
     "NO_KNOWLEDGE_RESULTS",
     "NO_VALIDATION_CONTEXT",
@@ -29,6 +30,19 @@ NO_KNOWLEDGE_RESULTS = "No knowledge search results were found."
 
 KNOWLEDGE_TOOLS = frozenset({"knowledge_search", "knowledge_search_with_agentic_filter"})
 """Tool names whose results are knowledge-search responses."""
+
+
+def current_turns(actuals: Sequence[Invocation], expecteds: Sequence[Invocation]) -> tuple[Invocation, Invocation]:
+    """The turn being judged: the last actual turn and the last expected one.
+
+    Raises:
+        ConfigError: Either list is empty.
+    """
+    if not actuals:
+        raise ConfigError("actuals is empty")
+    if not expecteds:
+        raise ConfigError("expecteds is empty")
+    return actuals[-1], expecteds[-1]
 
 
 def message_text(message: Message | None) -> str:

@@ -6,12 +6,12 @@ import re
 from collections.abc import Sequence
 from string import Template
 
-from agenteval.errors import ConfigError, JudgeOutputError
+from agenteval.errors import JudgeOutputError
 from agenteval.evalresult.models import ScoreKind, ScoreValue
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.llm.base import LLMJudgeEvaluator
-from agenteval.evaluators.llm.context_text import message_text
+from agenteval.evaluators.llm.context_text import current_turns, message_text
 from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.llm.base import ChatResponse
 from agenteval.metric.models import EvalMetric
@@ -114,11 +114,7 @@ class FinalResponseJudgeEvaluator(LLMJudgeEvaluator):
         self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
     ) -> list[Message]:
         """One user message comparing the current turn's final answer with the reference."""
-        if not actuals:
-            raise ConfigError("actuals is empty")
-        if not expecteds:
-            raise ConfigError("expecteds is empty")
-        actual, expected = actuals[-1], expecteds[-1]
+        actual, expected = current_turns(actuals, expecteds)
         prompt = _PROMPT.substitute(
             user_prompt=message_text(actual.user_content),
             actual_response=message_text(actual.final_response),

@@ -14,7 +14,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.llm.base import LLMJudgeEvaluator
-from agenteval.evaluators.llm.context_text import message_text
+from agenteval.evaluators.llm.context_text import current_turns, message_text
 from agenteval.evaluators.llm.operators import ScoreResult
 from agenteval.evaluators.llm.rubrics import render_rubrics, visible_rubrics
 from agenteval.evaluators.llm.verifier_scoring import score_verifier_response
@@ -129,11 +129,7 @@ class VerifierPairwiseEvaluator(LLMJudgeEvaluator):
         self, actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: EvalMetric
     ) -> list[Message]:
         """One user message with the request and both final answers of the current turn."""
-        if not actuals:
-            raise ConfigError("actuals is empty")
-        if not expecteds:
-            raise ConfigError("expecteds is empty")
-        actual, expected = actuals[-1], expecteds[-1]
+        actual, expected = current_turns(actuals, expecteds)
         if expected.final_response is None:
             raise ConfigError(
                 "expected final response is required for llm_verifier_pairwise: give the eval case's "
