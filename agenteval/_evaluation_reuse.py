@@ -16,7 +16,8 @@ from agenteval.cache.keys import agent_identity, settings_hash, value_hash
 from agenteval.cache.reuse import WorkReuse, case_hashes
 from agenteval.cache.store import Cache
 from agenteval.errors import ConfigError, NotFoundError
-from agenteval.evalresult.provenance import ReusedWork, content_hash
+from agenteval.evalresult.provenance import ReusedWork
+from agenteval.evalset.identity import changed_cases
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry
@@ -126,8 +127,7 @@ class Resumed:
             raise ConfigError(f"resume: the report is of eval set {report.eval_set_id!r}, not {eval_set.eval_set_id!r}")
         unchanged = {case.eval_id for case in eval_set.eval_cases}
         if report.eval_set is not None:
-            before = {case.eval_id: content_hash(case) for case in report.eval_set.eval_cases}
-            unchanged = {case.eval_id for case in eval_set.eval_cases if before.get(case.eval_id) == content_hash(case)}
+            unchanged -= set(changed_cases(report.eval_set.eval_cases, eval_set.eval_cases))
         elif report.provenance is None or report.provenance.eval_set_hash != eval_set_hash:
             raise ConfigError(
                 f"resume: eval set {eval_set.eval_set_id!r} changed since result {self.result_id!r} was saved, and the"

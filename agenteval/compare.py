@@ -13,8 +13,8 @@ from agenteval._gc import fewer_collections
 from agenteval._presentation import presenter
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.evalresult.provenance import content_hash
 from agenteval.evalresult.summarize import scored_metric_results
+from agenteval.evalset.identity import case_hash
 from agenteval.report import EvaluationReport
 from agenteval.status import EvalStatus
 
@@ -481,7 +481,7 @@ def _pairing(baseline: EvaluationReport, candidate: EvaluationReport) -> _Pairin
         edited = {
             eval_id
             for eval_id in common
-            if eval_id in old and eval_id in new and content_hash(old[eval_id]) != content_hash(new[eval_id])
+            if eval_id in old and eval_id in new and case_hash(old[eval_id]) != case_hash(new[eval_id])
         }
         how = "by id and content"
     unpaired = [

@@ -197,7 +197,7 @@ def inference_key(case_hash: str, run_id: int, agent_identity: str) -> str:
     """The key of one run of one case by one agent.
 
     Args:
-        case_hash: :func:`agenteval.evalresult.provenance.content_hash` of the case.
+        case_hash: :func:`agenteval.evalset.identity.case_hash` of the case.
         run_id: The run's index.
         agent_identity: :func:`agent_identity` of the agent.
 

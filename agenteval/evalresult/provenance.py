@@ -22,6 +22,7 @@ from pydantic import Field, field_validator
 
 from agenteval._json import CamelModel, EpochTime, GoInt, WireModel
 from agenteval._secrets import redact
+from agenteval.evalset.identity import eval_set_hash
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
@@ -71,7 +72,7 @@ class Provenance(CamelModel):
     app_name: str = ""
     eval_set_id: str = ""
     eval_set_hash: str = ""
-    """Content hash of the eval set as evaluated (see :func:`content_hash`)."""
+    """Hash of the eval set as evaluated: of its cases' behaviour and expectations (see :mod:`agenteval.evalset.identity`)."""
     metrics: list[EvalMetric] = Field(default_factory=list)
     """The metric configuration, in order (secrets are never written, ``${VAR}`` references are)."""
     metrics_hash: str = ""
@@ -116,7 +117,7 @@ class Provenance(CamelModel):
     def describe(cls, eval_set: EvalSet, metrics: Sequence[EvalMetric], **values: object) -> Provenance:
         """Provenance for an evaluation of ``eval_set`` with ``metrics`` here and now, hashes included."""
         return cls.model_validate(
-            {"eval_set_hash": content_hash(eval_set), **current_environment(), **values}
+            {"eval_set_hash": eval_set_hash(eval_set), **current_environment(), **values}
         ).scored_with(metrics)
 
     def scored_with(self, metrics: Sequence[EvalMetric]) -> Provenance:

@@ -16,7 +16,17 @@ from agenteval._validate import check_names
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 
-__all__ = ["CaseEdit", "StoredSet", "appender", "checked", "new_case", "new_set", "remover", "replacer"]
+__all__ = [
+    "CaseEdit",
+    "StoredSet",
+    "appender",
+    "checked",
+    "new_case",
+    "new_set",
+    "remover",
+    "replacer",
+    "whole_set",
+]
 
 
 def checked(eval_case: EvalCase | None) -> EvalCase:
@@ -60,6 +70,38 @@ def new_case(app_name: str, eval_set_id: str, eval_case: EvalCase | None) -> tup
 def new_set(eval_set_id: str) -> EvalSet:
     """An empty eval set created now."""
     return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=time.time())
+
+
+def whole_set(app_name: str, eval_set: EvalSet | None) -> tuple[EvalSet, list[str]]:
+    """Check an eval set to save whole; return the copy to keep (without its cases) and each case's JSON.
+
+    The copy keeps the set's name (its id when empty), description and creation time (now when
+    unset); each case is checked and time-stamped as :func:`new_case` does.
+
+    Raises:
+        ConfigError: Not an eval set, no id, a case without an id, or a case id used twice.
+    """
+    if not isinstance(eval_set, EvalSet):
+        raise ConfigError(f"save: expected an ae.EvalSet, got {type(eval_set).__name__}")
+    eval_set_id = eval_set.eval_set_id
+    if not eval_set_id:
+        raise ConfigError("save: the eval set has no eval_set_id; give it one (ae.EvalSet.of('my-set', cases))")
+    check_names(app_name=app_name, eval_set_id=eval_set_id)
+    texts: dict[str, str] = {}
+    for index, eval_case in enumerate(eval_set.eval_cases):
+        if not eval_case.eval_id:
+            raise ConfigError(f"save: eval set {app_name}.{eval_set_id}: the case at index {index} has no eval_id")
+        if eval_case.eval_id in texts:
+            raise ConfigError(
+                f"save: eval set {app_name}.{eval_set_id} has more than one case with id {eval_case.eval_id!r};"
+                " make case ids unique"
+            )
+        texts[eval_case.eval_id] = new_case(app_name, eval_set_id, eval_case)[1]
+    created = eval_set.creation_timestamp if eval_set.creation_timestamp is not None else time.time()
+    header = eval_set.model_copy(
+        update={"name": eval_set.name or eval_set_id, "eval_cases": [], "creation_timestamp": created}
+    )
+    return json_copy(header, f"eval set {app_name}.{eval_set_id}"), list(texts.values())
 
 
 class StoredSet:

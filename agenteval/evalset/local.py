@@ -12,7 +12,7 @@ from agenteval._filelock import directory_lock
 from agenteval._files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
 from agenteval._validate import check_file_names, check_file_path, check_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
-from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer
+from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.storage import Locator, SuffixLocator
 
@@ -109,6 +109,13 @@ class LocalEvalSetManager:
             self._write(path, StoredSet(eval_set))
             return eval_set.deep_copy()
 
+    def _save(self, app_name: str, header: EvalSet, texts: builtins.list[str]) -> EvalSet:
+        path = self._path(app_name, header.eval_set_id)
+        saved = header.model_copy(update={"eval_cases": [EvalCase.model_validate_json(text) for text in texts]})
+        with self._lock, directory_lock(self._base_dir, path):
+            self._write(path, StoredSet(saved))
+            return saved.deep_copy()
+
     def _delete(self, app_name: str, eval_set_id: str) -> None:
         path = self._path(app_name, eval_set_id)
         with self._lock, directory_lock(self._base_dir, path):
@@ -151,6 +158,12 @@ class LocalEvalSetManager:
         """Write a new, empty eval set; an existing file is a :class:`ConfigError`."""
         check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._create, app_name, eval_set_id)
+
+    async def save(self, app_name: str, eval_set: EvalSet) -> EvalSet:
+        """Write a whole eval set to its file, replacing the file if there is one."""
+        header, texts = whole_set(app_name, eval_set)
+        check_file_names(app_name=app_name, eval_set_id=header.eval_set_id)
+        return await asyncio.to_thread(self._save, app_name, header, texts)
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids, as the locator lists them (file-name order by default).

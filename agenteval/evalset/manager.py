@@ -27,6 +27,16 @@ class EvalSetManager(Protocol):
         """Create an empty eval set (name = id, creation time = now); an existing id is an error."""
         ...
 
+    async def save(self, app_name: str, eval_set: EvalSet) -> EvalSet:
+        """Store a whole eval set under its id, replacing any set with that id, and return it as stored.
+
+        Its name (the id when empty), description and cases are kept, in order; missing creation
+        times (the set's, its cases' and their turns') are set to now, as :meth:`add_case` does.
+        A case without an id or two cases with one id are a :class:`~agenteval.errors.ConfigError`,
+        and nothing is stored.
+        """
+        ...
+
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the ids of the app's eval sets (``[]`` for an unknown app)."""
         ...

@@ -12,7 +12,7 @@ from agenteval._gc import fewer_collections
 from agenteval._json import written_json
 from agenteval._validate import check_names
 from agenteval.errors import ConfigError, NotFoundError
-from agenteval.evalset._case_edits import checked, new_case, new_set
+from agenteval.evalset._case_edits import checked, new_case, new_set, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet
 
 __all__ = ["InMemoryEvalSetManager"]
@@ -68,6 +68,14 @@ class InMemoryEvalSetManager:
             header = new_set(eval_set_id)
             sets[eval_set_id] = _Stored(header)
             return header.model_copy(update={"eval_cases": []})
+
+    async def save(self, app_name: str, eval_set: EvalSet) -> EvalSet:
+        """Store a copy of a whole eval set, replacing any set with its id (which keeps its place in the list)."""
+        header, texts = whole_set(app_name, eval_set)
+        stored = _Stored(header, {case.eval_id: text for case, text in zip(eval_set.eval_cases, texts, strict=True)})
+        with self._lock:
+            self._sets.setdefault(app_name, {})[header.eval_set_id] = stored
+        return await self.get(app_name, header.eval_set_id)
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in creation order."""

@@ -9,9 +9,9 @@ from agenteval._files import parse_json
 from agenteval._json import written_json
 from agenteval._validate import check_names
 from agenteval.errors import NotFoundError
-from agenteval.evalset._case_edits import checked, new_case
+from agenteval.evalset._case_edits import checked, new_case, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet
-from agenteval.storage._mysql_client import MySQLStore, NewRow, to_seconds, transaction, utc_now
+from agenteval.storage._mysql_client import MySQLStore, NewRow, from_seconds, to_seconds, transaction, utc_now
 from agenteval.storage._mysql_schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS, check_columns
 
 __all__ = ["MySQLEvalSetManager"]
@@ -114,6 +114,47 @@ class MySQLEvalSetManager(MySQLStore):
 
         await self._client.call(f"create eval set {app_name}.{eval_set_id}", self._sets, insert)
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[], creation_timestamp=timestamp)
+
+    async def save(self, app_name: str, eval_set: EvalSet) -> EvalSet:
+        """Store a whole eval set in one transaction: its row inserted or updated, its cases replaced.
+
+        Raises:
+            ConfigError: An empty or too long name, a case without an id, or a case id used twice.
+            StorageError: The database failed; nothing was changed.
+        """
+        header, texts = whole_set(app_name, eval_set)
+        eval_set_id = header.eval_set_id
+        check_columns(app_name=app_name, eval_set_id=eval_set_id, name=header.name)
+        for case in eval_set.eval_cases:
+            check_columns(eval_id=case.eval_id)
+        created_at = from_seconds(header.creation_timestamp or 0.0)
+        upsert = (
+            f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
+            " VALUES (%s, %s, %s, %s, %s) ON DUPLICATE KEY UPDATE"
+            " name = VALUES(name), description = VALUES(description), created_at = VALUES(created_at)"
+        )
+        insert = (
+            f"INSERT INTO `{self._cases}` (app_name, eval_set_id, eval_id, eval_mode, eval_case)"
+            " VALUES (%s, %s, %s, %s, %s)"
+        )
+        where = f"{app_name}.{eval_set_id}"
+
+        def write(conn: Any) -> None:
+            with transaction(conn) as cursor:
+                row = (app_name, eval_set_id, header.name, header.description, created_at)
+                self._client.execute_sized(cursor, upsert, f"eval set {where}", row)
+                cursor.execute(
+                    f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s", (app_name, eval_set_id)
+                )
+                for case, document in zip(eval_set.eval_cases, texts, strict=True):
+                    args = (app_name, eval_set_id, case.eval_id, case.eval_mode.value, document)
+                    self._client.execute_sized(
+                        cursor, insert, f"eval case {app_name}.{eval_set_id}.{case.eval_id}", args
+                    )
+
+        documents = {case.eval_id: text for case, text in zip(eval_set.eval_cases, texts, strict=True)}
+        await self._client.call(f"save eval set {where}", self._sets, write, documents=documents)
+        return await self.get(app_name, eval_set_id)
 
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in id order (``[]`` for an unknown app).

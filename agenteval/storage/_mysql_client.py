@@ -402,6 +402,11 @@ def to_seconds(value: datetime) -> float:
     return ((value - _EPOCH) // timedelta(microseconds=1)) / 1_000_000
 
 
+def from_seconds(seconds: float) -> datetime:
+    """Turn Unix seconds into the naive UTC ``datetime`` a ``TIMESTAMP(6)`` column takes, to the microsecond."""
+    return _EPOCH + timedelta(microseconds=round(seconds * 1_000_000))
+
+
 def utc_now() -> tuple[datetime, float]:
     """Return now, truncated to the microsecond, as a naive UTC ``datetime`` and as Unix seconds."""
     micros = time.time_ns() // 1000

@@ -13,11 +13,12 @@ import pytest_asyncio
 
 from agenteval._json import WireModel
 from agenteval.errors import ConfigError, NotFoundError
+from agenteval.evalset.identity import case_hash, eval_set_hash
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.message import Message, Role
-from agenteval.evalset.models import EvalCase, EvalMode, Invocation, SessionInput, Tool
+from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, Invocation, SessionInput, Tool
 
 APP = "app"
 SET = "set"
@@ -414,3 +415,71 @@ async def test_a_value_json_cannot_hold_is_a_config_error_naming_the_field(
     ):
         await manager.add_case(APP, SET, case)
     assert (await manager.get(APP, SET)).eval_cases == []
+
+
+@pytest.mark.asyncio
+async def test_a_whole_set_is_saved_in_one_call_with_its_description(manager: EvalSetManager) -> None:
+    eval_set = EvalSet.of("whole", [make_case("b"), make_case("a", stamp=7.0)], name="Whole", description="why")
+    before = time.time()
+    saved = await manager.save(APP, eval_set)
+    after = time.time()
+
+    got = await manager.get(APP, "whole")
+    assert got == saved
+    assert (got.name, got.description) == ("Whole", "why")
+    assert [case.eval_id for case in got.eval_cases] == ["b", "a"]
+    assert got.creation_timestamp is not None and before - 1e-6 <= got.creation_timestamp <= after + 1e-6
+    # Missing creation times are filled as add_case fills them; present ones are kept.
+    assert got.eval_cases[1].creation_timestamp == 7.0
+    first = got.eval_cases[0]
+    assert first.creation_timestamp is not None and before <= first.creation_timestamp <= after
+    assert first.conversation[0].creation_timestamp is not None
+    assert first.conversation[1].creation_timestamp == 5.0
+    # The caller's object is not touched.
+    assert eval_set.creation_timestamp is None and eval_set.eval_cases[0].creation_timestamp is None
+    assert await manager.list(APP) == ["whole"]
+
+
+@pytest.mark.asyncio
+async def test_saving_a_set_again_replaces_it(with_set: EvalSetManager) -> None:
+    await with_set.add_case(APP, SET, make_case("old"))
+    await with_set.save(APP, EvalSet.of(SET, [make_case("new", text="edited")], description="second"))
+
+    got = await with_set.get(APP, SET)
+    assert [case.eval_id for case in got.eval_cases] == ["new"]
+    assert got.description == "second"
+    assert got.name == SET
+    with pytest.raises(NotFoundError):
+        await with_set.get_case(APP, SET, "old")
+    await with_set.add_case(APP, SET, make_case("after"))
+    assert [case.eval_id for case in (await with_set.get(APP, SET)).eval_cases] == ["new", "after"]
+
+
+@pytest.mark.asyncio
+async def test_a_set_that_cannot_be_saved_stores_nothing(with_set: EvalSetManager) -> None:
+    await with_set.add_case(APP, SET, make_case("kept"))
+    twice = EvalSet(eval_set_id=SET, eval_cases=[make_case("x"), make_case("x")])
+    with pytest.raises(ConfigError, match=r"more than one case with id 'x'"):
+        await with_set.save(APP, twice)
+    with pytest.raises(ConfigError, match=r"case at index 0 has no eval_id"):
+        await with_set.save(APP, EvalSet(eval_set_id=SET, eval_cases=[EvalCase()]))
+    with pytest.raises(ConfigError, match=r"has no eval_set_id"):
+        await with_set.save(APP, EvalSet(eval_cases=[make_case("y")]))
+    with pytest.raises(ConfigError, match=r"expected an ae.EvalSet, got list"):
+        await with_set.save(APP, [make_case("y")])  # type: ignore[arg-type]
+    assert [case.eval_id for case in (await with_set.get(APP, SET)).eval_cases] == ["kept"]
+
+
+@pytest.mark.asyncio
+async def test_a_set_read_back_has_the_identity_of_the_set_built_in_code(manager: EvalSetManager) -> None:
+    built = EvalSet.of("ident", [make_case("a"), make_case("b")], description="bookkeeping only")
+    await manager.create(APP, "ident")
+    for case in built.eval_cases:
+        await manager.add_case(APP, "ident", case)
+    one_by_one = await manager.get(APP, "ident")
+    await manager.save(APP, built.model_copy(update={"eval_set_id": "whole"}))
+    whole = await manager.get(APP, "whole")
+
+    assert one_by_one.eval_cases != built.eval_cases  # the store stamped creation times
+    assert eval_set_hash(one_by_one) == eval_set_hash(built) == eval_set_hash(whole)
+    assert [case_hash(case) for case in one_by_one.eval_cases] == [case_hash(case) for case in built.eval_cases]

@@ -1,0 +1,74 @@
+"""What makes two eval cases, or two eval sets, the same: hashes of behaviour and expectations only.
+
+A case built in code and the same case saved to a store and read back must be one case to the
+cache, to ``resume=``, to :func:`agenteval.compare` and to a result's provenance, although the
+store stamps creation times on it. So the hashes here cover what decides how the agent is run and
+what it is expected to do, and leave out what a store or a person adds for bookkeeping:
+
+- :func:`case_hash` covers every field of the case as its JSON holds it (its id, mode, session
+  input and state, context messages, each turn's user message, expected reply, tool calls and tool
+  mocks, a scenario, rubrics, a trace-mode case's recorded turns, and keys the model does not know,
+  which are kept from files), except the creation times of the case and of its turns.
+- :func:`eval_set_hash` covers the set's cases by their :func:`case_hash`, in any order: not the
+  set's id, name, description or creation time, nor the order of its cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from agenteval.evalset.models import EvalCase, EvalSet
+
+__all__ = ["case_hash", "changed_cases", "eval_set_hash"]
+
+_TIMESTAMP = "creationTimestamp"
+_TURN_LISTS = ("conversation", "actualConversation")
+
+
+def case_hash(case: EvalCase) -> str:
+    """The hash of what defines ``case`` (see the module's docstring), as ``sha256:<hex>``.
+
+    Equal for a case built with :meth:`EvalCase.of` and the same case read back from any store.
+    """
+    return _hash(_behaviour(case))
+
+
+def eval_set_hash(eval_set: EvalSet | Iterable[EvalCase]) -> str:
+    """The hash of an eval set's cases (see the module's docstring), as ``sha256:<hex>``.
+
+    Args:
+        eval_set: The eval set, or its cases.
+    """
+    cases = eval_set.eval_cases if isinstance(eval_set, EvalSet) else eval_set
+    return _hash({"cases": sorted(case_hash(case) for case in cases)})
+
+
+def changed_cases(before: Iterable[EvalCase], after: Iterable[EvalCase]) -> list[str]:
+    """The ids of the cases that differ between two versions of an eval set, in ``after``'s order then ``before``'s.
+
+    A case differs when its :func:`case_hash` does, or when only one version has it.
+    """
+    old = {case.eval_id: case_hash(case) for case in before}
+    new = {case.eval_id: case_hash(case) for case in after}
+    edited = [eval_id for eval_id, digest in new.items() if old.get(eval_id) != digest]
+    return edited + [eval_id for eval_id in old if eval_id not in new]
+
+
+def _behaviour(case: EvalCase) -> dict[str, Any]:
+    data = case.to_dict()
+    data.pop(_TIMESTAMP, None)
+    for name in _TURN_LISTS:
+        turns = data.get(name)
+        if isinstance(turns, list):
+            for turn in turns:
+                if isinstance(turn, dict):
+                    turn.pop(_TIMESTAMP, None)
+    return data
+
+
+def _hash(data: object) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
