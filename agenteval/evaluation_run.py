@@ -16,7 +16,7 @@ from agenteval._frames import cases_frame, metrics_frame
 from agenteval._presentation import presenter
 from agenteval.errors import AgentEvalError
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
-from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeEvaluateSetArgs, Callbacks
+from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, BeforeEvaluateSetArgs, Callbacks
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -65,6 +65,9 @@ class EvaluationRun:
         self.started_at = time.monotonic()
         self._progress = {run_id: RunProgress(run_id, cases_per_run) for run_id in range(1, num_runs + 1)}
         self._finished: list[EvalCaseResult] = []
+        self._reused_inferences: set[tuple[int, str]] = set()
+        self.reused = 0
+        """Case-runs taken whole (turns and scores) from the cache or a resumed result; they do not set the pace."""
         self._finished_at: float | None = None
         self._task: asyncio.Task[EvaluationReport] | None = None
         self._listeners: list[Any] = []
@@ -82,15 +85,22 @@ class EvaluationRun:
             self._progress[args.run_id].total = len(args.request.inference_results)
             self._changed()
 
+        def inferred(context: EvalContext, args: AfterInferenceCaseArgs) -> None:
+            if args.reused:
+                self._reused_inferences.add((args.run_id, args.result.eval_case_id))
+
         def scored(context: EvalContext, args: AfterEvaluateCaseArgs) -> None:
             if args.result is not None:
                 self._finished.append(args.result)
                 self._progress[args.run_id].finished += 1
+                if args.reused and (args.run_id, args.inference_result.eval_case_id) in self._reused_inferences:
+                    self.reused += 1
                 self._changed()
 
         return (
             Callbacks()
             .register_before_evaluate_set("agenteval.run", began)
+            .register_after_inference_case("agenteval.run", inferred)
             .register_after_evaluate_case("agenteval.run", scored)
         )
 
@@ -157,13 +167,17 @@ class EvaluationRun:
 
     @property
     def eta(self) -> float | None:
-        """Seconds left at the pace so far (``None`` before the first case finishes; ``0.0`` once done)."""
+        """Seconds left at the pace of the cases run so far (``None`` before the first finishes; ``0.0`` once done).
+
+        Cases taken from the cache or a resumed result (:attr:`reused`) cost no time, so they do not set the pace.
+        """
         if self.done:
             return 0.0
         finished, total = self.finished, self.total
-        if finished == 0:
+        run_here = finished - self.reused
+        if run_here <= 0:
             return None
-        return self.elapsed / finished * max(total - finished, 0)
+        return self.elapsed / run_here * max(total - finished, 0)
 
     # ------------------------------------------------------------------ the outcome
 

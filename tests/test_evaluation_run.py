@@ -114,3 +114,28 @@ async def test_the_report_a_cancelled_run_leaves_says_it_is_partial() -> None:
     assert repr(run.report).endswith(", partial)")
     assert "<b>partial</b>" in run.report._repr_html_()
     assert not (await evaluator(str.upper).aevaluate(words(2), metrics=METRICS)).partial
+
+
+@pytest.mark.asyncio
+async def test_cases_taken_from_a_resumed_report_do_not_set_the_pace() -> None:
+    release = asyncio.Event()
+    release.set()
+
+    async def agent(message: str) -> str:
+        await release.wait()
+        return message.upper()
+
+    ev = evaluator(agent)
+    earlier = await ev.aevaluate(words(4), metrics=METRICS)
+    release.clear()
+
+    run = ev.start(words(6), metrics=METRICS, resume=earlier)
+    while run.finished < 4:
+        await asyncio.sleep(0.01)
+
+    # Four cases came at no cost and none has run here yet: there is no pace to go by.
+    assert run.reused == 4
+    assert run.eta is None
+    release.set()
+    report = await run
+    assert report.passed and run.reused == 4 and run.eta == 0.0

@@ -7,10 +7,13 @@ progress bar, which the command line (and any script on a terminal) shows while 
 from __future__ import annotations
 
 import io
+import logging
 import re
+import sys
 
 import pytest
 
+import agenteval as ae
 from agenteval._terminal import printable
 from agenteval.context import EvalContext
 from agenteval.evalresult.inference import InferenceResult
@@ -105,3 +108,77 @@ def test_the_text_bar_shows_hostile_ids_and_errors_escaped(terminal: bool, monke
     assert "boom\\x1b[2K\\rall is well\\u202e\\x9b\\nsecond line" in output
     if terminal:
         assert "waiting on c\\x1b[8mHIDDEN (run 1 inference" in output
+
+
+def screen(output: str) -> list[str]:
+    """The lines a terminal shows for ``output``: a carriage return goes back to the line's start and overwrites."""
+    lines = []
+    for raw in output.split("\n"):
+        shown = ""
+        for part in raw.split("\r"):
+            shown = part + shown[len(part) :]
+        lines.append(shown.rstrip())
+    return lines
+
+
+def test_ctrl_c_ends_the_bar_before_the_message_and_says_once_which_run_was_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.test_evaluation import APP, SET, echo, fill, final_response, make_case
+
+    calls = 0
+
+    def agent(text: str) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 4:  # the first case of run 2
+            raise KeyboardInterrupt
+        return echo(text)
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    stream = TtyStringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    handler = logging.StreamHandler(stream)
+    logging.getLogger("agenteval").addHandler(handler)
+    ev = ae.Evaluator(APP, agent, eval_set_manager=fill([make_case("a"), make_case("b"), make_case("c")]))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ev.evaluate(SET, metrics=[final_response()], num_runs=3, progress=True)
+    finally:
+        logging.getLogger("agenteval").removeHandler(handler)
+
+    lines = screen(stream.getvalue())
+    assert [line for line in lines if line.startswith("run 2/3 ")] == [
+        "run 2/3 cancelled: 0 cases, 0 passed, 0 failed, 0 errors · 0.0 s · cancelled"
+    ]
+    stopped = [line for line in lines if "stopped by" in line]
+    assert len(stopped) == 1
+    assert stopped[0].startswith("evaluation of set stopped by cancellation"), stopped
+    assert lines[-2].startswith("INTERRUPTED app / set: 3 of 9 case runs")
+
+
+def test_a_log_record_mid_run_clears_the_bar_which_is_drawn_again_below_it() -> None:
+    stream = TtyStringIO()
+    bar = TextProgress(stream, width=200, min_interval=0, refresh=None)
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("agenteval")
+    logger.addHandler(handler)
+    try:
+        bar.start(title="set", num_runs=1, cases_per_run=2, metric_names=[])
+        request = InferenceRequest(app_name="app", eval_set_id="set", run_id=1)
+        callbacks = bar.callbacks()
+        callbacks.before_inference_set[0].callback(EvalContext(), BeforeInferenceSetArgs(request=request))
+        logger.warning("the event loop is blocked")
+        done = InferenceResult(app_name="app", eval_set_id="set", eval_case_id="a", run_id=1, status=EvalStatus.PASSED)
+        after = AfterInferenceCaseArgs(request=request, result=done, error=None, start_time=0)
+        callbacks.after_inference_case[0].callback(EvalContext(), after)
+        bar.finish()
+    finally:
+        logger.removeHandler(handler)
+
+    assert not logger.filters
+
+    output = stream.getvalue()
+    assert "the event loop is blocked" in screen(output)
+    # The bar is drawn again on the line below the message (where the final line later replaces it).
+    assert output.split("the event loop is blocked\n")[1].startswith("\rset |")

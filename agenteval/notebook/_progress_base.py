@@ -81,6 +81,10 @@ class RunProgress:
     errors: int = 0
     """Cases with an error message, from inference or evaluation."""
     not_evaluated: int = 0
+    inference_reused: int = 0
+    """Inferences taken from the cache or a resumed result instead of running the agent."""
+    reused: int = 0
+    """Cases taken whole (turns and scores) from the cache or a resumed result: no part of the rate."""
     error: str = ""
     """Why the whole run stopped (a set-level failure or a cancellation); empty otherwise."""
     phase: str = "pending"
@@ -91,6 +95,8 @@ class RunProgress:
     running: dict[tuple[str, str], float] = field(default_factory=dict)
     """``(phase, case id)`` → start time of every case in flight."""
     errored_cases: set[str] = field(default_factory=set)
+    reused_inferences: set[str] = field(default_factory=set)
+    """The cases of :attr:`inference_reused`."""
 
     @property
     def failing(self) -> bool:
@@ -250,6 +256,9 @@ class ProgressBase:
         run.running.pop((INFERENCE, result.eval_case_id), None)
         run.inference_done += 1
         run.inference_total = max(run.inference_total, run.inference_done)
+        if args.reused:
+            run.inference_reused += 1
+            run.reused_inferences.add(result.eval_case_id)
         if result.error_message or result.status == EvalStatus.FAILED:
             self._count_error(run, result.eval_case_id)
         self._update()
@@ -277,6 +286,8 @@ class ProgressBase:
         run.running.pop((EVALUATION, case_id), None)
         run.evaluation_done += 1
         run.evaluation_total = max(run.evaluation_total, run.evaluation_done)
+        if args.reused and case_id in run.reused_inferences:
+            run.reused += 1
         result = args.result
         message = (result.error_message if result is not None else "") or args.inference_result.error_message
         if result is None or args.error is not None or message:
@@ -329,6 +340,9 @@ class ProgressBase:
             run.errors += 1
 
     def _stop_run(self, run: RunProgress, error: BaseException) -> None:
+        if run.finished:
+            # Pipelined, a stopped run reports its error at the end of both phases: it ended at the first.
+            return
         run.error = CANCELLED if _is_interrupt(error) else describe_exception(error)
         run.ended = self._clock()
         run.running.clear()
@@ -386,21 +400,28 @@ class ProgressBase:
         return self._now() - self._started if self._started is not None else 0.0
 
     def _run_rate(self, run: RunProgress, now: float) -> float | None:
+        # Only work done here: cases taken from the cache or a resumed result come at no cost.
         if run.ended is not None and run.started is not None:
-            elapsed, done = run.ended - run.started, run.evaluation_done
-            if not done:
-                return None
+            elapsed, done = run.ended - run.started, run.evaluation_done - run.reused
         elif run.phase_started is not None and run.phase in (INFERENCE, EVALUATION):
             elapsed = now - run.phase_started
-            done = run.inference_done if run.phase == INFERENCE else run.evaluation_done
+            if run.phase == INFERENCE:
+                done = run.inference_done - run.inference_reused
+            else:
+                done = run.evaluation_done - run.reused
         else:
             return None
-        return done / elapsed if elapsed > 0 else None
+        return done / elapsed if elapsed > 0 and done > 0 else None
 
     def run_text(self, run: RunProgress) -> str:
-        """One run's counts, elapsed time and rate, e.g. ``4 passed, 1 failed, 0 errors · 1.2 s · 4.1 cases/s``."""
+        """One run's counts, elapsed time and rate, e.g. ``4 passed, 1 failed, 0 errors · 1.2 s · 4.1 cases/s``.
+
+        Cases taken whole from the cache or a resumed result are said (``3 reused``) and left out of the rate.
+        """
         now = self._now()
         parts = [_counts(run.passed, run.failed, run.errors, run.not_evaluated)]
+        if run.reused:
+            parts.append(f"{run.reused} reused")
         if run.started is not None:
             parts.append(_duration((run.ended if run.ended is not None else now) - run.started))
             rate = self._run_rate(run, now)
@@ -440,7 +461,7 @@ class ProgressBase:
         """The running totals: counts over all runs, elapsed time, rate, and the oldest case in flight."""
         now = self._now()
         elapsed = self._elapsed()
-        evaluated = sum(run.evaluation_done for run in self.runs)
+        evaluated = sum(run.evaluation_done - run.reused for run in self.runs)
         parts = [_counts(*self._totals()), _duration(elapsed)]
         if elapsed > 0 and evaluated:
             parts.append(f"{evaluated / elapsed:.1f} cases/s")

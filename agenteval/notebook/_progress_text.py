@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agenteval._terminal import printable
 from agenteval.notebook._env import stream_is_terminal
 from agenteval.notebook._progress_base import CANCELLED, Clock, ProgressBase, RunProgress, plural
+
+if TYPE_CHECKING:
+    from agenteval.report import EvaluationReport
 
 __all__ = ["TextProgress"]
 
@@ -30,7 +35,9 @@ class TextProgress(ProgressBase):
 
     On a terminal, one line is redrawn in place (a carriage return) and each finished run is printed above
     it; elsewhere (logs, CI) only the header, one line per finished run and the final line are
-    written, so the output stays readable. On a terminal, a failed run and a failed evaluation are
+    written, so the output stays readable. On a terminal, a message of the ``agenteval`` logger (the
+    watchdog's, the note that an interrupted evaluation was saved) first clears the bar, so that it
+    starts a line of its own; the bar is drawn again below it. On a terminal, a failed run and a failed evaluation are
     printed in red and a passed evaluation in green (unless the ``NO_COLOR`` variable is set); one
     that scored nothing is left uncoloured. Control characters in ids and messages are shown as
     their escapes (``\x1b``), so that none can hide or rewrite what the terminal shows.
@@ -112,8 +119,25 @@ class TextProgress(ProgressBase):
         else:
             self._write(line + "\n")
 
+    def finish(self, *, report: EvaluationReport | None = None, error: BaseException | None = None) -> None:
+        """Show the outcome on a line of its own (see :meth:`ProgressBase.finish`)."""
+        try:
+            super().finish(report=report, error=error)
+        finally:
+            logging.getLogger("agenteval").removeFilter(self._clear_before_message)
+
+    def _clear_before_message(self, record: logging.LogRecord) -> bool:
+        """A filter of the ``agenteval`` logger: clears the bar before a record is written, lets it through."""
+        if self._line_length:
+            with contextlib.suppress(Exception):  # a display problem never loses a log record
+                self._write("\r" + " " * self._line_length + "\r")
+            self._line_length = 0
+        return True
+
     def _draw_start(self) -> None:
         self._line_length = 0
+        if self.tty:
+            logging.getLogger("agenteval").addFilter(self._clear_before_message)
         self._print_line(f"{self._heading()} · {self._metrics_text()}")
         self._draw()
 

@@ -110,6 +110,11 @@ class AfterInferenceCaseArgs(_OfRun):
     error: BaseException | None
     """Always ``None``, as in the reference: look at ``result`` instead."""
     start_time: float
+    reused: bool = False
+    """Whether the turns were taken from the cache or a resumed result instead of running the agent.
+
+    An agenteval extension, as is :attr:`AfterEvaluateCaseArgs.reused`.
+    """
 
 
 @dataclass(slots=True, kw_only=True)
@@ -147,6 +152,8 @@ class AfterEvaluateCaseArgs(_OfRun):
     result: EvalCaseResult | None
     error: BaseException | None
     start_time: float
+    reused: bool = False
+    """Whether every metric's score was taken from the cache or a resumed result instead of being computed."""
 
 
 @dataclass(slots=True)

@@ -254,7 +254,7 @@ class LocalService:
             result.expected_inferences = reused.expected_inferences
             result.execution_traces = reused.execution_traces
             result.status = EvalStatus.PASSED
-            return await self._after_inference_case(request, options, case_context, result, start)
+            return await self._after_inference_case(request, options, case_context, result, start, reused=True)
         try:
             with (
                 use_context(case_context),
@@ -304,12 +304,14 @@ class LocalService:
         case_context: EvalContext,
         result: InferenceResult,
         start: float,
+        *,
+        reused: bool = False,
     ) -> InferenceResult:
         try:
             await options.callbacks.run(
                 "after_inference_case",
                 case_context,
-                AfterInferenceCaseArgs(request=request, result=result, error=None, start_time=start),
+                AfterInferenceCaseArgs(request=request, result=result, error=None, start_time=start, reused=reused),
             )
         except AgentEvalError as exc:
             after = (
@@ -416,6 +418,7 @@ class LocalService:
             where=where,
         )
         start = time.time()
+        reused = False
         if inference.status != EvalStatus.PASSED:
             result = failed_case_result(
                 request.eval_set_id,
@@ -434,6 +437,9 @@ class LocalService:
                     self._recording(request, case_id),
                 ):
                     result = await score_case(inference, metrics, options, cases, case_context, request.run_id, scores)
+                if self._reuse is not None:
+                    taken = self._reuse.log.scores
+                    reused = all((request.run_id, case_id, metric.metric_name) in taken for metric in metrics)
             except CaseFailure as failure:
                 result = failed_case_result(
                     request.eval_set_id, inference, str(failure), failure.error_type, request.run_id
@@ -443,7 +449,7 @@ class LocalService:
             "after_evaluate_case",
             case_context,
             AfterEvaluateCaseArgs(
-                request=request, inference_result=inference, result=result, error=None, start_time=start
+                request=request, inference_result=inference, result=result, error=None, start_time=start, reused=reused
             ),
             where=where,
         )

@@ -17,6 +17,7 @@ from agenteval import (
     EvalCase,
     EvalContext,
     EvalMetric,
+    EvalSet,
     EvalStatus,
     EvaluationReport,
     Evaluator,
@@ -93,7 +94,9 @@ class Driver:
         for named in getattr(self.callbacks, point):
             assert named.callback(CTX, args) is None
 
-    def infer(self, request: InferenceRequest, case_id: str, *, error: str = "") -> InferenceResult:
+    def infer(
+        self, request: InferenceRequest, case_id: str, *, error: str = "", reused: bool = False
+    ) -> InferenceResult:
         self.call(
             "before_inference_case", BeforeInferenceCaseArgs(request=request, eval_case_id=case_id, session_id="")
         )
@@ -106,19 +109,28 @@ class Driver:
             error_message=error,
         )
         self.call(
-            "after_inference_case", AfterInferenceCaseArgs(request=request, result=result, error=None, start_time=0)
+            "after_inference_case",
+            AfterInferenceCaseArgs(request=request, result=result, error=None, start_time=0, reused=reused),
         )
         return result
 
     def evaluate(
-        self, request: EvaluateRequest, inference: InferenceResult, status: EvalStatus, *, error: str = ""
+        self,
+        request: EvaluateRequest,
+        inference: InferenceResult,
+        status: EvalStatus,
+        *,
+        error: str = "",
+        reused: bool = False,
     ) -> None:
         case_id = inference.eval_case_id
         self.call("before_evaluate_case", BeforeEvaluateCaseArgs(request=request, eval_case_id=case_id))
         result = EvalCaseResult(eval_set_id=SET, eval_id=case_id, final_eval_status=status, error_message=error)
         self.call(
             "after_evaluate_case",
-            AfterEvaluateCaseArgs(request=request, inference_result=inference, result=result, error=None, start_time=0),
+            AfterEvaluateCaseArgs(
+                request=request, inference_result=inference, result=result, error=None, start_time=0, reused=reused
+            ),
         )
 
     def begin_inference(self) -> InferenceRequest:
@@ -305,6 +317,46 @@ def test_a_hung_case_is_named_in_the_footer_by_the_periodic_refresh() -> None:
     assert bar.rows[0].status.value == "0 passed, 0 failed, 0 errors · 5.0 s · 0.2 cases/s"
     bar.finish(error=KeyboardInterrupt())
     assert bar._tick is None
+
+
+def test_cases_taken_from_a_cache_or_resumed_result_are_said_and_left_out_of_the_rate() -> None:
+    clock = FakeClock()
+    bar = widget(clock, runs=1, cases=5)
+    drive = Driver(bar.callbacks())
+    request = drive.begin_inference()
+    taken = [drive.infer(request, case_id, reused=True) for case_id in ["a", "b", "c"]]
+    scored_again = drive.infer(request, "d", reused=True)  # its metric changed: scored here
+    clock.advance(2.0)
+    fresh = drive.infer(request, "e")
+    assert bar.runs[0].inference_reused == 4
+
+    assert "cases/s" not in bar.live_text()
+    evaluation = drive.begin_evaluation([*taken, scored_again, fresh])
+    for inference in taken:
+        drive.evaluate(evaluation, inference, EvalStatus.PASSED, reused=True)
+    drive.evaluate(evaluation, scored_again, EvalStatus.PASSED)
+    drive.evaluate(evaluation, fresh, EvalStatus.PASSED, reused=True)  # nothing to take for a new inference
+    drive.end_inference(request, [*taken, scored_again, fresh])
+    drive.end_evaluation(evaluation)
+
+    run = bar.runs[0]
+    assert run.reused == 3
+    assert bar.run_text(run) == "5 passed, 0 failed, 0 errors · 3 reused · 2.0 s · 1.0 cases/s"
+    assert bar.live_text().endswith(" · 2.0 s · 1.0 cases/s")
+
+
+def test_an_evaluation_that_took_every_case_shows_no_rate() -> None:
+    eval_set = EvalSet.of(SET, [case(eval_id) for eval_id in ["c1", "c2"]])
+    ev = Evaluator(APP, str.upper, progress=False)
+    earlier = ev.evaluate(eval_set, metrics=[exact_match()])
+    bar = TextProgress(io.StringIO(), min_interval=0, refresh=None)
+    bar.start(title=SET, num_runs=1, cases_per_run=2, metric_names=[METRIC])
+
+    bar.finish(report=ev.evaluate(eval_set, metrics=[exact_match()], resume=earlier, callbacks=bar.callbacks()))
+
+    assert bar.run_text(bar.runs[0]).startswith("0 passed, 2 failed, 0 errors · 2 reused · ")
+    assert "cases/s" not in bar.run_text(bar.runs[0])
+    assert "cases/s" not in bar.live_text()
 
 
 def test_updates_are_throttled_but_phase_changes_run_ends_and_finish_always_draw() -> None:

@@ -843,13 +843,13 @@ async def test_parallel_evaluate_case_callbacks_share_the_request_object() -> No
         (BeforeInferenceSetArgs, {"request"}),
         (AfterInferenceSetArgs, {"request", "results", "error", "start_time"}),
         (BeforeInferenceCaseArgs, {"request", "eval_case_id", "session_id"}),
-        (AfterInferenceCaseArgs, {"request", "result", "error", "start_time"}),
+        (AfterInferenceCaseArgs, {"request", "result", "error", "start_time", "reused"}),
         (BeforeEvaluateSetArgs, {"request"}),
         (AfterEvaluateSetArgs, {"request", "result", "error", "start_time"}),
         (BeforeEvaluateCaseArgs, {"request", "eval_case_id"}),
-        (AfterEvaluateCaseArgs, {"request", "inference_result", "result", "error", "start_time"}),
+        (AfterEvaluateCaseArgs, {"request", "inference_result", "result", "error", "start_time", "reused"}),
     ],
 )
 def test_args_types_have_the_reference_fields(args_type: Any, fields: set[str]) -> None:
-    # Spec §3.1, in snake_case.
+    # Spec §3.1, in snake_case; ``reused`` (work taken from the cache or a resumed result) is agenteval's.
     assert {f.name for f in dataclasses.fields(args_type)} == fields
