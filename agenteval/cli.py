@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agenteval._async import run_sync
+from agenteval._headline import pass_k_text
 from agenteval._terminal import printable
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.local import LocalEvalResultManager
@@ -86,11 +87,8 @@ def summary_text(report: EvaluationReport) -> str:
         _table(rows),
         f"{passed}/{len(report.case_summaries)} cases passed; overall {report.overall_status}",
     ]
-    if report.result.summary and report.num_runs > 1:
-        lines.append(
-            f"pass@1 = {report.pass_at_k(1):.2f}, pass^{report.num_runs} = {report.pass_hat_k(report.num_runs):.2f}"
-            " (a run counts as passed when every case in it passed)"
-        )
+    if headline := pass_k_text(report):
+        lines.append(headline)
     if report.result.eval_set_result_id:
         lines.append(f"result saved as {report.result.eval_set_result_id}")
     return "\n".join(lines)

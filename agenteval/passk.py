@@ -2,16 +2,34 @@
 
 Both assume the runs are independent samples of the same agent: reset its state, memory and
 tool caches between runs, or the estimates come out too high.
+
+Two levels: per case (:func:`parse_case_pass_nc`, :func:`mean_pass_at_k`, :func:`mean_pass_hat_k`),
+each case's estimate from its own runs averaged over the cases, as HumanEval and tau-bench report
+them; and per eval set (:func:`parse_pass_nc`), the reference framework's, where a run succeeds only
+when every case in it passed (with many cases that is rarely, so the estimates there are often 0).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalresult.summarize import fail_if_errored
+from agenteval.status import EvalStatus
 
-__all__ = ["parse_pass_nc", "pass_at_k", "pass_hat_k"]
+__all__ = [
+    "CaseRuns",
+    "mean_pass_at_k",
+    "mean_pass_hat_k",
+    "parse_case_pass_nc",
+    "parse_pass_nc",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_hat_k_unbiased",
+]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -84,6 +102,10 @@ def _g(t: float) -> float:
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """Estimate pass^k: the chance that k independent runs all succeed, ``(c / n) ** k``.
 
+    This is the reference framework's formula (``PassHatK``): the observed success rate to the
+    power k. It overstates the chance when ``n`` is small (``(c/n)**k`` is biased upwards), so
+    the per-case pass^k of a report uses :func:`pass_hat_k_unbiased` instead.
+
     Args:
         n: Runs observed (``> 0``).
         c: Successful runs among them (``0 <= c <= n``).
@@ -114,11 +136,46 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.exp(k * log_share)
 
 
+def pass_hat_k_unbiased(n: int, c: int, k: int) -> float:
+    """Estimate pass^k without bias: the chance that k of the n runs, drawn without replacement, all succeeded.
+
+    This is ``C(c, k) / C(n, k)``, the estimator tau-bench reports pass^k with (Yao et al., 2024):
+    unbiased for ``p ** k`` when each run succeeds with probability ``p``, where the reference's
+    ``(c / n) ** k`` (:func:`pass_hat_k`) is not. Like :func:`pass_at_k`, it needs ``k <= n``.
+
+    Args:
+        n: Runs observed (``>= 0``).
+        c: Successful runs among them (``0 <= c <= n``).
+        k: Runs drawn (``1 <= k <= n``).
+
+    Returns:
+        A probability in ``[0, 1]``: ``0`` when fewer than ``k`` runs succeeded, ``1`` when all did.
+
+    Raises:
+        ConfigError: An argument is out of range.
+    """
+    if k <= 0:
+        raise ConfigError("k must be >= 1")
+    if c < 0:
+        raise ConfigError("c must be >= 0")
+    if c > n:
+        raise ConfigError("c cannot exceed n")
+    if k > n:
+        raise ConfigError(f"k={k} exceeds the number of runs n={n}")
+    if c == n:
+        return 1.0
+    if c < k:
+        return 0.0
+    # C(c, k) / C(n, k) is the chance that k draws all miss the n - c failures.
+    return math.exp(_log_all_failed(n, n - c, k))
+
+
 def parse_pass_nc(result: EvalSetResult) -> tuple[int, int]:
-    """Read ``(n, c)`` for :func:`pass_at_k` and :func:`pass_hat_k` from an evaluation's result.
+    """Read the eval-set level ``(n, c)`` for :func:`pass_at_k` and :func:`pass_hat_k` from an evaluation's result.
 
     ``n`` is the number of runs and ``c`` the number of runs whose whole eval set passed (a run
-    passes when no case failed and at least one passed); it does not count cases.
+    passes when no case failed and at least one passed); it does not count cases. This is the
+    reference framework's ``ParsePassNC``; :func:`parse_case_pass_nc` gives the per-case counts.
 
     Args:
         result: An eval-set result carrying the multi-run summary.
@@ -136,3 +193,90 @@ def parse_pass_nc(result: EvalSetResult) -> tuple[int, int]:
     if counts is None:
         raise ConfigError("run status counts is missing: pass@k needs a result produced by an evaluation")
     return summary.num_runs, counts.passed
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRuns:
+    """How many runs of one case passed or failed, and how many of those passed: its ``(n, c)``."""
+
+    eval_id: str
+    """The case."""
+    runs: int
+    """Its runs that passed or failed (``n``)."""
+    passed: int
+    """Those that passed (``c``)."""
+
+
+def parse_case_pass_nc(result: EvalSetResult) -> list[CaseRuns]:
+    """Read each case's ``(n, c)`` from an evaluation's result, in the order the cases first appear.
+
+    A run in which the case failed with an error (the agent raised, say) is a failed run, whatever
+    status the result records; a run in which the case was not evaluated (no metric applied to it)
+    counts neither way, as in ``case_table``'s ``pass_rate``. A case none of whose runs passed or
+    failed has ``runs == 0``.
+
+    Args:
+        result: An eval-set result; its summary is not needed.
+    """
+    counts: dict[str, list[int]] = {}
+    for case in result.eval_case_results:
+        status = fail_if_errored(case.final_eval_status or EvalStatus.NOT_EVALUATED, bool(case.error_message))
+        count = counts.setdefault(case.eval_id, [0, 0])
+        count[0] += status in (EvalStatus.PASSED, EvalStatus.FAILED)
+        count[1] += status is EvalStatus.PASSED
+    return [CaseRuns(eval_id, runs, passed) for eval_id, (runs, passed) in counts.items()]
+
+
+def mean_pass_at_k(cases: Sequence[CaseRuns], k: int) -> float:
+    """pass@k per case, averaged over the cases: each case's :func:`pass_at_k` from its own runs.
+
+    This is how HumanEval reports pass@k: the mean over problems of the unbiased estimate, the
+    chance that at least one of k runs of a case passes. Cases without a run that passed or failed
+    are left out.
+
+    Args:
+        cases: Each case's runs (:func:`parse_case_pass_nc`).
+        k: Runs drawn per case (``1 <= k <=`` the fewest runs of any case counted).
+
+    Returns:
+        The mean estimate; NaN when no case has a run that passed or failed.
+
+    Raises:
+        ConfigError: ``k`` is below 1 or more than a case's runs (the message names the case).
+    """
+    return _mean_over_cases(cases, k, pass_at_k)
+
+
+def mean_pass_hat_k(cases: Sequence[CaseRuns], k: int) -> float:
+    """pass^k per case, averaged over the cases: each case's :func:`pass_hat_k_unbiased` from its own runs.
+
+    This is how tau-bench reports pass^k: the mean over tasks of ``C(c, k) / C(n, k)``, the chance
+    that k runs of a case all pass (not the reference's ``(c / n) ** k``, which overstates it).
+    Cases without a run that passed or failed are left out.
+
+    Args:
+        cases: Each case's runs (:func:`parse_case_pass_nc`).
+        k: Runs drawn per case (``1 <= k <=`` the fewest runs of any case counted).
+
+    Returns:
+        The mean estimate; NaN when no case has a run that passed or failed.
+
+    Raises:
+        ConfigError: ``k`` is below 1 or more than a case's runs (the message names the case).
+    """
+    return _mean_over_cases(cases, k, pass_hat_k_unbiased)
+
+
+def _mean_over_cases(cases: Sequence[CaseRuns], k: int, estimate: Callable[[int, int, int], float]) -> float:
+    if k <= 0:
+        raise ConfigError("k must be >= 1")
+    counted = [case for case in cases if case.runs]
+    short = min(counted, key=lambda case: case.runs, default=None)
+    if short is not None and k > short.runs:
+        raise ConfigError(
+            f"k={k} exceeds the {short.runs} runs that case {short.eval_id!r} passed or failed:"
+            f" use k <= {short.runs} (the fewest runs of any case)"
+        )
+    if not counted:
+        return math.nan
+    return math.fsum(estimate(case.runs, case.passed, k) for case in counted) / len(counted)

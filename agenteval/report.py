@@ -47,7 +47,7 @@ from agenteval.evalresult.provenance import Provenance, current_environment
 from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
-from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
+from agenteval.passk import mean_pass_at_k, mean_pass_hat_k, parse_case_pass_nc, parse_pass_nc, pass_at_k, pass_hat_k
 from agenteval.status import EvalStatus, summarize
 
 if TYPE_CHECKING:
@@ -456,12 +456,57 @@ class EvaluationReport:
         return explorer
 
     def pass_at_k(self, k: int) -> float:
-        """Probability that at least one of ``k`` runs drawn from this evaluation passed as a whole set."""
+        """pass@k per case: the chance that at least one of ``k`` runs of a case passes, averaged over the cases.
+
+        Each case's estimate is the unbiased ``1 - C(n-c, k) / C(n, k)`` from its own ``n`` runs that
+        passed or failed, ``c`` of which passed; the mean over the cases is how HumanEval reports
+        pass@k (:func:`agenteval.passk.mean_pass_at_k`). A run in which the case errored is a failed
+        run; one in which it was not evaluated is left out, and so is a case never evaluated.
+        ``pass_at_k(1)`` is the mean share of runs that passed. :meth:`set_pass_at_k` counts whole runs instead.
+
+        Raises:
+            ConfigError: ``k`` is below 1 or more than the runs some case passed or failed (the
+                message names that case).
+        """
+        return mean_pass_at_k(parse_case_pass_nc(self.result), k)
+
+    def pass_hat_k(self, k: int) -> float:
+        """pass^k per case: the chance that ``k`` runs of a case all pass, averaged over the cases.
+
+        Each case's estimate is ``C(c, k) / C(n, k)`` from its own ``n`` runs that passed or failed,
+        ``c`` of which passed: tau-bench's estimator, unbiased, where the reference's ``(c / n) ** k``
+        (:func:`agenteval.pass_hat_k`) overstates the chance with few runs
+        (:func:`agenteval.passk.mean_pass_hat_k`). Runs and cases count as for :meth:`pass_at_k`.
+        :meth:`set_pass_hat_k` counts whole runs instead.
+
+        Raises:
+            ConfigError: ``k`` is below 1 or more than the runs some case passed or failed (the
+                message names that case).
+        """
+        return mean_pass_hat_k(parse_case_pass_nc(self.result), k)
+
+    def set_pass_at_k(self, k: int) -> float:
+        """pass@k of the whole eval set: at least one of ``k`` runs drawn passed as a whole set (the reference's).
+
+        A run passes only when no case in it failed, so with many cases this is often 0 however
+        well each case does; :meth:`pass_at_k` is the per-case estimate. ``n`` and ``c`` are read
+        from the multi-run summary (:func:`agenteval.passk.parse_pass_nc`).
+
+        Raises:
+            ConfigError: The result has no multi-run summary, or ``k`` is out of range.
+        """
         n, c = parse_pass_nc(self.result)
         return pass_at_k(n, c, k)
 
-    def pass_hat_k(self, k: int) -> float:
-        """Probability that ``k`` runs drawn with replacement all passed as a whole set."""
+    def set_pass_hat_k(self, k: int) -> float:
+        """pass^k of the whole eval set, the reference's ``(c / n) ** k`` over runs that passed as a whole set.
+
+        See :meth:`set_pass_at_k` for what counts as a passed run; :meth:`pass_hat_k` is the
+        per-case estimate.
+
+        Raises:
+            ConfigError: The result has no multi-run summary, or ``k`` is out of range.
+        """
         n, c = parse_pass_nc(self.result)
         return pass_hat_k(n, c, k)
 

@@ -69,7 +69,7 @@ def test_demo_with_runs_and_parallelism_reports_pass_k(tmp_path: Path, capsys: p
 
     out = capsys.readouterr().out
     assert f"eval set {EVAL_SET_ID} (2 runs," in out
-    assert "pass@1 = 0.00, pass^2 = 0.00" in out
+    assert "pass@1 (per case) 0.80, pass^2 (per case) 0.80" in out
     assert len(result_files(tmp_path)) == 1
 
 

@@ -757,11 +757,14 @@ def test_two_runs_where_run_one_fails_and_run_two_passes(threshold: float, expec
     assert saved_summary.run_status_counts is not None
     assert (saved_summary.run_status_counts.passed, saved_summary.run_status_counts.failed) == (1, 1)
     assert saved_summary.eval_case_summaries[0].overall_status == expected
-    # pass@k counts whole-set runs: n = 2 runs, c = 1 passed.
-    assert report.pass_at_k(1) == pytest.approx(0.5)
-    assert report.pass_at_k(2) == pytest.approx(1.0)
-    assert report.pass_hat_k(1) == pytest.approx(0.5)
-    assert report.pass_hat_k(2) == pytest.approx(0.25)
+    # The eval-set level counts whole-set runs: n = 2 runs, c = 1 passed.
+    assert report.set_pass_at_k(1) == pytest.approx(0.5)
+    assert report.set_pass_at_k(2) == pytest.approx(1.0)
+    assert report.set_pass_hat_k(1) == pytest.approx(0.5)
+    assert report.set_pass_hat_k(2) == pytest.approx(0.25)
+    # Per case (one case here): the same pass@k; pass^2 is C(1, 2) / C(2, 2), no two runs both passed.
+    assert (report.pass_at_k(1), report.pass_at_k(2)) == (pytest.approx(0.5), pytest.approx(1.0))
+    assert report.pass_hat_k(2) == 0.0
 
 
 def test_pass_k_of_an_always_passing_and_an_always_failing_agent() -> None:

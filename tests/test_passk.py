@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -13,7 +14,16 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.summarize import summarize_multi_run
 from agenteval.evalresult.summary import EvalSetResultSummary, EvalStatusCounts
-from agenteval.passk import parse_pass_nc, pass_at_k, pass_hat_k
+from agenteval.passk import (
+    CaseRuns,
+    mean_pass_at_k,
+    mean_pass_hat_k,
+    parse_case_pass_nc,
+    parse_pass_nc,
+    pass_at_k,
+    pass_hat_k,
+    pass_hat_k_unbiased,
+)
 from agenteval.status import EvalStatus
 
 
@@ -200,3 +210,97 @@ def test_parse_pass_nc_without_summary_raises() -> None:
 def test_parse_pass_nc_without_run_status_counts_raises() -> None:
     with pytest.raises(ConfigError, match="run status counts is missing.*produced by an evaluation"):
         parse_pass_nc(EvalSetResult(summary=EvalSetResultSummary()))
+
+
+# pass^k, unbiased (tau-bench's estimator)
+
+
+def enumerated_pass_hat_k(n: int, c: int, k: int) -> Fraction:
+    """Share of the k-subsets of n runs (the first c successful) made of successes only."""
+    subsets = list(itertools.combinations(range(n), k))
+    return Fraction(sum(1 for subset in subsets if max(subset) < c), len(subsets))
+
+
+def test_unbiased_pass_hat_k_is_the_share_of_k_runs_that_all_passed() -> None:
+    for n in range(1, 9):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                want = float(enumerated_pass_hat_k(n, c, k))
+                assert pass_hat_k_unbiased(n, c, k) == pytest.approx(want, rel=1e-12, abs=1e-15), (n, c, k)
+    # 4 of 5 runs passed: three drawn all passed in 4 of the 10 ways to draw them, not (4/5)**3.
+    assert pass_hat_k_unbiased(5, 4, 3) == pytest.approx(0.4)
+    assert pass_hat_k(5, 4, 3) == pytest.approx(0.512)
+
+
+def test_unbiased_pass_hat_k_is_accurate_for_large_n() -> None:
+    n, c, k = 10**12, 10**12 - 10**6, 1000
+    expected = math.exp(math.fsum(math.log1p(-(n - c) / (n - i)) for i in range(k)))
+    assert pass_hat_k_unbiased(n, c, k) == pytest.approx(expected, rel=1e-12)
+    assert pass_hat_k_unbiased(INT64_MAX, INT64_MAX, INT64_MAX) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (0, 0, 1, "k=1 exceeds the number of runs n=0"),
+        (3, 1, 4, "k=4 exceeds the number of runs n=3"),
+        (3, 1, 0, "k must be >= 1"),
+        (3, -1, 1, "c must be >= 0"),
+        (3, 4, 1, "c cannot exceed n"),
+    ],
+)
+def test_unbiased_pass_hat_k_validates(n: int, c: int, k: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        pass_hat_k_unbiased(n, c, k)
+
+
+# per case
+
+
+def results(*runs: tuple[str, int, EvalStatus, str]) -> EvalSetResult:
+    return EvalSetResult(
+        eval_case_results=[
+            EvalCaseResult(eval_id=eval_id, run_id=run_id, final_eval_status=status, error_message=error)
+            for eval_id, run_id, status, error in runs
+        ]
+    )
+
+
+P, F, N = EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED
+
+
+def test_case_runs_count_each_case_and_leave_out_runs_not_evaluated() -> None:
+    result = results(
+        ("a", 1, P, ""),
+        ("b", 1, F, ""),
+        ("a", 2, P, ""),
+        ("b", 2, N, ""),  # no metric applied: neither passed nor failed
+        ("a", 3, F, ""),
+        ("b", 3, N, "agent raised"),  # errored: a failed run, whatever a foreign result calls it
+        ("c", 1, N, ""),
+    )
+
+    assert parse_case_pass_nc(result) == [CaseRuns("a", 3, 2), CaseRuns("b", 2, 0), CaseRuns("c", 0, 0)]
+
+
+def test_per_case_estimates_average_each_cases_estimate() -> None:
+    cases = [CaseRuns("a", 5, 5), CaseRuns("b", 5, 4), CaseRuns("c", 5, 3), CaseRuns("d", 5, 0), CaseRuns("e", 0, 0)]
+
+    # Every run has a failing case, so the set-level estimates are 0; per case they are not.
+    assert mean_pass_at_k(cases, 1) == pytest.approx((1 + 0.8 + 0.6 + 0) / 4)
+    assert mean_pass_at_k(cases, 3) == pytest.approx((1 + 1 + 1 + 0) / 4)
+    assert mean_pass_hat_k(cases, 3) == pytest.approx((1 + 0.4 + 0.1 + 0) / 4)
+    assert math.isnan(mean_pass_at_k([CaseRuns("e", 0, 0)], 1))
+    assert math.isnan(mean_pass_hat_k([], 2))
+
+
+def test_per_case_k_beyond_a_cases_runs_names_the_case() -> None:
+    cases = [CaseRuns("a", 3, 2), CaseRuns("short", 2, 2)]
+
+    message = "k=3 exceeds the 2 runs that case 'short' passed or failed: use k <= 2 (the fewest runs of any case)"
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        mean_pass_at_k(cases, 3)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        mean_pass_hat_k(cases, 3)
+    with pytest.raises(ConfigError, match="k must be >= 1"):
+        mean_pass_at_k(cases, 0)

@@ -395,7 +395,7 @@ def test_with_several_runs_reaggregate_decides_the_runs_and_the_overall_status()
     assert report.case_table.set_index("eval_id").loc["calc_power", "status"] == "failed"
     assert lenient.overall_status is ae.EvalStatus.PASSED
     assert lenient.result.summary is not None and lenient.result.summary.overall_status is ae.EvalStatus.PASSED
-    assert lenient.pass_at_k(1) == 1.0 and report.pass_at_k(1) == 0.0
+    assert lenient.set_pass_at_k(1) == 1.0 and report.set_pass_at_k(1) == 0.0
     # Once per case in each of the two runs, then once per case across the runs.
     cases = len(report.case_summaries)
     assert sorted(seen) == [0] * (2 * cases) + [2] * cases

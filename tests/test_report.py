@@ -337,8 +337,11 @@ def test_inference_results_are_kept_per_run(report: EvaluationReport) -> None:
 
 
 def test_pass_k_on_a_report(report: EvaluationReport) -> None:
-    assert report.pass_at_k(1) == 0.0
-    assert report.pass_hat_k(2) == 0.0
+    # A case fails in every run, so no run passes as a whole set; per case, one of three passes both runs.
+    assert report.set_pass_at_k(1) == 0.0
+    assert report.set_pass_hat_k(2) == 0.0
+    assert report.pass_at_k(1) == pytest.approx(1 / 3)
+    assert report.pass_hat_k(2) == pytest.approx(1 / 3)
 
 
 def test_a_loaded_result_at_the_int64_limits_reports_them_exactly(tmp_path: Path) -> None:
@@ -354,10 +357,11 @@ def test_a_loaded_result_at_the_int64_limits_reports_them_exactly(tmp_path: Path
     report = EvaluationReport.load(path)
 
     assert report.cases["run_id"].tolist() == [2**63 - 1]
-    assert report.pass_at_k(1) == pytest.approx(2**62 / (2**63 - 1), rel=1e-15)
-    assert report.pass_at_k(10**6) == 1.0
-    assert report.pass_hat_k(2) == pytest.approx(0.25, rel=1e-15)
-    assert "pass@1 <b>0.50</b>" in report._repr_html_()
+    assert report.set_pass_at_k(1) == pytest.approx(2**62 / (2**63 - 1), rel=1e-15)
+    assert report.set_pass_at_k(10**6) == 1.0
+    assert report.set_pass_hat_k(2) == pytest.approx(0.25, rel=1e-15)
+    assert report.pass_at_k(1) == 1.0  # per case: the one run the result holds passed
+    assert "pass@1 (per case) <b>1.00</b>" in report._repr_html_()
 
 
 @pytest.mark.parametrize(("field", "key"), [("runId", "evalCaseResults[0].runId"), ("numRuns", "summary.numRuns")])
@@ -415,9 +419,9 @@ def test_a_bare_report_has_empty_frames_and_no_pass_k() -> None:
     assert bare.num_runs == 1
     assert bare.execution_time == 0.0
     with pytest.raises(ConfigError, match="summary is missing"):
-        bare.pass_at_k(1)
+        bare.set_pass_at_k(1)
     with pytest.raises(ConfigError, match="summary is missing"):
-        bare.pass_hat_k(1)
+        bare.set_pass_hat_k(1)
 
 
 def test_a_case_without_metrics_has_a_case_row_only() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agenteval.errors import AgentEvalError
+from agenteval._headline import pass_k_estimates
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.notebook._case_view import case_html, metric_reason
 from agenteval.notebook._html import CSS, HTML, badge, clip, fmt_duration, fmt_score
@@ -205,13 +205,11 @@ def _header(report: EvaluationReport) -> str:
         f"<b>{report.num_runs}</b> run{'s' if report.num_runs != 1 else ''}",
         f"Duration <b>{fmt_duration(report.execution_time) if report.execution_time > 0 else 'unknown'}</b>",
     ]
-    if report.num_runs > 1:
-        try:
-            hint = "chance that one run passes as a whole set"
-            meta.append(f"<span title='{hint}'>pass@1 <b>{report.pass_at_k(1):.2f}</b></span>")
-            meta.append(f"pass^{report.num_runs} <b>{report.pass_hat_k(report.num_runs):.2f}</b>")
-        except AgentEvalError:
-            pass  # a result without a usable multi-run summary: leave the estimates out
+    meta += [
+        f"<span title='{html.escape(estimate.description, quote=True)}'>{html.escape(estimate.label)}"
+        f" <b>{estimate.value:.2f}</b></span>"
+        for estimate in pass_k_estimates(report)
+    ]
     if report.partial:
         meta.append(
             "<b>partial</b>: only the cases that finished before the evaluation stopped (resume= carries it on)"
@@ -231,9 +229,10 @@ def report_html(
 ) -> str:
     """The HTML summary of a report (its ``_repr_html_``).
 
-    It shows the overall status, the app, eval set, runs and duration (with pass@1 and pass^k when
-    there are several runs; the duration reads "unknown" when the report does not know it), each
-    metric's pass rate (also per run), then the cases, failing first, each with its status and
+    It shows the overall status, the app, eval set, runs and duration (with several runs, pass@1
+    and pass^k per case: each case's estimate from its own runs, averaged over the cases; the
+    duration reads "unknown" when the report does not know it), each metric's pass rate (also per
+    run), then the cases, failing first, each with its status and
     score (the case aggregator's verdict across runs: ``case_table``'s ``status`` and ``score``),
     with several runs how many of them passed on their own ("passed 2/3 runs"), and the reasons it
     failed (a reason given for several metrics shows once, naming them; a long one is folded to its

@@ -191,7 +191,10 @@ def test_multi_run_summary_shows_per_run_pass_rates_and_pass_at_1(three_runs: Ev
         assert f"Run {run}</th>" in page
     assert "80% (12/15)" in text
     assert text.count("80% (4/5)") == 2 * 3
-    assert "pass@1 0.00" in text
+    # Per case, not per whole run: 4 of the 5 cases pass every run (no run passes as a whole set).
+    assert "pass@1 (per case) 0.80" in text and "pass^3 (per case) 0.80" in text
+    assert three_runs.set_pass_at_k(1) == 0.0
+    assert "the chance that every one of 3 runs of a case passes" in page
     assert "3 runs" in text
     assert "<th class='ae-num'>Runs</th>" in page
     assert "passed 0/3 runs" in text and "passed 3/3 runs" in text
