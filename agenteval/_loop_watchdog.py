@@ -20,10 +20,10 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from agenteval._code_location import code_location
 from agenteval._terminal import printable
 
 __all__ = ["STALL_WARNING_AFTER", "LoopWatchdog", "activity", "watching"]
@@ -237,4 +237,4 @@ class LoopWatchdog:
         if frame is None:
             return ""
         code = frame.f_code
-        return f", at {printable(Path(code.co_filename).name)}:{frame.f_lineno} in {printable(code.co_name)}"
+        return f", at {printable(code_location(code.co_filename, frame.f_lineno))} in {printable(code.co_name)}"

@@ -1,0 +1,86 @@
+"""In a real Jupyter kernel, messages name the user's code by its cell (``In[4], line 2``), as IPython does."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from jupyter_client.manager import KernelManager
+
+SETUP = """
+import time
+import agenteval as ae
+from agenteval import _loop_watchdog
+
+_loop_watchdog.STALL_WARNING_AFTER = 0.5
+eval_set = ae.EvalSet.of("s", [ae.EvalCase.of("slow", "hello", expect="hello")])
+metrics = [ae.EvalMetric.final_response()]
+"""
+
+BLOCKING_AGENT = """async def agent(message):
+    time.sleep(1.5)  # blocks the kernel's event loop
+    return message
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[Any]:
+    manager = KernelManager()
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+    try:
+        yield client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def _run(client: Any, code: str) -> tuple[int, str]:
+    """Execute ``code`` as a cell: its execution count and what it wrote to stdout and stderr."""
+    msg_id = client.execute(code)
+    count, text = 0, ""
+    while True:
+        try:
+            message = client.get_iopub_msg(timeout=60)
+        except queue.Empty:  # pragma: no cover - a hung kernel
+            pytest.fail("the kernel did not finish executing the cell")
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "error":
+            pytest.fail("\n".join(content["traceback"]))
+        if kind == "execute_input":
+            count = content["execution_count"]
+        if kind == "stream":
+            text += content["text"]
+        if kind == "status" and content["execution_state"] == "idle":
+            return count, text
+
+
+def test_the_watchdog_names_the_cell_of_an_async_agent_blocking_the_loop(kernel: Any) -> None:
+    _run(kernel, SETUP)
+    cell, _ = _run(kernel, BLOCKING_AGENT)
+
+    _, output = _run(kernel, "report = ae.Evaluator('app', agent, progress=False).evaluate(eval_set, metrics=metrics)")
+
+    warning = next(line for line in output.splitlines() if "blocking it" in line)
+    assert f", at In[{cell}], line 2 in agent. " in warning
+    assert "ipykernel" not in warning and ".py:" not in warning
+
+
+@pytest.mark.xfail(strict=True, reason="agenteval._tracebacks.raised_at does not name cells with code_location yet")
+def test_an_agent_error_names_the_cell_that_raised_it(kernel: Any) -> None:
+    _run(kernel, SETUP)
+    cell, _ = _run(kernel, 'def failing_agent(message):\n    raise ValueError("no model")')
+
+    _, output = _run(
+        kernel,
+        "report = ae.Evaluator('app', failing_agent, progress=False).evaluate(eval_set, metrics=metrics)\n"
+        "print(report.result.eval_case_results[0].error_message)",
+    )
+
+    assert f"ValueError: no model (raised at In[{cell}], line 2 in failing_agent)" in output
