@@ -11,6 +11,9 @@ in the order their first result arrived while the run goes, failing cases first 
 ``page_size`` cases per page. Clicking a square shows that case side by side below the board. Every
 square is an option of one ``ToggleButtons`` widget (one widget per square would cost the run a
 widget model each), laid out and coloured by a style sheet the board writes into an ``HTML`` widget.
+
+Beside the widget, the board's output holds the board in plain HTML (and its status line as text),
+written again when the run ends: a saved notebook shows the final board where no widget can be drawn.
 """
 
 from __future__ import annotations
@@ -183,6 +186,8 @@ class LiveBoard:
         self._redraw_due = False
         self._last_draw = -math.inf
         self._broken = False
+        self._display: Any = None
+        """The handle of the output the board is shown in, which the run's end updates."""
 
         # Each widget is a model the frontend is told about: those that need no layout or style of
         # their own share one.
@@ -224,8 +229,40 @@ class LiveBoard:
         self._safely(self._redraw)
         run.listen(self._changed)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.container._repr_mimebundle_(**kwargs)
+    def _ipython_display_(self) -> None:
+        import IPython.display
+
+        show: Any = IPython.display.display  # untyped
+        self._display = show(self._repr_mimebundle_(), raw=True, display_id=True)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget, with :meth:`static_html` and :func:`status_line` for viewers that show no widgets."""
+        bundle = dict(self.container._repr_mimebundle_(**kwargs))
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = status_line(self.run)
+        return bundle
+
+    def static_html(self) -> str:
+        """The board as it stands, in plain HTML: title, status, the first page of the grid, the histograms.
+
+        A saved notebook keeps it beside the widget, for viewers that cannot draw widgets (nbconvert
+        without the widgets' state, GitHub); the run's end writes its final state into the output.
+        """
+        shown = self.order[: self.page_size]
+        squares = "".join(
+            f'<span title="{html.escape(self._tip(eval_id, run_id))}" style="display:inline-block;width:{_CELL}px;'
+            f"height:{_CELL}px;margin:0 {_GAP + (_CASE_GAP if run_id == self._runs else 0)}px {_GAP}px 0;"
+            f'border-radius:2px;background:{COLOURS[self._square_status(eval_id, run_id)]}"></span>'
+            for eval_id in shown
+            for run_id in range(1, self._runs + 1)
+        )
+        more = f"<div>cases 1–{len(shown)} of {len(self.order)}</div>" if len(shown) < len(self.order) else ""
+        histograms = "".join(histogram.to_html() for histogram in self.histograms.values())
+        return (
+            f"<div>{_legend_html(self.run.title, self._runs)}{_status_html(self.run, self.counts)}"
+            f'<div style="max-width:{_GRID_WIDTH + _CELL + _CASE_GAP}px;line-height:0;margin:6px 0">{squares}</div>'
+            f"{more}{histograms}</div>"
+        )
 
     # ------------------------------------------------------------------ the grid and the case view
 
@@ -238,9 +275,18 @@ class LiveBoard:
 
     def cell_status(self, position: int) -> str:
         """The status the square at ``position`` shows: ``passed``, ``failed``, ``not_evaluated`` or ``pending``."""
-        eval_id, run_id = self._slots[position]
+        return self._square_status(*self._slots[position])
+
+    def _square_status(self, eval_id: str, run_id: int) -> str:
         result = self._by_case[eval_id].get(run_id)
         return _status(result) if result is not None else PENDING
+
+    def _tip(self, eval_id: str, run_id: int) -> str:
+        result = self._by_case[eval_id].get(run_id)
+        if result is None:
+            return f"{eval_id} · run {run_id}: not finished"
+        error = f" · {result.error_message[:120]}" if result.error_message else ""
+        return f"{eval_id} · run {run_id}: {_status(result).replace('_', ' ')}, score {result.score:.2f}{error}"
 
     def show_case(self, eval_id: str, run_id: int) -> None:
         """Show case ``eval_id``'s run ``run_id`` side by side in :attr:`case_view` (what a click does)."""
@@ -276,9 +322,15 @@ class LiveBoard:
         if run.done:
             self._cancel_timer()
             self._safely(self._redraw)
+            self._safely(self._show_final_state)
         else:
             self._redraw_due = True
             self._schedule(self._last_draw + self._interval - time.monotonic())
+
+    def _show_final_state(self) -> None:
+        # Sent again whole, the output now holds the final board where a saved notebook's viewer looks.
+        if self._display is not None and not self._broken:
+            self._display.update(self._repr_mimebundle_(), raw=True)
 
     def _schedule(self, delay: float) -> None:
         try:
@@ -380,17 +432,8 @@ class LiveBoard:
         self.page = min(max(self.page, 0), pages - 1)
         shown = self.order[self.page * self.page_size : (self.page + 1) * self.page_size]
         slots = [(eval_id, run_id) for eval_id in shown for run_id in range(1, self._runs + 1)]
-        statuses, tips = [], []
-        for eval_id, run_id in slots:
-            result = self._by_case[eval_id].get(run_id)
-            if result is None:
-                statuses.append(PENDING)
-                tips.append(f"{eval_id} · run {run_id}: not finished")
-                continue
-            status = _status(result)
-            error = f" · {result.error_message[:120]}" if result.error_message else ""
-            statuses.append(status)
-            tips.append(f"{eval_id} · run {run_id}: {status.replace('_', ' ')}, score {result.score:.2f}{error}")
+        statuses = [self._square_status(eval_id, run_id) for eval_id, run_id in slots]
+        tips = [self._tip(eval_id, run_id) for eval_id, run_id in slots]
         with self.grid.hold_sync():  # one message for the options, the tooltips and the selection
             if slots != self._slots:
                 self._slots = slots

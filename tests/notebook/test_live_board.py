@@ -349,3 +349,54 @@ def test_a_run_displayed_in_a_real_kernel_shows_the_board_and_goes_on_in_the_bac
     (done,) = run_cell(kernel, "report = await run\nrun.done, report.passed, len(run.cases)")
 
     assert done["text/plain"] == "(True, True, 5)"
+
+
+@pytest.mark.asyncio
+async def test_beside_the_widget_the_board_is_plain_html_of_where_the_run_stands() -> None:
+    run = start(agent(wrong=("w1",)), 3, num_runs=2)
+    board = LiveBoard(run)
+    await run
+
+    bundle = board._repr_mimebundle_()
+
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"].startswith(f"{APP} / words: done · 6/6 case runs: 4 passed, 2 failed · ")
+    static = bundle["text/html"]
+    assert "done · 6/6 case runs: 4 passed, 2 failed · " in status_text(static)
+    squares = re.findall(r'<span title="([^"]*)" style="[^"]*background:(#\w+)"', static)
+    # Failing case first, as the widget shows them once the run ended.
+    assert [tip.split(":")[0] for tip, _ in squares] == [
+        f"{case} · run {r}" for case in ("c1", "c0", "c2") for r in (1, 2)
+    ]
+    assert [found for _, found in squares] == [RED, RED, GREEN, GREEN, GREEN, GREEN]
+    assert "final_response_avg_score" in static  # the histogram
+
+
+def outputs_of(client: Any, code: str) -> list[tuple[str, dict[str, Any], str]]:
+    """Execute ``code``: each display message it sent, as (kind, data, display id)."""
+    msg_id = client.execute(code)
+    sent: list[tuple[str, dict[str, Any], str]] = []
+    while True:
+        message = client.get_iopub_msg(timeout=60)
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "error":
+            pytest.fail("\n".join(content["traceback"]))
+        if kind in ("display_data", "update_display_data"):
+            sent.append((kind, content["data"], content.get("transient", {}).get("display_id", "")))
+        if kind == "status" and content["execution_state"] == "idle":
+            return sent
+
+
+def test_in_a_kernel_the_run_s_end_writes_the_final_board_into_the_output_a_saved_notebook_keeps(kernel: Any) -> None:
+    cell = KERNEL_CELL.replace("run\n", "display(run)\nreport = await run\n")
+
+    (shown, first, display_id), (updated, last, same_id) = outputs_of(kernel, cell)
+
+    assert (shown, updated) == ("display_data", "update_display_data")
+    assert display_id and same_id == display_id
+    assert "running · " in status_text(first["text/html"])
+    assert "application/vnd.jupyter.widget-view+json" in last
+    assert "done · 5/5 case runs: 5 passed, 0 failed · " in status_text(last["text/html"])
+    assert last["text/plain"].startswith("kernel-app / words: done · 5/5 case runs: 5 passed, 0 failed")
