@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agenteval._code_location import code_location
 from agenteval._json import MAX_DEPTH, json_depth
 from agenteval._names import short_name
 from agenteval._threads import DaemonThreadPool
@@ -467,6 +468,42 @@ def _wants_turn(function: AgentFunction) -> bool:
     return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
 
 
+def _check_signature(function: AgentFunction, pass_turn: bool) -> None:
+    """Refuse an agent that cannot be called as it will be, ``fn(message)`` or ``fn(message, turn)``.
+
+    A callable whose signature cannot be read (some builtins and C extensions) is let through.
+
+    Raises:
+        ConfigError: The call would fail, naming the function, where it is defined and its signature.
+    """
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*(("message", "turn") if pass_turn else ("message",)))
+    except TypeError as error:
+        bare = signature.replace(
+            parameters=[parameter.replace(annotation=parameter.empty) for parameter in signature.parameters.values()],
+            return_annotation=signature.empty,
+        )
+        where = _defined_at(function)
+        raise ConfigError(
+            f"the agent function {short_name(function)}{f' ({where})' if where else ''} has the signature {bare},"
+            f" so it cannot be called with a turn ({error}): an agent is fn(message) or fn(message, turn), plain or"
+            " async, or an object with `async def run(self, request: TurnRequest) -> TurnResult`"
+        ) from None
+
+
+def _defined_at(function: AgentFunction) -> str:
+    """Where ``function`` (or the function a partial or a callable object calls) is defined: ``agents.py:12``."""
+    target = inspect.unwrap(_unpartial(function)[0])
+    code = getattr(target, "__code__", None)
+    if code is None and callable(target):
+        code = getattr(type(target).__call__, "__code__", None)
+    return code_location(code.co_filename, code.co_firstlineno) if isinstance(code, CodeType) else ""
+
+
 def _to_result(reply: Any, turn: Turn, agent: str, turn_number: int) -> TurnResult:
     if reply is None:
         # Forgetting `return` is the most common bug in a hand-written agent: say so, not just "wrong reply".
@@ -543,6 +580,7 @@ class FunctionRunner:
             raise ConfigError(f"max_threads must be greater than 0, got {max_threads}")
         self.function = function
         self._pass_turn = _wants_turn(function)
+        _check_signature(function, self._pass_turn)
         self._name = short_name(function)
         self._history: dict[str, list[Message]] = {}
         self._turns_done: dict[str, int] = {}

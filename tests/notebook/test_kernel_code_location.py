@@ -84,3 +84,12 @@ def test_an_agent_error_names_the_cell_that_raised_it(kernel: Any) -> None:
     )
 
     assert f"ValueError: no model (raised at In[{cell}], line 2 in failing_agent)" in output
+
+
+def test_an_agent_whose_signature_cannot_take_a_turn_is_named_by_its_cell(kernel: Any) -> None:
+    _run(kernel, SETUP)
+    cell, _ = _run(kernel, "def three(a, b, c):\n    return a")
+
+    _, output = _run(kernel, "try:\n    ae.Evaluator('app', three)\nexcept ae.ConfigError as exc:\n    print(exc)")
+
+    assert output.startswith(f"the agent function three (In[{cell}], line 1) has the signature (a, b, c), ")

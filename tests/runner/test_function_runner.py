@@ -1080,3 +1080,64 @@ def test_dates_decimals_uuids_and_enums_are_recorded_as_pydantic_writes_them() -
             result="2024-01-02T03:04:05",
         )
     ]
+
+
+def three_arguments(a: str, b: str, c: str) -> str:
+    return a
+
+
+def no_arguments() -> str:
+    return "hi"
+
+
+async def async_no_arguments() -> str:
+    return "hi"
+
+
+def keyword_only(text: str, *, model: str) -> str:
+    return text
+
+
+class NoArgumentCall:
+    def __call__(self) -> str:
+        return "hi"
+
+
+@pytest.mark.parametrize(
+    ("agent", "name", "signature", "why"),
+    [
+        (three_arguments, "three_arguments", "(a, b, c)", "missing a required argument: 'c'"),
+        (no_arguments, "no_arguments", "()", "too many positional arguments"),
+        (async_no_arguments, "async_no_arguments", "()", "too many positional arguments"),
+        (keyword_only, "keyword_only", "(text, *, model)", "missing a required argument: 'model'"),
+        (NoArgumentCall(), "NoArgumentCall", "()", "too many positional arguments"),
+    ],
+)
+def test_an_agent_whose_signature_cannot_take_a_turn_is_refused_before_it_runs(
+    agent: Any, name: str, signature: str, why: str
+) -> None:
+    code = agent.__code__ if hasattr(agent, "__code__") else type(agent).__call__.__code__
+    message = (
+        rf"^the agent function {name} \(test_function_runner\.py:{code.co_firstlineno}\) has the signature "
+        rf"{re.escape(signature)}, so it cannot be called with a turn \({re.escape(why)}\): an agent is "
+        r"fn\(message\) or fn\(message, turn\), plain or async, or an object with "
+        r"`async def run\(self, request: TurnRequest\) -> TurnResult`$"
+    )
+
+    with pytest.raises(ConfigError, match=message):
+        FunctionRunner(agent)
+    with pytest.raises(ConfigError, match=message):
+        Evaluator(APP, agent)
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        max,  # a builtin whose signature cannot be read
+        functools.partial(three_arguments, "a"),
+        lambda text, turn=None, *rest, **options: text,
+        lambda *args: args[0],
+    ],
+)
+def test_agents_that_can_take_a_turn_or_cannot_be_inspected_are_accepted(agent: Any) -> None:
+    assert FunctionRunner(agent).function is agent
