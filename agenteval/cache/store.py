@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, NoReturn, Self
 
-from agenteval.errors import ConfigError, StorageError
+from agenteval.errors import ConfigError, NotFoundError, StorageError
 
 __all__ = ["DATABASE_FILE", "KINDS", "Cache", "CacheStats"]
 
@@ -121,14 +121,19 @@ class Cache:
 
     The cache only holds what can be computed again: when its file is damaged, delete its directory.
 
+    The directory (with its parents) and the database are created when entries are first read or
+    written, as an evaluation with ``cache=`` does, not when the object is made: :meth:`stats` and
+    :meth:`clear` of a directory that holds no cache (a misspelt path) are a
+    :class:`~agenteval.errors.NotFoundError` and create nothing.
+
     Args:
-        path: The cache's directory; created with its parents if missing.
+        path: The cache's directory.
         max_bytes: The bound on the size of all entries (default 1 GiB).
 
     Raises:
         ConfigError: ``path`` is a file, or ``max_bytes`` is not a positive integer.
-        StorageError: The directory cannot be created, or its database is not an agenteval cache
-            (damaged, or another program's file); the message says to delete the directory.
+        StorageError: The directory holds a database that is not an agenteval cache (damaged, or
+            another program's file); the message says to delete the directory.
 
     Example::
 
@@ -144,12 +149,18 @@ class Cache:
         self._path = Path(path).absolute()
         self._file = self._path / DATABASE_FILE
         self._max_bytes = max_bytes
-        _make_directory(self._path)
+        if self._path.exists() and not self._path.is_dir():
+            raise ConfigError(
+                f"Cache({str(self._path)!r}): that is a file; give a directory (it is created if missing)"
+            )
         self._connections = _ThreadConnections(functools.partial(_connect, self._file))
         self._closed = False
+        self._made = False
+        self._making = threading.Lock()
         weakref.finalize(self, self._connections.close)
-        # Opened now so that a damaged or foreign file is reported here rather than at the first use.
-        self._connection()
+        if self._file.exists():
+            # Opened now so that a damaged or foreign file is reported here rather than at the first use.
+            self._connection()
 
     @property
     def path(self) -> Path:
@@ -250,10 +261,11 @@ class Cache:
         """How many entries of each kind the cache holds, and their size.
 
         Raises:
+            NotFoundError: The directory holds no cache (it is created by an evaluation with ``cache=``).
             StorageError: The database could not be read.
         """
         with self._errors_as_storage_errors():
-            rows = self._connection().execute("SELECT kind, entries, bytes FROM totals").fetchall()
+            rows = self._existing_connection().execute("SELECT kind, entries, bytes FROM totals").fetchall()
         return CacheStats(
             path=self._path,
             entries={kind: entries for kind, entries, _ in rows},
@@ -270,11 +282,13 @@ class Cache:
 
         Raises:
             ConfigError: An unknown kind.
+            NotFoundError: The directory holds no cache (it is created by an evaluation with ``cache=``).
             StorageError: The database could not be written.
         """
         if kind is not None:
             _check_kind(kind)
         kinds = KINDS if kind is None else (kind,)
+        self._existing_connection()
         with self._transaction() as db:
             for cleared in kinds:
                 for table in ("entries", "entry_values"):
@@ -304,6 +318,8 @@ class Cache:
             return f"Cache({where!r}, closed)"
         try:
             stats = self.stats()
+        except NotFoundError:
+            return f"Cache({where!r}, no cache there yet)"
         except StorageError:
             return f"Cache({where!r}, unreadable)"
         count = sum(stats.entries.values())
@@ -311,9 +327,26 @@ class Cache:
         return f"Cache({where!r}, {entries}, {_readable_size(stats.total_bytes)} of {_readable_size(self._max_bytes)})"
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection; the cache's directory and database are created on first use."""
         if self._closed:
             raise StorageError(f"the cache at {self._path} is closed; open it again with Cache({str(self._path)!r})")
+        if not self._made:
+            with self._making:
+                if not self._made:
+                    _make_directory(self._path)
+                    # The first connection creates the database: threads that start together wait for it.
+                    self._connections.get()
+                    self._made = True
         return self._connections.get()
+
+    def _existing_connection(self) -> sqlite3.Connection:
+        """:meth:`_connection`, for what only looks at a cache: a directory that holds none is an error."""
+        if not self._closed and not self._file.exists():
+            raise NotFoundError(
+                f"no cache at {self._path}: it holds no agenteval cache ({DATABASE_FILE}). Check the path; a cache"
+                f" is created by an evaluation with cache=, e.g. ev.evaluate(..., cache={str(self._path)!r})"
+            )
+        return self._connection()
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -475,8 +508,6 @@ def _fix(file: Path) -> str:
 
 
 def _make_directory(path: Path) -> None:
-    if path.exists() and not path.is_dir():
-        raise ConfigError(f"Cache({str(path)!r}): that is a file; give a directory (it is created if missing)")
     try:
         path.mkdir(parents=True, exist_ok=True)
         for name, text in _IGNORED_FILES.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import re
 import signal
 import sqlite3
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 from agenteval.cache import Cache, CacheStats
 from agenteval.cache import store as store_module
 from agenteval.cache.store import DATABASE_FILE
-from agenteval.errors import ConfigError, StorageError
+from agenteval.errors import ConfigError, NotFoundError, StorageError
 
 
 @pytest.fixture
@@ -76,9 +77,11 @@ def test_get_many_finds_tens_of_thousands_of_keys_in_one_call(cache: Cache) -> N
 
 
 def test_put_many_with_nothing_is_harmless(cache: Cache) -> None:
+    cache.put("score", "k", "1")
+
     cache.put_many("score", {})
 
-    assert cache.stats().entries == {"inference": 0, "score": 0}
+    assert cache.stats().entries == {"inference": 0, "score": 1}
 
 
 def test_entries_outlive_the_cache_object(tmp_path: Path) -> None:
@@ -198,7 +201,8 @@ def test_a_closed_cache_refuses_to_be_used(tmp_path: Path) -> None:
 
 
 def test_the_directory_is_made_with_files_that_keep_it_out_of_git_and_backups(tmp_path: Path) -> None:
-    Cache(tmp_path / "deep" / "cache").close()
+    with Cache(tmp_path / "deep" / "cache") as cache:
+        cache.get("score", "k")  # first use
 
     directory = tmp_path / "deep" / "cache"
     assert (directory / DATABASE_FILE).is_file()
@@ -223,6 +227,42 @@ def test_a_cache_nobody_closed_is_collected_with_its_connections(tmp_path: Path)
     assert ref() is None
     with Cache(tmp_path / "c") as again:
         assert again.get("score", "k") == "1"
+
+
+@pytest.mark.parametrize("look", [Cache.stats, Cache.clear], ids=["stats", "clear"])
+def test_looking_into_a_directory_that_holds_no_cache_is_an_error_and_creates_nothing(
+    tmp_path: Path, look: object
+) -> None:
+    typo = tmp_path / "typo-dir"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    for path in (typo, empty):
+        cache = Cache(path)
+        message = (
+            f"no cache at {path}: it holds no agenteval cache (cache.sqlite3). Check the path; a cache is created"
+            f" by an evaluation with cache=, e.g. ev.evaluate(..., cache='{path}')"
+        )
+        with pytest.raises(NotFoundError, match=f"^{re.escape(message)}$"):
+            look(cache)  # type: ignore[operator]
+        assert repr(cache) == f"Cache({str(path)!r}, no cache there yet)"
+
+    assert not typo.exists()
+    assert list(empty.iterdir()) == []
+
+
+def test_an_evaluation_with_the_cache_creates_it_even_when_it_keeps_nothing(tmp_path: Path) -> None:
+    import agenteval as ae
+
+    def failing(message: str) -> str:
+        raise RuntimeError("no model")
+
+    eval_set = ae.EvalSet.of("s", [ae.EvalCase.of("a", "hi", expect="hi")])
+    ae.Evaluator("app", failing, progress=False).evaluate(
+        eval_set, metrics=[ae.EvalMetric.final_response()], cache=tmp_path / "new"
+    )
+
+    assert Cache(tmp_path / "new").stats().entries == {"inference": 0, "score": 0}
 
 
 # --- bad input -----------------------------------------------------------------------------------
@@ -250,7 +290,7 @@ def test_a_value_that_is_not_text_is_refused(cache: Cache) -> None:
         cache.put_many("score", {1: "1"})  # type: ignore[dict-item]
     with pytest.raises(ConfigError, match="entry's key must be a string, got bytes"):
         cache.get_many("score", [b"k"])  # type: ignore[list-item]
-    assert cache.stats().total_bytes == 0
+    assert not cache.path.exists()
 
 
 @pytest.mark.parametrize("max_bytes", [0, -1, 1.5, True, "1GB"])
@@ -301,7 +341,8 @@ def test_another_programs_sqlite_database_is_a_storage_error(tmp_path: Path) -> 
 
 
 def test_a_cache_from_a_newer_agenteval_is_a_storage_error(tmp_path: Path) -> None:
-    Cache(tmp_path / "c").close()
+    with Cache(tmp_path / "c") as cache:
+        cache.put("score", "k", "1")
     with sqlite3.connect(tmp_path / "c" / DATABASE_FILE) as db:
         db.execute("PRAGMA user_version = 99")
     db.close()
@@ -335,6 +376,7 @@ def test_a_cache_locked_too_long_by_another_process_is_a_storage_error(
 ) -> None:
     monkeypatch.setattr(store_module, "_BUSY_TIMEOUT_SECONDS", 0.2)
     with Cache(tmp_path / "c") as cache:
+        cache.put("score", "k", "0")
         other = sqlite3.connect(tmp_path / "c" / DATABASE_FILE, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         try:
