@@ -15,6 +15,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.summarize import scored_metric_results
 from agenteval.evalset.identity import case_hash
+from agenteval.passk import parse_case_pass_nc
 from agenteval.report import EvaluationReport
 from agenteval.status import EvalStatus
 
@@ -71,6 +72,7 @@ CASE_COMPARISON_COLUMNS = (
 
 SIGNIFICANCE_COLUMNS = (
     "metric",
+    "label",
     "n_pairs",
     "baseline_mean",
     "candidate_mean",
@@ -80,25 +82,33 @@ SIGNIFICANCE_COLUMNS = (
     "p_value",
     "test",
 )
-"""Columns of :attr:`Comparison.significance`: a row for the case pass rate, then one per metric.
+"""Columns of :attr:`Comparison.significance`: a row for each pass rate, then one per metric.
 
-The pass-rate row's ``metric`` is ``case_pass_rate`` (:data:`agenteval.statistics.PASS_RATE_ROW`).
+``metric`` names the row and ``label`` says what it counts. The first row (``case_pass_rate``,
+:data:`agenteval.statistics.PASS_RATE_ROW`, ``cases passed (overall status)``) counts each case once,
+by the overall status the case aggregator gave it across runs (by default every metric averaged over
+the runs reaches its threshold: with thresholds of 1, a case passes only if it passed every run). The
+second (``run_pass_rate``, :data:`agenteval.statistics.RUN_PASS_RATE_ROW`, ``runs passed (per-run
+pass rate)``) pairs each case's share of runs that passed (a run the case errored in failed; one it was
+not evaluated in is left out): it moves when a case passes more of its runs, even if its overall status
+does not. The metric rows are labelled ``mean score``.
+
 Only paired cases count (see :attr:`Comparison.unpaired`). ``n_pairs`` is how many paired cases have a
-value in both reports: for the pass rate, those passed or failed in both (their overall status, as the
-case aggregator decided it across runs); for a metric, those it scored in both (each case's score
-averaged over its runs, so with several runs per case the per-case means are paired).
+value in both reports: for the first row, those passed or failed in both; for the second, those with a
+run that passed or failed in both; for a metric, those it scored in both (each case's score averaged
+over its runs, so with several runs per case the per-case means are paired).
 
 ``baseline_mean`` and ``candidate_mean`` are the means over those cases (a pass rate as a fraction)
 and ``mean_diff`` their difference; ``ci_low`` and ``ci_high`` bound it with a paired percentile
 bootstrap interval at the comparison's confidence (narrow with few pairs, see
 :func:`agenteval.statistics.bootstrap_mean_interval`). ``p_value`` is two-sided, from the test that
-``test`` names: ``exact McNemar`` for the pass rate (a binomial test of the cases that passed only in
-the baseline against those that passed only in the candidate); for a metric a Wilcoxon signed-rank or
-a sign-flip permutation test (the permutation test when fewer than 10 differences are non-zero, or
-their sizes tie; see :func:`agenteval.statistics.paired_score_test`). The tests are exact for small
-samples. When nothing can be tested, ``test`` says why (``none: only the candidate has this metric``,
-``none: no paired cases``, ...) and the numbers are NaN; when every difference is zero, ``test`` is
-``none: every difference is zero`` and ``p_value`` is 1.
+``test`` names: ``exact McNemar`` for the cases passed (a binomial test of the cases that passed only in
+the baseline against those that passed only in the candidate); for the runs passed and for a metric a
+Wilcoxon signed-rank or a sign-flip permutation test (the permutation test when fewer than 10
+differences are non-zero, or their sizes tie; see :func:`agenteval.statistics.paired_score_test`). The
+tests are exact for small samples. When nothing can be tested, ``test`` says why (``none: only the
+candidate has this metric``, ``none: no paired cases``, ...) and the numbers are NaN; when every
+difference is zero, ``test`` is ``none: every difference is zero`` and ``p_value`` is 1.
 """
 
 UNPAIRED_COLUMNS = ("eval_id", "reason")
@@ -265,10 +275,11 @@ class Comparison:
 
     @property
     def significance(self) -> pd.DataFrame:
-        """Whether the case pass rate and each metric's mean score changed beyond noise (``SIGNIFICANCE_COLUMNS``).
+        """Whether the pass rates and each metric's mean score changed beyond noise (``SIGNIFICANCE_COLUMNS``).
 
-        One row for the case pass rate (``metric`` is ``case_pass_rate``), then one per metric (the
-        candidate's, then any only the baseline has). Only cases with the same content in both
+        A row for the cases passed by overall status (``metric`` is ``case_pass_rate``), one for the
+        runs passed (``run_pass_rate``), then one per metric (the candidate's, then any only the
+        baseline has); ``label`` says what each counts. Only cases with the same content in both
         reports are paired; the others are in :attr:`unpaired`. The intervals are at
         :attr:`confidence` and the resamples drawn from :attr:`seed`, so the table is reproducible.
         """
@@ -304,8 +315,9 @@ class Comparison:
         regressed, ...), ``mean_score_change`` per metric, ``same_eval_set``, ``confidence``,
         ``pairing`` (how the cases were paired, and how many were left out), ``significant`` (per
         row of :attr:`significance`: whether ``p < 1 - confidence``, ``None`` when untested) and
-        ``significance`` (per row, a sentence such as ``case pass rate: 50% → 80% (+30 pts, 95% CI
-        +10 to +50 pts) over 20 paired cases: significant at the 5% level (exact McNemar, p = 0.0312)``).
+        ``significance`` (per row, a sentence such as ``cases passed (overall status): 50% → 80% (+30
+        pts, 95% CI +10 to +50 pts) over 20 paired cases: significant at the 5% level (exact McNemar,
+        p = 0.0312)``).
         """
         table, cases = self.table, self.cases
         per_metric = table.dropna(subset=["score_change"]).groupby("metric_name", sort=False)["score_change"].mean()
@@ -364,7 +376,7 @@ class Comparison:
 
         It is styled like :meth:`EvaluationReport.to_html`: both reports, the counts of fixed and
         regressed cases and (case, metric) results, a note when the eval sets differ, each metric's
-        mean score change, whether the pass rate and each metric changed significantly (in words and
+        mean score change, whether the pass rates and each metric changed significantly (in words and
         as :attr:`significance`, with :attr:`unpaired`), the cases whose status changed (from
         :attr:`cases`), the metric regressions and fixes (:attr:`regressions`, :attr:`fixes`), and the
         full :attr:`table` and :attr:`cases` (folded).
@@ -421,7 +433,7 @@ def compare(
         diff = ae.compare(report_before, report_after)
         diff.regressions        # (case, metric) rows that passed before and fail now
         diff.table              # every (case, metric) with both scores and pass rates
-        diff.significance       # pass rate and mean scores: paired tests and intervals
+        diff.significance       # pass rates (cases, runs) and mean scores: paired tests
         diff.summary["significance"]   # the same, in words
 
     Args:
@@ -515,6 +527,11 @@ def _case_scores(report: EvaluationReport) -> dict[str, dict[str, float]]:
     return scores
 
 
+def _run_pass_rates(report: EvaluationReport) -> dict[str, float]:
+    """Each case's share of runs that passed, for the cases with a run that passed or failed."""
+    return {case.eval_id: case.passed / case.runs for case in parse_case_pass_nc(report.result) if case.runs}
+
+
 def _significance_rows(comparison: Comparison, paired: list[str]) -> list[dict[str, Any]]:
     """The rows of :attr:`Comparison.significance` for the ``paired`` cases."""
     from agenteval import statistics
@@ -522,32 +539,44 @@ def _significance_rows(comparison: Comparison, paired: list[str]) -> list[dict[s
     options: dict[str, Any] = {"confidence": comparison.confidence, "seed": comparison.seed}
     old, new = _decided(comparison.baseline), _decided(comparison.candidate)
     both = [eval_id for eval_id in paired if eval_id in old and eval_id in new]
+    old_runs, new_runs = _run_pass_rates(comparison.baseline), _run_pass_rates(comparison.candidate)
+    rated = [eval_id for eval_id in paired if eval_id in old_runs and eval_id in new_runs]
     rows = [
         _row(
             statistics.PASS_RATE_ROW,
+            statistics.PASS_RATE_LABEL,
             statistics.paired_pass_rates([old[i] for i in both], [new[i] for i in both], **options),
-        )
+        ),
+        _row(
+            statistics.RUN_PASS_RATE_ROW,
+            statistics.RUN_PASS_RATE_LABEL,
+            statistics.paired_scores([old_runs[i] for i in rated], [new_runs[i] for i in rated], **options)
+            if rated
+            else statistics.PairedDifference.untested("no paired cases"),
+        ),
     ]
     before, after = _case_scores(comparison.baseline), _case_scores(comparison.candidate)
     old_names, new_names = comparison.baseline.metric_names, comparison.candidate.metric_names
     for name in [*new_names, *(name for name in old_names if name not in new_names)]:
         if name not in old_names or name not in new_names:
             side = "candidate" if name in new_names else "baseline"
-            rows.append(_row(name, statistics.PairedDifference.untested(f"only the {side} has this metric")))
+            untested = statistics.PairedDifference.untested(f"only the {side} has this metric")
+            rows.append(_row(name, statistics.SCORE_LABEL, untested))
             continue
         old_scores, new_scores = before.get(name, {}), after.get(name, {})
         scored = [eval_id for eval_id in paired if eval_id in old_scores and eval_id in new_scores]
         rows.append(
             _row(
                 name,
+                statistics.SCORE_LABEL,
                 statistics.paired_scores([old_scores[i] for i in scored], [new_scores[i] for i in scored], **options),
             )
         )
     return rows
 
 
-def _row(metric: str, difference: PairedDifference) -> dict[str, Any]:
-    return {"metric": metric, **{name: getattr(difference, name) for name in SIGNIFICANCE_COLUMNS[1:]}}
+def _row(metric: str, label: str, difference: PairedDifference) -> dict[str, Any]:
+    return {"metric": metric, "label": label, **{name: getattr(difference, name) for name in SIGNIFICANCE_COLUMNS[2:]}}
 
 
 def _alpha(confidence: float) -> float:
@@ -572,12 +601,13 @@ def _signed(value: float, digits: int) -> str:
 
 def _in_words(row: dict[str, Any], confidence: float) -> str:
     """One row of :attr:`Comparison.significance` as a sentence that says whether the change is significant."""
-    from agenteval.statistics import PASS_RATE_ROW
+    from agenteval.statistics import PASS_RATE_ROW, RUN_PASS_RATE_ROW
 
-    name = "case pass rate" if row["metric"] == PASS_RATE_ROW else row["metric"]
+    rate = row["metric"] in (PASS_RATE_ROW, RUN_PASS_RATE_ROW)
+    name = row["label"] if rate else row["metric"]
     if math.isnan(row["p_value"]):
         return f"{name}: not tested ({row['test'].removeprefix('none: ')})"
-    if row["metric"] == PASS_RATE_ROW:
+    if rate:
         scale, digits, unit = 100, 0, " pts"
         before, after = f"{row['baseline_mean']:.0%}", f"{row['candidate_mean']:.0%}"
     else:

@@ -543,12 +543,17 @@ class EvaluationReport:
         )
 
     def summary_table(self, *, confidence: float = 0.95) -> pd.DataFrame:
-        """The case pass rate and each metric's mean score, with confidence intervals.
+        """The pass rates and each metric's mean score and measure, with confidence intervals.
 
-        One row for the case pass rate (``metric`` is ``case_pass_rate``: the share of the cases that
-        passed or failed which passed, with a Wilson interval), then one per metric (the mean of its
-        per-case scores, each averaged over the runs, with a Student-t interval). The columns are
-        ``agenteval.statistics.SUMMARY_COLUMNS``, whose documentation defines each.
+        Each row's ``label`` says what it counts: ``cases passed (overall status)``, the share of the
+        cases that passed or failed whose overall status passed (Wilson interval); ``runs passed
+        (per-run pass rate)``, each case's share of runs that passed, averaged over the cases
+        (Student-t interval; :meth:`pass_at_k` ``(1)``); then per metric its ``mean score`` (the mean
+        of the per-case scores, each averaged over the runs) and, when the metric records a measure
+        (a ROUGE F1, say, whose turns score 0 or 1 by the threshold), its continuous mean, in a row
+        ``<metric>:<measure>`` (``mean rougeL_f1``). A measure equal to the score (an LLM judge's
+        ``judge_score``) gets no row. The columns are ``agenteval.statistics.SUMMARY_COLUMNS``, whose
+        documentation defines each.
 
         Args:
             confidence: The level of the intervals.
@@ -556,6 +561,7 @@ class EvaluationReport:
         Raises:
             ConfigError: ``confidence`` is not strictly between 0 and 1.
         """
+        import numpy as np
         import pandas as pd
 
         from agenteval.statistics import SUMMARY_COLUMNS, summary_rows
@@ -563,11 +569,19 @@ class EvaluationReport:
         table = self.case_table
         decided = table["status"][table["status"].isin([EvalStatus.PASSED, EvalStatus.FAILED])]
         scores = {name: table[name].to_numpy(dtype=float) for name in table.columns[len(CASE_SUMMARY_COLUMNS) :]}
-        rows = summary_rows(decided == EvalStatus.PASSED, scores, confidence=confidence)
+        run_rates = [case.passed / case.runs if case.runs else np.nan for case in parse_case_pass_nc(self.result)]
+        measured = self.metrics.query("measure_name != ''")
+        means = measured.groupby(["metric_name", "measure_name", "eval_id"], sort=False)["measure"].mean()
+        measures = {}
+        for metric, measure in dict.fromkeys((metric, measure) for metric, measure, _ in means.index):
+            values = means.loc[(metric, measure)].reindex(table["eval_id"]).to_numpy(dtype=float)
+            if metric not in scores or not np.allclose(values, scores[metric], equal_nan=True):
+                measures[(str(metric), str(measure))] = values
+        rows = summary_rows(decided == EvalStatus.PASSED, run_rates, scores, measures=measures, confidence=confidence)
         return pd.DataFrame.from_records(rows, columns=list(SUMMARY_COLUMNS))
 
     def min_detectable_effect(self, power: float = 0.8, *, confidence: float = 0.95) -> float:
-        """The smallest change of the case pass rate that a comparison of this many cases would detect.
+        """The smallest change of the share of cases passed (overall status) that comparing this many detects.
 
         A comparison of two versions on these cases (:func:`agenteval.compare`) finds a change this
         large significant at ``confidence`` with probability ``power``, by a normal approximation of

@@ -22,8 +22,12 @@ from agenteval.errors import ConfigError
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
+    "PASS_RATE_LABEL",
     "PASS_RATE_ROW",
     "PERMUTATION_RESAMPLES",
+    "RUN_PASS_RATE_LABEL",
+    "RUN_PASS_RATE_ROW",
+    "SCORE_LABEL",
     "SUMMARY_COLUMNS",
     "PairedDifference",
     "bootstrap_mean_interval",
@@ -39,18 +43,41 @@ __all__ = [
 ]
 
 PASS_RATE_ROW = "case_pass_rate"
-"""The ``metric`` of the row for the share of cases that passed, in ``Comparison.significance`` and
-``EvaluationReport.summary_table()``."""
+"""The ``metric`` of the row for the share of cases whose overall status is passed, in
+``Comparison.significance`` and ``EvaluationReport.summary_table()``; labelled :data:`PASS_RATE_LABEL`."""
+PASS_RATE_LABEL = "cases passed (overall status)"
+"""What the :data:`PASS_RATE_ROW` row counts: each case once, by the status the case aggregator gave
+it across runs (by default: every metric, averaged over the runs, reaches its threshold, so with
+thresholds of 1 a case passes only if it passed every run)."""
+RUN_PASS_RATE_ROW = "run_pass_rate"
+"""The ``metric`` of the row for the share of runs that passed, in ``Comparison.significance`` and
+``EvaluationReport.summary_table()``; labelled :data:`RUN_PASS_RATE_LABEL`."""
+RUN_PASS_RATE_LABEL = "runs passed (per-run pass rate)"
+"""What the :data:`RUN_PASS_RATE_ROW` row counts: each case's share of its runs that passed (its
+``pass_rate`` in ``case_table``), averaged over the cases; the per-case pass@1."""
+SCORE_LABEL = "mean score"
+"""The label of a metric's row: the mean of its per-case scores."""
 
-SUMMARY_COLUMNS = ("metric", "n_cases", "mean", "ci_low", "ci_high", "interval")
-"""Columns of :meth:`agenteval.EvaluationReport.summary_table`: one row for the case pass rate, then one per metric.
+SUMMARY_COLUMNS = ("metric", "label", "n_cases", "mean", "ci_low", "ci_high", "interval")
+"""Columns of :meth:`agenteval.EvaluationReport.summary_table`: a row per pass rate, then one per metric and measure.
 
-The pass-rate row (``metric`` is ``PASS_RATE_ROW``) counts the cases that passed or failed
-(``n_cases``; not evaluated ones are left out): ``mean`` is the share that passed (their overall
-status, as the case aggregator decided it across runs), bounded by the Wilson score interval
-(``interval`` is ``wilson``). A metric's row counts the cases it scored: ``mean`` is the mean of
-their scores (each averaged over the case's runs), bounded by the Student-t interval
-``mean ± t(n - 1) × sd / sqrt(n)`` (``interval`` is ``student t``; NaN with fewer than two cases).
+``metric`` names the row and ``label`` says what its ``mean`` counts. Rows:
+
+- ``PASS_RATE_ROW`` (``cases passed (overall status)``): ``n_cases`` counts the cases that passed
+  or failed (not evaluated ones are left out) and ``mean`` is the share that passed, by their
+  overall status (as the case aggregator decided it across runs), bounded by the Wilson score
+  interval (``interval`` is ``wilson``).
+- ``RUN_PASS_RATE_ROW`` (``runs passed (per-run pass rate)``): ``n_cases`` counts the cases with a
+  run that passed or failed and ``mean`` is the mean over them of each case's share of runs that
+  passed (a run the case errored in failed; one it was not evaluated in is left out), bounded by
+  the Student-t interval over the cases. With one run it equals the row above (for the default
+  aggregator); with several it is the per-case pass@1, which the row above can sit far below.
+- one per metric (``mean score``): ``n_cases`` counts the cases it scored and ``mean`` is the mean
+  of their scores (each averaged over the case's runs), bounded by the Student-t interval
+  ``mean ± t(n - 1) × sd / sqrt(n)`` (``interval`` is ``student t``; NaN with fewer than two cases).
+- after a metric, one per measure it records (``<metric>:<measure>``, e.g. ``rouge:rougeL_f1``,
+  labelled ``mean rougeL_f1``): the same over each case's measure averaged over its runs, the
+  continuous value (a ROUGE F1) the metric's pass/fail score is decided from.
 """
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -309,13 +336,21 @@ def mean_interval(values: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[f
 
 
 def summary_rows(
-    passed: npt.ArrayLike, scores: Mapping[str, npt.ArrayLike], *, confidence: float = 0.95
+    passed: npt.ArrayLike,
+    run_pass_rates: npt.ArrayLike,
+    scores: Mapping[str, npt.ArrayLike],
+    *,
+    measures: Mapping[tuple[str, str], npt.ArrayLike] | None = None,
+    confidence: float = 0.95,
 ) -> list[dict[str, Any]]:
     """The rows of a report's ``summary_table()`` (``SUMMARY_COLUMNS``).
 
     Args:
-        passed: Whether each decided case passed (leave out those not evaluated).
+        passed: Whether each decided case passed, by its overall status (leave out those not evaluated).
+        run_pass_rates: Each case's share of runs that passed; NaN for a case with no run that passed or failed.
         scores: Per metric, each case's score; NaN where the metric did not score the case.
+        measures: Per (metric, measure name), each case's measure; NaN where it has none. Each
+            row follows its metric's.
         confidence: Level of the intervals.
 
     Raises:
@@ -326,18 +361,37 @@ def summary_rows(
     wins = int(outcomes.sum())
     low, high = wilson_interval(wins, outcomes.size, confidence=confidence)
     rate = wins / outcomes.size if outcomes.size else math.nan
-    rows = [_summary_row(PASS_RATE_ROW, outcomes.size, rate, (low, high), "wilson")]
+    rows = [
+        _summary_row(PASS_RATE_ROW, PASS_RATE_LABEL, outcomes.size, rate, (low, high), "wilson"),
+        _mean_row(RUN_PASS_RATE_ROW, RUN_PASS_RATE_LABEL, run_pass_rates, confidence),
+    ]
+    measured = dict(measures or {})
     for name, values in scores.items():
-        data = _vector(values)
-        data = data[np.isfinite(data)]
-        mean = float(data.mean()) if data.size else math.nan
-        rows.append(_summary_row(name, data.size, mean, mean_interval(data, confidence=confidence), "student t"))
+        rows.append(_mean_row(name, SCORE_LABEL, values, confidence))
+        for metric, measure in [key for key in measured if key[0] == name]:
+            rows.append(
+                _mean_row(f"{metric}:{measure}", f"mean {measure}", measured.pop((metric, measure)), confidence)
+            )
+    rows += [
+        _mean_row(f"{metric}:{measure}", f"mean {measure}", values, confidence)
+        for (metric, measure), values in measured.items()
+    ]
     return rows
 
 
-def _summary_row(metric: str, n: int, mean: float, interval: tuple[float, float], how: str) -> dict[str, Any]:
+def _mean_row(metric: str, label: str, values: npt.ArrayLike, confidence: float) -> dict[str, Any]:
+    data = _vector(values)
+    data = data[np.isfinite(data)]
+    mean = float(data.mean()) if data.size else math.nan
+    return _summary_row(metric, label, data.size, mean, mean_interval(data, confidence=confidence), "student t")
+
+
+def _summary_row(
+    metric: str, label: str, n: int, mean: float, interval: tuple[float, float], how: str
+) -> dict[str, Any]:
     return {
         "metric": metric,
+        "label": label,
         "n_cases": n,
         "mean": mean,
         "ci_low": interval[0],

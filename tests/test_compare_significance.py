@@ -20,14 +20,20 @@ from scipy.stats import binomtest
 import agenteval as ae
 from agenteval.compare import SIGNIFICANCE_COLUMNS, UNPAIRED_COLUMNS
 from agenteval.errors import ConfigError
-from agenteval.statistics import PASS_RATE_ROW, SUMMARY_COLUMNS, min_detectable_difference, paired_scores
+from agenteval.statistics import (
+    PASS_RATE_ROW,
+    RUN_PASS_RATE_ROW,
+    SUMMARY_COLUMNS,
+    min_detectable_difference,
+    paired_scores,
+)
 from agenteval.status import EvalStatus
 from tests.notebook.test_display import visible_text
 from tests.notebook.test_html_export import Tags
 
 HOSTILE_ID = "<script>alert('x & \"y\"')</script>"
 METRICS = [ae.EvalMetric.final_response(), ae.EvalMetric.final_response("contains", name="contains")]
-NAMES = [PASS_RATE_ROW, "final_response_avg_score", "contains"]
+NAMES = [PASS_RATE_ROW, RUN_PASS_RATE_ROW, "final_response_avg_score", "contains"]
 
 
 def case(number: int, eval_id: str = "", expect: str = "") -> ae.EvalCase:
@@ -83,6 +89,11 @@ def test_one_row_for_the_pass_rate_and_one_per_metric_with_the_known_answer(impr
     assert table.loc[0, "test"] == "exact McNemar"
     assert table.loc[0, "p_value"] == binomtest(0, 8, 0.5).pvalue
     assert set(table["test"][1:]) == {"exact sign-flip permutation"}
+    assert list(table["label"]) == [
+        "cases passed (overall status)",
+        "runs passed (per-run pass rate)",
+        *["mean score"] * 2,
+    ]
 
 
 def test_mcnemar_counts_the_discordant_cases_both_ways() -> None:
@@ -103,7 +114,7 @@ def test_the_summary_says_in_words_whether_each_change_is_significant(improved: 
     assert summary["pairing"] == "20 cases paired by id (both reports evaluated the same eval set content)"
     sentence = summary["significance"][PASS_RATE_ROW]
     assert re.fullmatch(
-        r"case pass rate: 50% → 90% \(\+40 pts, 95% CI \+\d+ to \+\d+ pts\) over 20 paired cases: "
+        r"cases passed \(overall status\): 50% → 90% \(\+40 pts, 95% CI \+\d+ to \+\d+ pts\) over 20 paired cases: "
         r"significant at the 5% level \(exact McNemar, p = 0\.00781\)",
         sentence,
     ), sentence
@@ -207,11 +218,15 @@ def test_no_pairs_give_untested_rows_not_errors(half_wrong: ae.EvaluationReport)
     diff = ae.compare(half_wrong, other)
     table = diff.significance
 
-    assert list(table["n_pairs"]) == [0, 0, 0]
+    assert list(table["n_pairs"]) == [0, 0, 0, 0]
     assert table["p_value"].isna().all() and table["ci_low"].isna().all()
-    assert list(table["test"]) == ["none: no paired cases", *["none: no case has a score in both reports"] * 2]
+    assert list(table["test"]) == [*["none: no paired cases"] * 2, *["none: no case has a score in both reports"] * 2]
     assert diff.summary["significant"] == dict.fromkeys(NAMES, None)
-    assert diff.summary["significance"][PASS_RATE_ROW] == "case pass rate: not tested (no paired cases)"
+    assert diff.summary["significance"][PASS_RATE_ROW] == "cases passed (overall status): not tested (no paired cases)"
+    assert (
+        diff.summary["significance"][RUN_PASS_RATE_ROW]
+        == "runs passed (per-run pass rate): not tested (no paired cases)"
+    )
     assert "not tested (no paired cases)" in visible_text(diff._repr_html_())
 
 
@@ -220,18 +235,18 @@ def test_one_pair_is_tested_and_never_significant() -> None:
 
     table = ae.compare(evaluate({0}, one), evaluate((), one)).significance
 
-    assert list(table["n_pairs"]) == [1, 1, 1]
-    assert list(table["p_value"]) == [1.0, 1.0, 1.0]
-    assert list(table["mean_diff"]) == [1.0, 1.0, 1.0]
-    assert list(table["test"]) == ["exact McNemar", "exact sign-flip permutation", "exact sign-flip permutation"]
+    assert list(table["n_pairs"]) == [1, 1, 1, 1]
+    assert list(table["p_value"]) == [1.0, 1.0, 1.0, 1.0]
+    assert list(table["mean_diff"]) == [1.0, 1.0, 1.0, 1.0]
+    assert list(table["test"]) == ["exact McNemar", *["exact sign-flip permutation"] * 3]
 
 
 def test_a_report_against_itself_changes_nothing(half_wrong: ae.EvaluationReport) -> None:
     diff = ae.compare(half_wrong, half_wrong)
     table = diff.significance
 
-    assert list(table["mean_diff"]) == [0.0, 0.0, 0.0] and list(table["p_value"]) == [1.0, 1.0, 1.0]
-    assert list(table["test"]) == ["exact McNemar", *["none: every difference is zero"] * 2]
+    assert list(table["mean_diff"]) == [0.0] * 4 and list(table["p_value"]) == [1.0] * 4
+    assert list(table["test"]) == ["exact McNemar", *["none: every difference is zero"] * 3]
     assert diff.summary["significant"] == dict.fromkeys(NAMES, False)
     assert diff.summary["significance"]["contains"].endswith(
         "not significant at the 5% level (every difference is zero, p = 1)"
@@ -262,11 +277,17 @@ def test_a_metric_in_one_report_only_says_which(half_wrong: ae.EvaluationReport)
 
     table = ae.compare(half_wrong, evaluate({0, 1}, metrics=metrics)).significance
 
-    assert list(table["metric"]) == [PASS_RATE_ROW, "final_response_avg_score", "pattern", "contains"]
-    assert table.loc[2, "test"] == "none: only the candidate has this metric"
-    assert table.loc[3, "test"] == "none: only the baseline has this metric"
-    assert table.loc[2:, "n_pairs"].tolist() == [0, 0]
-    assert table.loc[1, "n_pairs"] == 20
+    assert list(table["metric"]) == [
+        PASS_RATE_ROW,
+        RUN_PASS_RATE_ROW,
+        "final_response_avg_score",
+        "pattern",
+        "contains",
+    ]
+    assert table.loc[3, "test"] == "none: only the candidate has this metric"
+    assert table.loc[4, "test"] == "none: only the baseline has this metric"
+    assert table.loc[3:, "n_pairs"].tolist() == [0, 0]
+    assert table.loc[2, "n_pairs"] == 20
 
 
 @pytest.mark.parametrize(
@@ -294,13 +315,23 @@ def test_the_html_says_in_words_which_changes_are_significant(half_wrong: ae.Eva
     assert better.summary["significance"][PASS_RATE_ROW] in text
     assert "20 cases paired by id (both reports evaluated the same eval set content)." in text
     assert "A change is significant when its p-value is below 5%" in text
-    assert section.count('<li class="ae-up">') == 3
-    for heading in ("Metric", "Pairs", "Baseline mean", "Candidate mean", "Change", "CI low", "CI high", "p-value"):
+    assert section.count('<li class="ae-up">') == 4
+    for heading in (
+        "Metric",
+        "Counts",
+        "Pairs",
+        "Baseline mean",
+        "Candidate mean",
+        "Change",
+        "CI low",
+        "CI high",
+        "p-value",
+    ):
         assert f"<th>{heading}</th>" in section
     assert '<td class="ae-num">0.00781</td>' in section
-    assert worse._repr_html_().count('<li class="ae-down">') == 3
+    assert worse._repr_html_().count('<li class="ae-down">') == 4
     quiet = visible_text(noise._repr_html_())
-    assert "case pass rate: 50% → 50% (0 pts" in quiet and "not significant at the 5% level" in quiet
+    assert "cases passed (overall status): 50% → 50% (0 pts" in quiet and "not significant at the 5% level" in quiet
     assert '<li class="">' in noise._repr_html_()
 
 
@@ -331,11 +362,18 @@ def test_summary_table_gives_means_with_intervals(half_wrong: ae.EvaluationRepor
 
     assert list(table.columns) == list(SUMMARY_COLUMNS)
     assert list(table["metric"]) == NAMES
+    assert list(table["label"]) == [
+        "cases passed (overall status)",
+        "runs passed (per-run pass rate)",
+        *["mean score"] * 2,
+    ]
     rate = table.iloc[0]
     assert (rate["n_cases"], rate["mean"], rate["interval"]) == (20, 0.5, "wilson")
     interval = binomtest(10, 20).proportion_ci(0.95, method="wilson")
     assert (rate["ci_low"], rate["ci_high"]) == pytest.approx((interval.low, interval.high))
-    scores = table.iloc[1]
+    runs = table.iloc[1]  # one run each: the share of runs passed is the share of cases
+    assert (runs["n_cases"], runs["mean"], runs["interval"]) == (20, 0.5, "student t")
+    scores = table.iloc[2]
     assert (scores["n_cases"], scores["mean"], scores["interval"]) == (20, 0.5, "student t")
     assert scores["ci_low"] < 0.5 < scores["ci_high"]
     assert (table.iloc[0]["ci_high"] - table.iloc[0]["ci_low"]) > (
@@ -369,13 +407,13 @@ def test_a_thousand_cases_and_three_metrics_compare_well_under_a_second() -> Non
     baseline = evaluate(range(0, 1000, 3), eval_set(cases), metrics)
     cases[5] = case(5, expect="six")  # another eval set: every case's content is compared
     candidate = evaluate(range(0, 1000, 4), eval_set(cases), metrics)
-    assert len(ae.compare(baseline, baseline).significance) == 4  # scipy's first import is not the work measured
+    assert len(ae.compare(baseline, baseline).significance) == 5  # scipy's first import is not the work measured
 
     started = time.perf_counter()
     table = ae.compare(baseline, candidate).significance
     elapsed = time.perf_counter() - started
 
-    assert list(table["n_pairs"]) == [999] * 4
+    assert list(table["n_pairs"]) == [999] * 5
     assert elapsed < 1.0
 
 

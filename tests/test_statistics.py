@@ -14,6 +14,7 @@ from agenteval import statistics
 from agenteval.errors import ConfigError
 from agenteval.statistics import (
     PASS_RATE_ROW,
+    RUN_PASS_RATE_ROW,
     SUMMARY_COLUMNS,
     bootstrap_mean_interval,
     mcnemar_exact,
@@ -184,22 +185,39 @@ def test_mean_interval_is_the_student_t_interval() -> None:
     assert all(math.isnan(end) for end in mean_interval([0.5]))
 
 
-def test_summary_rows_give_the_pass_rate_with_wilson_and_each_metric_with_t() -> None:
-    rows = summary_rows([True] * 15 + [False] * 5, {"m": [1.0, 2.0, 3.0, math.nan], "empty": [math.nan]})
+def test_summary_rows_label_each_rate_by_what_it_counts() -> None:
+    rows = summary_rows(
+        [True] * 15 + [False] * 5,
+        [1.0, 2 / 3, 0.0, math.nan],
+        {"m": [1.0, 2.0, 3.0, math.nan], "empty": [math.nan]},
+        measures={("m", "rougeL_f1"): [0.5, 0.7, math.nan, 0.9]},
+    )
 
-    assert [list(row) for row in rows] == [list(SUMMARY_COLUMNS)] * 3
+    assert [list(row) for row in rows] == [list(SUMMARY_COLUMNS)] * 5
     assert rows[0] == {
         "metric": PASS_RATE_ROW,
+        "label": "cases passed (overall status)",
         "n_cases": 20,
         "mean": 0.75,
         "ci_low": wilson_interval(15, 20)[0],
         "ci_high": wilson_interval(15, 20)[1],
         "interval": "wilson",
     }
-    assert (rows[1]["metric"], rows[1]["n_cases"], rows[1]["mean"]) == ("m", 3, 2.0)
-    assert (rows[1]["ci_low"], rows[1]["ci_high"]) == mean_interval([1.0, 2.0, 3.0])
-    assert rows[1]["interval"] == "student t"
-    assert rows[2]["n_cases"] == 0 and math.isnan(rows[2]["mean"]) and math.isnan(rows[2]["ci_low"])
+    # Each case's share of runs that passed, averaged over the cases that passed or failed a run.
+    assert rows[1]["metric"] == RUN_PASS_RATE_ROW and rows[1]["label"] == "runs passed (per-run pass rate)"
+    assert (rows[1]["n_cases"], rows[1]["mean"]) == (3, pytest.approx(5 / 9))
+    assert (rows[1]["ci_low"], rows[1]["ci_high"], rows[1]["interval"]) == (
+        *mean_interval([1.0, 2 / 3, 0.0]),
+        "student t",
+    )
+    assert (rows[2]["metric"], rows[2]["label"], rows[2]["n_cases"], rows[2]["mean"]) == ("m", "mean score", 3, 2.0)
+    assert (rows[2]["ci_low"], rows[2]["ci_high"]) == mean_interval([1.0, 2.0, 3.0])
+    assert rows[2]["interval"] == "student t"
+    # The metric's measure follows it: the continuous mean that papers report (a ROUGE F1).
+    assert (rows[3]["metric"], rows[3]["label"], rows[3]["n_cases"]) == ("m:rougeL_f1", "mean rougeL_f1", 3)
+    assert rows[3]["mean"] == pytest.approx(0.7)
+    assert (rows[3]["ci_low"], rows[3]["ci_high"]) == mean_interval([0.5, 0.7, 0.9])
+    assert rows[4]["n_cases"] == 0 and math.isnan(rows[4]["mean"]) and math.isnan(rows[4]["ci_low"])
 
 
 def test_min_detectable_difference_solves_its_equation() -> None:

@@ -32,8 +32,8 @@ _CHANGE_COLUMNS = {
     "baseline_score": "Baseline score",
     "candidate_score": "Candidate score",
     "score_change": "Score change",
-    "baseline_pass_rate": "Baseline pass rate",
-    "candidate_pass_rate": "Candidate pass rate",
+    "baseline_pass_rate": "Baseline runs passed",
+    "candidate_pass_rate": "Candidate runs passed",
 }
 """The columns of the metric regressions and fixes tables, and their headings."""
 
@@ -42,14 +42,15 @@ _CASE_COLUMNS = {
     "change": "Change",
     "baseline_status": "Baseline",
     "candidate_status": "Candidate",
-    "baseline_pass_rate": "Baseline pass rate",
-    "candidate_pass_rate": "Candidate pass rate",
-    "pass_rate_change": "Pass rate change",
+    "baseline_pass_rate": "Baseline runs passed",
+    "candidate_pass_rate": "Candidate runs passed",
+    "pass_rate_change": "Runs passed change",
 }
 """The columns of the table of cases whose status changed, and their headings."""
 
 _SIGNIFICANCE_COLUMNS = {
     "metric": "Metric",
+    "label": "Counts",
     "n_pairs": "Pairs",
     "baseline_mean": "Baseline mean",
     "candidate_mean": "Candidate mean",
@@ -273,11 +274,11 @@ def comparison_html(comparison: Comparison, *, style: bool = True) -> str:
 
     It shows both reports, how many cases and (case, metric) results were fixed, regressed or
     stayed, a note when the reports evaluated different eval sets, each metric's mean score
-    change, whether the case pass rate and each metric's mean changed significantly (in words,
-    then ``significance``, with the ``unpaired`` cases folded), the cases whose overall status
-    changed (from ``cases``), the (case, metric) results that regressed and those fixed
-    (``regressions`` and ``fixes``), then the full ``table`` and ``cases`` folded. Long texts are
-    folded to their start (one click unfolds them); no script runs.
+    change, whether the cases passed (by overall status), the runs passed and each metric's mean
+    changed significantly (in words, then ``significance``, with the ``unpaired`` cases folded),
+    the cases whose overall status changed (from ``cases``), the (case, metric) results that
+    regressed and those fixed (``regressions`` and ``fixes``), then the full ``table`` and
+    ``cases`` folded. Long texts are folded to their start (one click unfolds them); no script runs.
 
     Args:
         comparison: The comparison to show.
