@@ -32,6 +32,7 @@ __all__ = ["FAILURE_CATEGORIES", "FAILURE_COLUMNS", "Failure", "FailureCategory"
 
 FailureCategory = Literal[
     "missing_tool",
+    "wrong_tool",
     "extra_tool",
     "wrong_order",
     "wrong_arguments",
@@ -55,7 +56,9 @@ is ``<NA>`` and ``metric_name`` empty); a metric that failed without failing any
 evaluator's) has one row with ``turn`` ``<NA>``; a metric not evaluated for a turn of a failed run
 has a ``not_evaluated`` row. ``category`` says why:
 
-- ``missing_tool``: an expected tool call was not made (``detail``: the tool called in its place, if any);
+- ``missing_tool``: an expected tool call was not made;
+- ``wrong_tool``: another tool was called in place of the expected one (``detail``: the tool called), as
+  ``show_case`` marks a substituted call;
 - ``extra_tool``: a call no expected call accounts for, where the metric allows none;
 - ``wrong_order``: the expected call was made, out of the required order;
 - ``wrong_arguments``: the tool was called with other arguments (``detail``: the JSON path of the first
@@ -74,11 +77,11 @@ has a ``not_evaluated`` row. ``category`` says why:
 For tool categories ``tool`` names the expected tool (the actual one for ``extra_tool``). When a
 turn fails in several ways, the row gives the first the metric reports: the first expected call not
 matched, else the first extra call. ``score`` is the turn's score (NaN for a run that failed
-unscored); ``reason`` is the stored reason or error message, to read.
+unscored); ``reason`` is the stored reason or error message, to read (the message without the prefix
+that repeats the row's case and session, see :attr:`~agenteval.evalresult.models.EvalCaseResult.short_error`).
 """
 
 _TRAJECTORY_CATEGORY: Mapping[str, FailureCategory] = {
-    "substituted": "missing_tool",
     "missing": "missing_tool",
     "reordered": "wrong_order",
     "extra": "extra_tool",
@@ -147,7 +150,7 @@ def _case_failures(case: EvalCaseResult, evaluators: Mapping[str, str]) -> Itera
         error_type = case.error_type or ErrorType.OTHER
         category = _ERROR_CATEGORY.get(error_type)
         verdict = _Verdict(category) if category is not None else _Verdict("not_evaluated", detail=error_type)
-        yield failure(None, "", verdict, math.nan, case.error_message)
+        yield failure(None, "", verdict, math.nan, case.short_error)
         return
     run_failed = case.final_eval_status is EvalStatus.FAILED
     failed_turns: set[str] = set()
@@ -230,5 +233,5 @@ def _call_verdict(call: AlignedCall) -> _Verdict:
         part, difference = first
         return _Verdict("wrong_arguments" if part == "arguments" else "wrong_result", difference.path, tool)
     if call.kind == "substituted":
-        return _Verdict("missing_tool", call.actual.name if call.actual is not None else "", tool)
+        return _Verdict("wrong_tool", call.actual.name if call.actual is not None else "", tool)
     return _Verdict(_TRAJECTORY_CATEGORY[call.kind], tool=tool)

@@ -164,6 +164,20 @@ class EvalCaseResult(CamelModel):
     user_id: str = ""
     """User the agent ran as."""
 
+    @property
+    def short_error(self) -> str:
+        """:attr:`error_message` as tables and views show it, beside the case's id and session.
+
+        A failed inference's message starts, as the reference framework writes it (and the saved
+        result keeps it), with ``inference eval case (evalCaseID=<id>, sessionID=<session>): runner
+        run: ``, which repeats this result's own :attr:`eval_id` and :attr:`session_id`; that prefix
+        is left out. A message naming another case or session is kept whole.
+        """
+        context = f"inference eval case (evalCaseID={self.eval_id}, sessionID={self.session_id}): "
+        if not self.error_message.startswith(context):
+            return self.error_message
+        return self.error_message.removeprefix(context).removeprefix("runner run: ")
+
 
 class EvalSetResult(CamelModel):
     """Everything one evaluation produced: every case of every run, and a summary."""
