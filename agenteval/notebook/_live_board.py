@@ -285,7 +285,7 @@ class LiveBoard:
         result = self._by_case[eval_id].get(run_id)
         if result is None:
             return f"{eval_id} · run {run_id}: not finished"
-        error = f" · {result.error_message[:120]}" if result.error_message else ""
+        error = f" · {result.short_error[:120]}" if result.error_message else ""
         return f"{eval_id} · run {run_id}: {_status(result).replace('_', ' ')}, score {result.score:.2f}{error}"
 
     def show_case(self, eval_id: str, run_id: int) -> None:

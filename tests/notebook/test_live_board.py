@@ -400,3 +400,15 @@ def test_in_a_kernel_the_run_s_end_writes_the_final_board_into_the_output_a_save
     assert "application/vnd.jupyter.widget-view+json" in last
     assert "done · 5/5 case runs: 5 passed, 0 failed · " in status_text(last["text/html"])
     assert last["text/plain"].startswith("kernel-app / words: done · 5/5 case runs: 5 passed, 0 failed")
+
+
+@pytest.mark.asyncio
+async def test_a_square_s_tooltip_gives_the_agent_s_error_without_the_prefix_that_repeats_its_case() -> None:
+    async def failing(message: str) -> str:
+        raise ValueError("no model")
+
+    run = start(failing, 1)
+    board = LiveBoard(run)
+    await run
+
+    assert board.grid.tooltips[0].startswith("c0 · run 1: failed, score 0.00 · ValueError: no model (raised at ")
