@@ -25,8 +25,8 @@ class Presenter(Protocol):
         """One case side by side, as an object that renders in Jupyter and prints as text."""
         ...
 
-    def plot_report(self, report: Any) -> Any:
-        """A report's overview figure."""
+    def plot_report(self, report: Any, measure: bool) -> Any:
+        """A report's overview figure (with ``measure``, each metric's measure drawn where it records one)."""
         ...
 
     def plot_flakiness(self, report: Any) -> Any:

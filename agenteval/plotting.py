@@ -1,9 +1,11 @@
 """Plots of a finished report, drawn with matplotlib's object-oriented API.
 
 Each function returns a :class:`matplotlib.figure.Figure` and never calls ``pyplot``, so no GUI
-backend is needed and nothing pops up; Jupyter displays a returned figure by itself. Functions
-that draw a single chart accept ``ax=`` to draw into an existing axes instead (they then return
-that axes' figure). matplotlib is imported only when a plot is drawn.
+backend is needed and nothing pops up. In Jupyter a new figure is shown once, as pyplot's inline
+backend shows its figures: as the cell's value, or else when the cell that made it ends (so
+``fig = report.plot()`` followed by more code shows it too). Functions that draw a single chart
+accept ``ax=`` to draw into an existing axes instead (they then return that axes' figure, and show
+nothing themselves). matplotlib is imported only when a plot is drawn.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "plot_pass_rates",
     "plot_report",
     "plot_score_distribution",
+    "report_png",
 ]
 
 PASSED_COLOR = "#1a7f37"
@@ -44,27 +47,38 @@ NEUTRAL_COLOR = "#6e7781"
 _EVALUATED = ("passed", "failed")
 
 
-def _figure(figsize: tuple[float, float]) -> Figure:
+def _figure(figsize: tuple[float, float], *, show: bool = True) -> Figure:
+    """A new figure; with ``show``, one a notebook shows at the end of the cell unless displayed before."""
     try:
         # Importing matplotlib next to a large report would otherwise set off full collections.
         with fewer_collections():
             from matplotlib.figure import Figure
     except ImportError as exc:
         raise MissingDependencyError("plotting", "plot", "matplotlib") from exc
+    from agenteval.notebook._figures import note_displayed, show_at_end_of_cell
 
     class NotebookFigure(Figure):
-        """A figure that shows itself as an image when it ends a notebook cell.
+        """A figure that shows itself as an image in a notebook.
 
         Figures are made without pyplot (no GUI backend, nothing kept alive by a global figure
         list), so Jupyter's inline backend does not know them; a PNG representation does it.
         """
+
+        def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> None:
+            # IPython asks for this first on every display (the cell's value, display(fig)), then
+            # draws the PNG with matplotlib's printer for Figure when pyplot is loaded, else with
+            # _repr_png_: note the display here, and leave the drawing to them.
+            note_displayed(self)
 
         def _repr_png_(self) -> bytes:
             buffer = io.BytesIO()
             self.savefig(buffer, format="png", bbox_inches="tight")
             return buffer.getvalue()
 
-    return NotebookFigure(figsize=figsize, layout="constrained")
+    figure = NotebookFigure(figsize=figsize, layout="constrained")
+    if show:
+        show_at_end_of_cell(figure)
+    return figure
 
 
 def _parent(ax: Axes) -> Figure | SubFigure:
@@ -128,7 +142,7 @@ _MAX_STRIP_POINTS = 300  # past this many results of one metric, a histogram ins
 _HISTOGRAM_BINS = 20
 
 
-def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None) -> Figure:
+def plot_score_distribution(report: EvaluationReport, *, measure: bool = False, ax: Axes | None = None) -> Figure:
     """Each metric's scores over every case and run: a box plot with the points beside it.
 
     Points are green when that result passed and red when it failed; a dashed tick marks each
@@ -136,8 +150,15 @@ def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None)
     results gets a histogram of its scores (failed and passed counts, stacked) beside its box
     instead of one point per result, which stays readable and quick to draw for large eval sets.
 
+    With ``measure=True``, a metric that records a measure (``report.metrics``' ``measure``: a
+    ROUGE F1, the largest JSON number difference) is drawn by that continuous value instead of its
+    score (for ROUGE, 0 or 1 per turn by the F1 threshold), its name followed by the measure's; its
+    points keep the colour of the result's verdict, and it has no threshold tick (the threshold
+    applies to the score).
+
     Args:
         report: The report to plot.
+        measure: Draw each metric's measure where it records one.
         ax: Draw into this axes instead of a new figure.
 
     Returns:
@@ -148,14 +169,36 @@ def plot_score_distribution(report: EvaluationReport, *, ax: Axes | None = None)
     """
     names = report.metric_names
     figure, ax = _axes(ax, _per_metric_size(names))
-    _draw_distribution(report, _evaluated_results(report), names, ax)
+    _draw_distribution(report, _evaluated_results(report), names, ax, measure=measure)
     return figure
 
 
-def _draw_distribution(report: EvaluationReport, frame: pd.DataFrame, names: Sequence[str], ax: Axes) -> None:
+def _measured(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``frame`` with each metric that records a measure scored by it, and the name of each such metric's measure.
+
+    A metric's measure is the first one its rows name; its rows without that measure are left out.
+    """
+    import numpy as np
+    import pandas as pd
+
+    recorded = frame[(frame["measure_name"] != "") & np.isfinite(frame["measure"].to_numpy(dtype=float))]
+    measure_names = {
+        str(k): str(v) for k, v in recorded.groupby("metric_name", sort=False)["measure_name"].first().items()
+    }
+    kept = recorded[recorded["measure_name"] == recorded["metric_name"].map(measure_names)]
+    scored = frame[~frame["metric_name"].isin(list(measure_names))]
+    return pd.concat([scored, kept.assign(score=kept["measure"])]), measure_names
+
+
+def _draw_distribution(
+    report: EvaluationReport, frame: pd.DataFrame, names: Sequence[str], ax: Axes, *, measure: bool = False
+) -> None:
     import numpy as np
 
-    ax.set_title("Score distribution per metric")
+    measure_names: dict[str, str] = {}
+    if measure:
+        frame, measure_names = _measured(frame)
+    ax.set_title("Score distribution per metric" + (", by measure where recorded" if measure else ""))
     if frame.empty:
         _no_data(ax, "metric results")
         return
@@ -191,6 +234,8 @@ def _draw_distribution(report: EvaluationReport, frame: pd.DataFrame, names: Seq
                 if mask.any():
                     x, y = index + jitter[mask], scores[mask]
                     handles[status] = ax.scatter(x, y, s=18, color=color, alpha=0.75, zorder=3)
+        if name in measure_names:
+            continue  # the threshold is the score's, not the measure's
         threshold = thresholds.get(name, float(rows["threshold"].iloc[0]))
         handles["threshold"] = ax.hlines(
             threshold,
@@ -201,11 +246,11 @@ def _draw_distribution(report: EvaluationReport, frame: pd.DataFrame, names: Seq
             linewidth=1,
             zorder=2.5,
         )
-    _label_metrics(ax, names)
+    _label_metrics(ax, [f"{name}\n({measure_names[name]})" if name in measure_names else name for name in names])
     ax.set_xlim(-0.6, len(names) - 0.4)
     ax.set_ylim(low - 0.05 * (high - low), high + 0.25 * (high - low))  # head room for the legend
     ax.set_yticks([tick for tick in ax.get_yticks() if low - 1e-9 <= tick <= high + 1e-9])
-    ax.set_ylabel("score")
+    ax.set_ylabel("score or measure" if measure_names else "score")
     if max(sizes, default=0) > _MAX_STRIP_POINTS:
         count = f"{max(sizes)}" if len(sizes) == 1 else f"up to {max(sizes)}"
         ax.set_xlabel(f"{count} results per metric: histograms beside the boxes", fontsize="small")
@@ -769,7 +814,7 @@ def plot_failure_comparison(baseline: EvaluationReport, candidate: EvaluationRep
     return figure
 
 
-def plot_report(report: EvaluationReport) -> Figure:
+def plot_report(report: EvaluationReport, *, measure: bool = False) -> Figure:
     """An overview: score distribution and pass rates side by side, the case × metric heat map below.
 
     The charts behave as :func:`plot_score_distribution`, :func:`plot_pass_rates` and
@@ -777,6 +822,8 @@ def plot_report(report: EvaluationReport) -> Figure:
 
     Args:
         report: The report to plot.
+        measure: Draw each metric's measure (a ROUGE F1) instead of its score in the distribution,
+            where it records one (see :func:`plot_score_distribution`).
 
     Returns:
         A new figure with the three charts (and the heat map's colour bar).
@@ -784,11 +831,26 @@ def plot_report(report: EvaluationReport) -> Figure:
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
+    return _overview(report, measure=measure, show=True)
+
+
+def report_png(report: EvaluationReport, *, dpi: int = 100) -> bytes:
+    """The overview :func:`plot_report` draws, as PNG bytes, for a file: a notebook does not show it.
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+    """
+    buffer = io.BytesIO()
+    _overview(report, measure=False, show=False).savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def _overview(report: EvaluationReport, *, measure: bool, show: bool) -> Figure:
     heat_height = _heatmap_height(report, margin=1.5, minimum=2.5)
-    figure = _figure((13.0, 4.2 + heat_height))
+    figure = _figure((13.0, 4.2 + heat_height), show=show)
     grid = figure.add_gridspec(2, 2, height_ratios=[4.2, heat_height])
     names, frame = report.metric_names, _evaluated_results(report)
-    _draw_distribution(report, frame, names, figure.add_subplot(grid[0, 0]))
+    _draw_distribution(report, frame, names, figure.add_subplot(grid[0, 0]), measure=measure)
     _draw_pass_rates(frame, names, figure.add_subplot(grid[0, 1]))
     _draw_heatmap(report, names, figure.add_subplot(grid[1, :]))
     status = report.overall_status.value.replace("_", " ")

@@ -411,9 +411,17 @@ class EvaluationReport:
         view: HTMLText = presenter().case_view(self, eval_id, run_id)
         return view
 
-    def plot(self) -> Figure:
-        """An overview figure: score distribution, pass rates across runs and a case × metric heat map."""
-        figure: Figure = presenter().plot_report(self)
+    def plot(self, *, measure: bool = False) -> Figure:
+        """An overview figure: score distribution, pass rates across runs and a case × metric heat map.
+
+        In Jupyter it shows once: as the cell's value, or when the cell ends (``fig = report.plot()``
+        then more code). See :func:`agenteval.plotting.plot_report`.
+
+        Args:
+            measure: In the score distribution, draw each metric's measure where it records one (a
+                ROUGE F1, continuous, instead of the 0/1-per-turn score the F1 threshold gives).
+        """
+        figure: Figure = presenter().plot_report(self, measure)
         return figure
 
     def plot_flakiness(self) -> Figure:

@@ -480,3 +480,44 @@ def test_dollars_in_user_text_are_drawn_as_plain_text() -> None:
     assert drawn(overview.get_suptitle()) == "app_$1_$2 / set_$a$: passed"
     rows = [drawn(label) for label in comparison.axes[0].get_yticklabels()]
     assert rows == [f"{case} · {DOLLAR_METRIC}" for case in DOLLAR_CASES]
+
+
+def rouge_report() -> EvaluationReport:
+    """Two ROUGE-1 turns, one above the F1 threshold of 0.5 and one below, and an exact-match metric."""
+    cases = EvalSet.of(
+        "set",
+        [
+            EvalCase.of("close", "a", expect="the cat sat on the mat"),
+            EvalCase.of("far", "b", expect="the dog ran in the park"),
+        ],
+    )
+    replies = {"a": "the cat sat on a mat", "b": "the bird flew"}
+    metrics = [EvalMetric.rouge("rouge1", f1=0.5, name="rouge"), EvalMetric.final_response()]
+    return Evaluator("app", lambda message: replies[message], progress=False).evaluate(cases, metrics=metrics)
+
+
+def strip_values(ax: Axes, position: int) -> list[float]:
+    """The y values of the points drawn at x ``position`` (jittered by at most 0.15)."""
+    points = np.concatenate([np.asarray(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection)])
+    return sorted(float(y) for x, y in points if abs(x - position) < 0.2)
+
+
+def test_score_distribution_can_draw_rouges_f1_instead_of_its_0_or_1_score() -> None:
+    report = rouge_report()
+    f1 = report.metrics.query("metric_name == 'rouge'").set_index("eval_id")["measure"]
+
+    [scores] = plot_score_distribution(report).axes
+    [measures] = plot_score_distribution(report, measure=True).axes
+
+    assert strip_values(scores, 0) == [0.0, 1.0]
+    assert strip_values(measures, 0) == pytest.approx(sorted([f1["far"], f1["close"]]))
+    assert 0 < f1["far"] < 0.5 < f1["close"] < 1
+    assert labels(measures.get_xticklabels()) == ["rouge\n(rouge1_f1)", "final_response_avg_score"]
+    assert strip_values(measures, 1) == strip_values(scores, 1)  # no measure: drawn by its score
+    # A threshold tick for the metric drawn by its score only.
+    assert len([c for c in measures.collections if isinstance(c, LineCollection)]) == 1
+    assert measures.get_title() == "Score distribution per metric, by measure where recorded"
+    assert measures.get_ylabel() == "score or measure"
+    overview = report.plot(measure=True)
+    assert labels(overview.axes[0].get_xticklabels())[0] == "rouge\n(rouge1_f1)"
+    assert labels(report.plot().axes[0].get_xticklabels())[0] == "rouge"

@@ -37,11 +37,11 @@ class NotebookPresenter:
 
         return HTML(case_html(report, eval_id, run_id))
 
-    def plot_report(self, report: EvaluationReport) -> Figure:
+    def plot_report(self, report: EvaluationReport, measure: bool) -> Figure:
         """A report's overview figure (see :func:`agenteval.plotting.plot_report`)."""
         from agenteval.plotting import plot_report
 
-        return plot_report(report)
+        return plot_report(report, measure=measure)
 
     def plot_flakiness(self, report: EvaluationReport) -> Figure:
         """A report's cases by flip rate (see :func:`agenteval.plotting.plot_flakiness`)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,16 +30,15 @@ def _plots(report: EvaluationReport) -> str:
 
     The tables are the page's main content, so a plot that cannot be drawn must not cost the page.
     """
-    buffer = io.BytesIO()
     try:
-        from agenteval.plotting import plot_report
+        from agenteval.plotting import report_png
 
-        plot_report(report).savefig(buffer, format="png", dpi=100)
+        png = report_png(report, dpi=100)
     except MissingDependencyError as exc:
         return f'<p class="ae-muted">No plots: {html.escape(str(exc))}</p>'
     except Exception as exc:
         return f'<p class="ae-error">The plots could not be drawn: {html.escape(describe_exception(exc))}</p>'
-    encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
+    encoded = base64.b64encode(png).decode("ascii")
     alt = "Score distribution, pass rate per metric and run, and the case by metric heat map"
     return f'<img class="ae-plot" alt="{alt}" src="data:image/png;base64,{encoded}">'
 

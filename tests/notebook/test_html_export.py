@@ -268,10 +268,10 @@ def test_dollars_in_ids_still_give_the_plots(tmp_path: Path) -> None:
 def test_a_plot_that_fails_leaves_a_note_and_the_rest_of_the_page(
     report: EvaluationReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(report: EvaluationReport) -> None:
+    def broken(report: EvaluationReport, *, dpi: int) -> None:
         raise ValueError("no room for the legend")
 
-    monkeypatch.setattr("agenteval.plotting.plot_report", broken)
+    monkeypatch.setattr("agenteval.plotting.report_png", broken)
 
     page = export_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
 

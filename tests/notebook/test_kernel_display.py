@@ -63,3 +63,31 @@ def test_report_case_view_and_plot_render_in_a_kernel(kernel: Any) -> None:
     assert "text/html" in case and "Expected" in case["text/html"]
     (figure,) = _run(kernel, "report.plot()")
     assert "image/png" in figure, f"the figure showed as {sorted(figure)} only"
+
+
+CELLS = {
+    "report.plot()": 1,
+    "fig = report.plot()\nx = 1": 1,
+    "fig = report.plot()\nfig": 1,
+    "fig = report.plot()\ndisplay(fig)\nx = 1": 1,
+    "fig": 1,  # asked for again in a later cell
+    "report.plot()\nreport.plot_flakiness()\nx = 1": 2,
+    "figures = [report.plot(), report.plot_failures()]": 2,
+    "x = 2": 0,  # nothing left over from the cells before
+    "import tempfile, pathlib\npage = report.to_html(pathlib.Path(tempfile.mkdtemp()) / 'r.html')": 0,
+}
+
+
+def _images(client: Any, code: str) -> int:
+    return sum("image/png" in output for output in _run(client, code))
+
+
+@pytest.mark.parametrize("pyplot", [False, True], ids=["without-pyplot", "with-pyplot-inline"])
+def test_a_figure_shows_once_at_the_end_of_its_cell_or_as_its_value(kernel: Any, pyplot: bool) -> None:
+    _run(kernel, SETUP)
+    if pyplot:  # matplotlib's inline backend then draws every Figure shown, by its own PNG printer
+        _run(kernel, "%matplotlib inline\nimport matplotlib.pyplot as plt")
+
+    shown = {code: _images(kernel, code) for code in CELLS}
+
+    assert shown == CELLS
