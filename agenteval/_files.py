@@ -13,7 +13,8 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,6 +32,8 @@ __all__ = [
     "ensure_inside",
     "load_json_file",
     "parse_json",
+    "refuse_unknown_fields",
+    "unknown_fields_refused",
     "warn_unknown_fields",
     "write_atomic",
 ]
@@ -195,17 +198,58 @@ def _encoding_problem(data: str | bytes) -> str | None:
     return None
 
 
+_REFUSING_UNKNOWN_FIELDS: ContextVar[bool] = ContextVar("refusing_unknown_fields", default=False)
+
+
+@contextlib.contextmanager
+def unknown_fields_refused() -> Iterator[None]:
+    """Within, :func:`warn_unknown_fields` raises instead of warning (``strict=True``).
+
+    A context variable, so that it follows the reads into the threads the stores read in
+    (``asyncio.to_thread`` copies it) and leaves other tasks alone.
+    """
+    token = _REFUSING_UNKNOWN_FIELDS.set(True)
+    try:
+        yield
+    finally:
+        _REFUSING_UNKNOWN_FIELDS.reset(token)
+
+
 def warn_unknown_fields(value: object, source: str) -> None:
-    """Warn (:class:`UnknownFieldWarning`) about keys in ``value`` that no model field took."""
+    """Warn (:class:`UnknownFieldWarning`) about keys in ``value`` that no model field took.
+
+    Raises:
+        ConfigError: There are such keys, within :func:`unknown_fields_refused`.
+    """
+    if _REFUSING_UNKNOWN_FIELDS.get():
+        refuse_unknown_fields(value, source)
+        return
     fields = unknown_fields(value)
     if fields:
-        shown = ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
         warnings.warn(
-            f"{source}: unknown field(s) {shown} have no effect; check their spelling "
+            f"{source}: unknown field(s) {_listed(fields)} have no effect; check their spelling "
             "(they are kept when the file is written back)",
             UnknownFieldWarning,
             stacklevel=2,
         )
+
+
+def refuse_unknown_fields(value: object, source: str) -> None:
+    """Refuse keys in ``value`` that no model field took (``strict=True``).
+
+    Raises:
+        ConfigError: ``<source>: unknown field(s) <paths> have no effect: ...``.
+    """
+    fields = unknown_fields(value)
+    if fields:
+        raise ConfigError(
+            f"{source}: unknown field(s) {_listed(fields)} have no effect: correct their spelling or remove them"
+            " (strict=True refuses them)"
+        )
+
+
+def _listed(fields: Sequence[str]) -> str:
+    return ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
 
 
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "surrogatepass")).hexdigest()[:6]

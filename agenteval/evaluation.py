@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from agenteval._async import run_sync
 from agenteval._evaluation_reuse import CacheOption, Resumed, check_cache_option, open_cache, reused_work, work_reuse
 from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
+from agenteval._files import refuse_unknown_fields, unknown_fields_refused
 from agenteval._gc import fewer_collections
 from agenteval._json import limited_depth
 from agenteval._loop_watchdog import watching
@@ -33,7 +34,7 @@ from agenteval.aggregation import (
 from agenteval.cache.reuse import WorkReuse
 from agenteval.cache.store import Cache
 from agenteval.cassettes import CassetteMode, Cassettes
-from agenteval.errors import ConfigError, NoMetricsWarning, SaveError, SkippedMetricWarning, rewrap, warn_user
+from agenteval.errors import ConfigError, NoMetricsWarning, NotFoundError, SaveError, rewrap, warn_user
 from agenteval.evalresult._prepare import check_new_result_id, new_result_id, value_depth_limit
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
@@ -52,11 +53,12 @@ from agenteval.report import PARTIAL_PREFIX, EvaluationReport, build_report
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.runner.tool_replay import ToolReplay
-from agenteval.service._metric_checks import check_metrics
+from agenteval.service._metric_checks import check_metrics, check_registered
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.options import (
     ServiceOptions,
+    _did_you_mean,
 )
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
@@ -101,6 +103,9 @@ class EvaluationOptions(ServiceOptions):
     touches the network."""
     executor: Literal["local"] | RayExecutor = "local"
     """Where each case's inference runs: ``"local"`` (this event loop) or a :class:`~agenteval.RayExecutor`."""
+    strict: bool = False
+    """Refuse before the agent runs what is otherwise only warned about: a metric whose evaluator is not
+    registered, no metrics at all, a key no field takes in the eval set or the metrics (for CI)."""
     parallel_inference: bool = True
     parallel_evaluation: bool = True
     parallelism: int = DEFAULT_PARALLELISM
@@ -108,7 +113,7 @@ class EvaluationOptions(ServiceOptions):
     def __post_init__(self) -> None:
         for name in ("num_runs", "parallelism", "judge_num_samples", "max_simulated_turns"):
             object.__setattr__(self, name, _whole_number(name, getattr(self, name)))
-        for name in ("parallel_inference", "parallel_evaluation", "parallel_runs", "progress"):
+        for name in ("parallel_inference", "parallel_evaluation", "parallel_runs", "progress", "strict"):
             value = getattr(self, name)
             if not isinstance(value, bool) and not (name == "progress" and value is None):
                 raise ConfigError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
@@ -240,7 +245,13 @@ class Evaluator:
             - ``executor``: where each case's inference runs: ``"local"`` (default, this event loop) or an
               :class:`~agenteval.RayExecutor` (a Ray cluster; callbacks, scoring and the save stay here);
             - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
-              and nothing otherwise; ``True`` always shows one, ``False`` never.
+              and nothing otherwise; ``True`` always shows one, ``False`` never;
+            - ``strict``: for CI, refuse before the agent runs, with a ``ConfigError`` naming the metric,
+              file or field and the fix, what is otherwise only warned about: a metric whose evaluator is
+              not registered (else skipped with a ``SkippedMetricWarning``), an evaluation without
+              metrics (``NoMetricsWarning``), a key that no field takes in the eval set or the metrics,
+              read from a file or given in code (``UnknownFieldWarning``) (off). A metric without the
+              criterion its evaluator needs is refused either way.
 
     Each run scores every case as soon as its inference ends
     (:meth:`~agenteval.service.LocalService.infer_and_evaluate`), so scoring overlaps the agent's
@@ -401,32 +412,27 @@ class Evaluator:
                 raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
             eval_set_id, ordering = eval_set.eval_set_id, eval_set.deep_copy()
         else:
-            eval_set_id = eval_set
-            if not eval_set_id:
-                raise ConfigError("eval set id is not configured")
-            try:
-                ordering = await options.eval_set_manager.get(self.app_name, eval_set_id)
-            except Exception as exc:
-                raise rewrap("get eval set", exc) from exc
-            if not ordering.eval_set_id:
-                # A file without evalSetId is found by its name; the result needs the id to be saved.
-                ordering = ordering.model_copy(update={"eval_set_id": eval_set_id})
+            eval_set_id, ordering = eval_set, await self._stored_eval_set(options, eval_set)
         selected = self._selected_cases(options, ordering)
         eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
         check_metrics(eval_metrics, options)
+        if options.strict:
+            _refuse_unknown_fields(ordering, eval_metrics)
         check_new_result_id(options.result_manager, self.app_name, ordering.eval_set_id)
         try:
             depth_limit = await value_depth_limit(options.result_manager)
         except Exception as exc:
             raise rewrap("read the result store's JSON nesting limit", exc) from exc
-        _warn_unregistered(eval_metrics, options.registry)
+        check_registered(eval_metrics, options.registry, strict=options.strict)
         if selected and not eval_metrics:
-            warn_user(
+            no_metrics = (
                 f"eval set {eval_set_id} has no metrics (none stored for it in the metric manager, none given with"
-                " metrics=[...]), so every case will be not_evaluated; pass metrics=[ae.EvalMetric.final_response()]"
-                " or add metrics to the metric manager",
-                NoMetricsWarning,
+                " metrics=[...])"
             )
+            fix = "pass metrics=[ae.EvalMetric.final_response()] or add metrics to the metric manager"
+            if options.strict:
+                raise ConfigError(f"{no_metrics}: strict=True refuses to run without them; {fix}")
+            warn_user(f"{no_metrics}, so every case will be not_evaluated; {fix}", NoMetricsWarning)
         # Described before the runs: the hash is of the eval set as read, whatever the agent does.
         provenance = self._provenance(options, ordering, eval_metrics, started_at)
         ordering = _with_session_inputs(ordering, self.app_name)
@@ -490,6 +496,34 @@ class Evaluator:
             resumed.take(reuse, eval_set, provenance.eval_set_hash)
         reuse.prefetch(range(1, options.num_runs + 1), evaluated)
         return reuse, resumed
+
+    async def _stored_eval_set(self, options: EvaluationOptions, eval_set_id: str) -> EvalSet:
+        """The eval set ``eval_set_id`` read from the eval-set manager."""
+        if not eval_set_id:
+            raise ConfigError("eval set id is not configured")
+        try:
+            with _refusing_unknown_fields(options):
+                eval_set = await options.eval_set_manager.get(self.app_name, eval_set_id)
+        except NotFoundError as exc:
+            raise NotFoundError(f"get eval set: {exc}{await self._known_sets(options, eval_set_id)}") from exc
+        except Exception as exc:
+            raise rewrap("get eval set", exc) from exc
+        if not eval_set.eval_set_id:
+            # A file without evalSetId is found by its name; the result needs the id to be saved.
+            eval_set = eval_set.model_copy(update={"eval_set_id": eval_set_id})
+        return eval_set
+
+    async def _known_sets(self, options: EvaluationOptions, eval_set_id: str) -> str:
+        """After ``eval_set_id`` was not found: the app's eval sets and the closest id, or that it has none."""
+        try:
+            known = await options.eval_set_manager.list(self.app_name)
+        except Exception:
+            return ""  # only a hint: the lookup's own error is what matters
+        if not known:
+            return f"; app {self.app_name!r} has no eval sets in this {type(options.eval_set_manager).__name__}"
+        listed = ", ".join(map(repr, known[:10])) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        closest = _did_you_mean(eval_set_id, known)
+        return f"; app {self.app_name!r} has {len(known)} eval set{'s' if len(known) != 1 else ''}: {listed}{closest}"
 
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
         """The cases to run.
@@ -648,13 +682,15 @@ class Evaluator:
 
     async def _load_metrics(self, options: EvaluationOptions, eval_set_id: str) -> list[EvalMetric]:
         try:
-            names = await options.metric_manager.list(self.app_name, eval_set_id)
+            with _refusing_unknown_fields(options):
+                names = await options.metric_manager.list(self.app_name, eval_set_id)
         except Exception as exc:
             raise rewrap("list metrics", exc) from exc
         metrics = []
         for name in names:
             try:
-                metrics.append(await options.metric_manager.get(self.app_name, eval_set_id, name))
+                with _refusing_unknown_fields(options):
+                    metrics.append(await options.metric_manager.get(self.app_name, eval_set_id, name))
             except Exception as exc:
                 raise rewrap(f"get metric {name}", exc) from exc
         return metrics
@@ -773,6 +809,8 @@ class Evaluator:
             )
         eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
         check_metrics(eval_metrics, options)
+        if options.strict:
+            _refuse_unknown_fields(report.eval_set, eval_metrics)
         if "aggregator" not in overrides:
             # Cases are aggregated as the report's were; a loaded report does not know its
             # aggregator, so this Evaluator's own (if not the default) is taken to be it.
@@ -866,16 +904,21 @@ def _metric_list(metrics: object) -> list[EvalMetric]:
     return listed
 
 
-def _warn_unregistered(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:
-    """The reference skips a metric whose evaluator is unknown: do it too, but say so."""
+def _refusing_unknown_fields(options: EvaluationOptions) -> contextlib.AbstractContextManager[None]:
+    """With ``strict``, a store's read refuses keys no field takes (naming its file) instead of warning."""
+    return unknown_fields_refused() if options.strict else contextlib.nullcontext()
+
+
+def _refuse_unknown_fields(eval_set: EvalSet, metrics: Sequence[EvalMetric | None]) -> None:
+    """``strict``: refuse keys no field takes in what is evaluated, however it was read or built.
+
+    A store that read the files first refused them already; this also covers an eval set a store kept
+    from an earlier read (warned about then), a store that does not check, and objects built in code.
+    """
+    refuse_unknown_fields(eval_set, f"eval set {eval_set.eval_set_id!r}")
     for metric in metrics:
-        if metric is not None and metric.evaluator not in registry:
-            warn_user(
-                f"metric {metric.metric_name!r} names evaluator {metric.evaluator!r}, which is not registered, so it"
-                f" is skipped; register one with registry.register({metric.evaluator!r}, ...)"
-                f" (registered: {', '.join(registry.names())})",
-                SkippedMetricWarning,
-            )
+        if metric is not None:
+            refuse_unknown_fields(metric, f"metric {metric.metric_name!r}")
 
 
 def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:

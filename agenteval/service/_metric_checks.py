@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from agenteval.errors import AgentEvalError, ConfigError, describe_exception, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, SkippedMetricWarning, describe_exception, rewrap, warn_user
+from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry, use_metric_registry
-from agenteval.service.options import ServiceOptions
+from agenteval.service.options import ServiceOptions, _did_you_mean
 
-__all__ = ["check_metrics"]
+__all__ = ["check_metrics", "check_registered"]
 
 
 def check_metrics(metrics: Sequence[EvalMetric | None], options: ServiceOptions, *, where: str = "") -> None:
@@ -59,3 +60,25 @@ def check_metrics(metrics: Sequence[EvalMetric | None], options: ServiceOptions,
                 except Exception as exc:
                     # Whatever a hook raises, the metric is what has to change.
                     raise ConfigError(f"{at}: {describe_exception(exc)}") from exc
+
+
+def check_registered(metrics: Sequence[EvalMetric | None], registry: EvaluatorRegistry, *, strict: bool) -> None:
+    """Say which metrics name an evaluator that is not registered: the reference skips them silently.
+
+    Without ``strict`` each is skipped with a :class:`~agenteval.errors.SkippedMetricWarning`; with it
+    (for CI, where a misspelt evaluator name would pass unnoticed) the first is an error.
+
+    Raises:
+        ConfigError: ``strict`` is set and a metric's evaluator is not registered (the message names the
+            metric, the evaluator, the closest registered name and the fix).
+    """
+    registered = registry.names()
+    for metric in metrics:
+        if metric is None or metric.evaluator in registry:
+            continue
+        unknown = f"metric {metric.metric_name!r} names evaluator {metric.evaluator!r}, which is not registered"
+        closest = _did_you_mean(metric.evaluator, registered)
+        fix = f"register one with registry.register({metric.evaluator!r}, ...) (registered: {', '.join(registered)})"
+        if strict:
+            raise ConfigError(f"{unknown}{closest}: strict=True refuses to skip it; correct its evaluatorName or {fix}")
+        warn_user(f"{unknown}{closest}, so it is skipped; {fix}", SkippedMetricWarning)
