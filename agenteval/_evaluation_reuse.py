@@ -2,7 +2,9 @@
 
 It resolves the option to a :class:`~agenteval.cache.Cache`, works out who answers the cases and what
 else decides their scores (the keys of :mod:`agenteval.cache.keys`), and takes the finished work of an
-interrupted evaluation when one is resumed.
+interrupted evaluation when one is resumed. With a cache, it says once what the agent's identity cannot
+see, and, when the evaluation ends, what of the agent's data changed while it ran
+(:class:`~agenteval.errors.CacheIdentityWarning`).
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from agenteval.cache.keys import agent_identity, settings_hash, value_hash
+from agenteval.cache.identity import AgentIdentity, describe_agent, warn_changed, warn_unseen
+from agenteval.cache.keys import settings_hash, value_hash
 from agenteval.cache.reuse import WorkReuse, case_hashes
 from agenteval.cache.store import Cache
 from agenteval.errors import ConfigError, NotFoundError
@@ -27,6 +30,7 @@ from agenteval.service.options import ServiceOptions
 
 __all__ = [
     "DEFAULT_CACHE_DIRECTORY",
+    "answering_agent",
     "CacheOption",
     "Resumed",
     "check_cache_option",
@@ -79,15 +83,46 @@ def work_reuse(
         for metric in metrics
         if metric.evaluator in options.registry
     }
-    reuse = WorkReuse(
+    agent = answering_agent(runner)
+    identity = describe_agent(agent, agent_version)
+    if cache is not None:
+        warn_unseen(identity)
+    reuse = _AgentWorkReuse(
         cache,
-        agent=_answering(options, runner, agent_version),
+        agent=_answering(options, identity),
         scoring=_scoring(options),
         case_hashes=case_hashes(cases),
         evaluators=evaluators,
+        answering=agent,
+        identity=identity,
     )
     reuse.remember_metrics(metrics)
     return reuse
+
+
+def answering_agent(runner: object) -> object:
+    """What the identity of ``runner`` is taken from: an agent function's function, else the runner itself.
+
+    A ``"module:function"`` factory counts by that name (its code is imported only on the workers).
+    """
+    return runner.function if isinstance(runner, FunctionRunner) else runner
+
+
+class _AgentWorkReuse(WorkReuse):
+    """:class:`WorkReuse` that knows the agent, to tell what of its data changed while it ran."""
+
+    def __init__(self, cache: Cache | None, *, answering: object, identity: AgentIdentity, **keys: Any) -> None:
+        super().__init__(cache, **keys)
+        self._answering = answering
+        self._identity = identity
+        self._checked = cache is None
+
+    def check_agent(self) -> None:
+        """With a cache, warn once about the agent's data that changed since the evaluation started."""
+        if self._checked:
+            return
+        self._checked = True
+        warn_changed(self._identity, describe_agent(self._answering, self._identity.version))
 
 
 class Resumed:
@@ -138,7 +173,12 @@ class Resumed:
 
 
 def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
-    """What the evaluation took, for its provenance (``None`` when it took nothing)."""
+    """What the evaluation took, for its provenance (``None`` when it took nothing).
+
+    Called when the evaluation ends: it also says what of the agent's data changed while it ran.
+    """
+    if isinstance(reuse, _AgentWorkReuse):
+        reuse.check_agent()
     log = reuse.log
     if not log.inferences and not log.scores:
         return None
@@ -150,16 +190,12 @@ def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
     return ReusedWork(sources=sources, inferences=sorted(log.inferences), scores=sorted(log.scores))
 
 
-def _answering(options: ServiceOptions, runner: object, agent_version: str) -> str:
-    """Who answers the cases: the agent (or what makes it), and the user simulator and expected runner that take part.
-
-    A ``"module:function"`` factory counts by that name (its code is imported only on the workers).
-    """
-    agent: object = runner.function if isinstance(runner, FunctionRunner) else runner
+def _answering(options: ServiceOptions, identity: AgentIdentity) -> str:
+    """Who answers the cases: the agent (or what makes it), and the simulator and expected runner that take part."""
     helpers = (options.user_simulator, options.expected_runner, options.tool_mock_model)
     return value_hash(
         {
-            "agent": agent_identity(agent, agent_version),
+            "agent": identity.digest,
             "helpers": [settings_hash(helper) if helper is not None else None for helper in helpers],
             "max simulated turns": options.max_simulated_turns,
             # Replayed tool results change what the agent sees.

@@ -25,7 +25,8 @@ The hierarchy::
     ├── SkippedMetricWarning    a metric whose evaluator is not registered (skipped)
     ├── NoMetricsWarning        an evaluation with no metrics at all
     ├── DroppedDataWarning      data in an imported file (ADK, pydantic-evals) that agenteval has no place for
-    └── ProgressWarning         a progress display that failed and was switched off
+    ├── ProgressWarning         a progress display that failed and was switched off
+    └── CacheIdentityWarning    an agent's cache identity rests on what it cannot see, or changed as it ran
 
 Failures of an agent or a metric are not exceptions: they are recorded in the results
 (``status="failed"`` with an ``errorMessage`` and an ``errorType``); the errors of a case (a judge's
@@ -43,6 +44,7 @@ from typing import Any
 __all__ = [
     "AgentEvalError",
     "AgentFrameworkError",
+    "CacheIdentityWarning",
     "CallbackError",
     "CaseFailure",
     "CassetteMissError",
@@ -200,6 +202,14 @@ class CaseFailure(Exception):
 
 class ProgressWarning(UserWarning):
     """The progress display failed and was switched off; the evaluation itself went on."""
+
+
+class CacheIdentityWarning(UserWarning):
+    """With ``cache=``, the agent's identity rests on state it cannot see, or changed while the agent ran.
+
+    The first could serve a stale answer (set ``agent_version=``); the second makes the next evaluation
+    miss (give the agent a ``cache_identity()`` method). Each place is named once per process.
+    """
 
 
 def describe_exception(error: BaseException) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from agenteval.adapters._identity import framework_version, is_users, json_schema, settings
 from agenteval.adapters._turn import AdapterTurn
 from agenteval.errors import AgentFrameworkError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
@@ -35,7 +36,10 @@ try:
     from google.adk.plugins import BasePlugin
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
+    from google.adk.tools.agent_tool import AgentTool
     from google.adk.tools.base_tool import BaseTool
+    from google.adk.tools.base_toolset import BaseToolset
+    from google.adk.tools.function_tool import FunctionTool
     from google.adk.tools.tool_context import ToolContext
     from google.genai import types
 except ImportError:
@@ -257,8 +261,85 @@ class ADKRunner:
                 app_name=self.runner.app_name, user_id=session.user_id, session_id=session.session_id
             )
 
+    def cache_identity(self) -> object:
+        """What decides the agent's answers, for the cache's keys: the agent's configuration, its tools' code.
+
+        Every field of the agent and, recursively, of its sub-agents and of the agents its agent
+        tools run (instruction and global instruction — text, or the code of the function that makes
+        them —, model name and settings, generation config, input and output schemas, callbacks,
+        planner, ...); each tool's name, description, declaration (its parameters' schema) and code;
+        the runner's other plugins; and ADK's version. A toolset's tools (an MCP server's) are fetched
+        when the agent runs: the toolset counts by its settings only.
+        """
+        plugins = [plugin for plugin in self.runner.plugin_manager.plugins if plugin is not self._plugin]
+        agent = self.runner.agent
+        return {
+            "adk": framework_version("google-adk"),
+            "agent": _agent_identity(agent, frozenset()) if isinstance(agent, BaseAgent) else settings(agent),
+            "plugins": [settings(plugin) for plugin in plugins],
+        }
+
     def __repr__(self) -> str:
         return f"ADKRunner({self.runner.agent.name!r}, app_name={self.runner.app_name!r})"
+
+
+_NOT_CONFIGURATION = frozenset({"parent_agent"})
+"""Agent fields that say where the agent is, not how it answers (its parent is described from the root)."""
+
+
+def _agent_identity(agent: BaseAgent, described: frozenset[int]) -> object:
+    """An agent's fields as data and code; sub-agents and agent tools' agents the same way, each once."""
+    if id(agent) in described:
+        return {"agent": agent.name}
+    described |= {id(agent)}
+    fields: dict[str, object] = {}
+    for name in type(agent).model_fields:
+        if name in _NOT_CONFIGURATION:
+            continue
+        value = getattr(agent, name)
+        if name == "sub_agents":
+            fields[name] = [_agent_identity(sub_agent, described) for sub_agent in value]
+        elif name == "tools":
+            fields[name] = [_tool_identity(tool, described) for tool in value]
+        elif isinstance(value, type):
+            fields[name] = {"type": value, "schema": json_schema(value)}
+        else:
+            fields[name] = [settings(item) for item in value] if isinstance(value, list) else settings(value)
+    return {"class": type(agent), "fields": fields}
+
+
+def _tool_identity(tool: object, described: frozenset[int]) -> object:
+    """A tool's name, description, declaration and code (the agent of an agent tool, recursively)."""
+    if isinstance(tool, BaseToolset):
+        return {"toolset": settings(tool)}
+    if not isinstance(tool, BaseTool):
+        if not callable(tool):
+            return settings(tool)
+        tool = FunctionTool(tool)
+    identity: dict[str, object] = {
+        "class": type(tool),
+        "name": tool.name,
+        "description": tool.description,
+        "declaration": _declaration(tool),
+        "long running": tool.is_long_running,
+    }
+    if isinstance(tool, FunctionTool):
+        identity["function"] = tool.func
+    if isinstance(tool, AgentTool):
+        identity["agent"] = _agent_identity(tool.agent, described)
+        identity["skip summarization"] = tool.skip_summarization
+    if is_users(tool):
+        identity["object"] = tool
+    return identity
+
+
+def _declaration(tool: BaseTool) -> object:
+    """The function declaration ADK sends the model for ``tool`` (its parameters' schema), as JSON data."""
+    try:
+        declaration = tool._get_declaration()
+    except Exception:  # a tool that cannot declare itself outside a run: its name and code still count
+        return None
+    return declaration.model_dump(mode="json", exclude_none=True) if declaration is not None else None
 
 
 def _installed_plugin(runner: Runner) -> _AgentEvalPlugin:

@@ -14,20 +14,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import types
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from agenteval.adapters._identity import framework_version, is_library_module, is_users, settings, type_identity
 from agenteval.adapters._turn import AdapterTurn
 from agenteval.errors import ConfigError, MissingDependencyError, ToolMockError
 from agenteval.evalset.message import Message, Role
 from agenteval.runner.base import TurnRequest, TurnResult
 
 try:
+    from langchain_core.language_models import BaseLanguageModel
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-    from langchain_core.runnables import RunnableConfig
+    from langchain_core.runnables import (
+        Runnable,
+        RunnableBinding,
+        RunnableConfig,
+        RunnableParallel,
+        RunnableSequence,
+    )
+    from langchain_core.tools import BaseTool
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph.state import CompiledStateGraph, StateGraph
@@ -263,8 +273,122 @@ class LangGraphRunner:
             )
         return dict(state)
 
+    def cache_identity(self) -> object:
+        """What decides the graph's answers, for the cache's keys: its nodes, edges and state, their code and models.
+
+        The graph's name, state schemas (their fields' types and reducers), nodes and edges,
+        conditional edges (their path functions' code), interrupts, and for each node what it runs:
+        a function's code, a ToolNode's tools (name, description, arguments' schema, code) and tool
+        wrappers, a chat model's settings (a model of the user's class by its code and state), a
+        bound model's bound arguments (the tools it was given), a sequence's steps, a subgraph,
+        recursively; what a framework's function closes over (``create_react_agent``'s prompt and
+        model); and LangGraph's and LangChain's versions.
+        """
+        return {
+            "langgraph": framework_version("langgraph"),
+            "langchain-core": framework_version("langchain-core"),
+            "graph": _part(self._graph, frozenset()),
+        }
+
     def __repr__(self) -> str:
         return f"LangGraphRunner({self._graph.name!r})"
+
+
+def _part(value: object, described: frozenset[int]) -> object:
+    """A part of a graph as data and code: a graph, node, tool, runnable, model, or a framework function's closure."""
+    if id(value) in described:
+        return {"described above": type(value).__qualname__}
+    described |= {id(value)}
+    if isinstance(value, Pregel):
+        return _graph_identity(value, described)
+    if isinstance(value, ToolNode):
+        return _tool_node_identity(value, described)
+    if isinstance(value, BaseTool):
+        return _tool_identity(value)
+    if isinstance(value, BaseLanguageModel) and not is_users(value):
+        # LangChain's own identity of a model (what its cache keys by): its type and parameters.
+        kind = f"{type(value).__module__}.{type(value).__qualname__}"
+        return {"model": kind, "type": getattr(value, "_llm_type", ""), "params": value._identifying_params}
+    if isinstance(value, RunnableSequence):
+        return {"sequence": [_part(step, described) for step in value.steps]}
+    if isinstance(value, RunnableParallel):
+        return {"parallel": {name: _part(step, described) for name, step in sorted(value.steps__.items())}}
+    if isinstance(value, RunnableBinding):
+        return {"bound": _part(value.bound, described), "kwargs": _part(value.kwargs, described)}
+    if isinstance(value, Runnable) and (hasattr(value, "func") or hasattr(value, "afunc")):
+        functions = [getattr(value, "func", None), getattr(value, "afunc", None)]
+        return {"calls": [_part(function, described) for function in functions if function is not None]}
+    if isinstance(value, types.FunctionType) and is_library_module(value.__module__):
+        cells = zip(value.__code__.co_freevars, value.__closure__ or (), strict=True)
+        return {"library": value, "closure": {name: _part(_cell(cell), described) for name, cell in cells}}
+    if isinstance(value, list | tuple):
+        return [_part(item, described) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _part(item, described) for key, item in value.items()}
+    return settings(value)
+
+
+def _graph_identity(graph: Pregel[Any, Any, Any, Any], described: frozenset[int]) -> object:
+    builder = getattr(graph, "builder", None)
+    if not isinstance(builder, StateGraph):
+        return {"name": graph.name, "nodes": {name: _part(node.bound, described) for name, node in graph.nodes.items()}}
+    return {
+        "name": graph.name,
+        "schemas": [
+            type_identity(schema) for schema in (builder.state_schema, builder.input_schema, builder.output_schema)
+        ],
+        "nodes": {
+            name: {"runs": _part(spec.runnable, described), "settings": settings(spec)}
+            for name, spec in sorted(builder.nodes.items())
+        },
+        "edges": sorted(builder.edges),
+        "waiting edges": sorted([sorted(starts), end] for starts, end in builder.waiting_edges),
+        "branches": {
+            source: {
+                name: {"path": _part(branch.path, described), "ends": branch.ends} for name, branch in branches.items()
+            }
+            for source, branches in sorted(builder.branches.items())
+        },
+        "interrupts": [graph.interrupt_before_nodes, graph.interrupt_after_nodes],
+    }
+
+
+def _tool_node_identity(node: ToolNode, described: frozenset[int]) -> object:
+    wrappers = [getattr(node, "_wrap_tool_call", None), getattr(node, "_awrap_tool_call", None)]
+    # The runner's own hook stands in front of the node's wrappers: they are what count.
+    hook = wrappers[1]
+    if isinstance(hook, _ToolHook):
+        wrappers[1:] = [hook._awrap]
+        wrappers[0] = hook._wrap
+    return {
+        "tools": [_tool_identity(tool) for _, tool in sorted(node.tools_by_name.items())],
+        "errors": _part(getattr(node, "_handle_tool_errors", None), described),
+        "wrappers": wrappers,
+    }
+
+
+def _tool_identity(tool: BaseTool) -> object:
+    try:
+        schema = tool.tool_call_schema
+        describe = getattr(schema, "model_json_schema", None)
+        arguments = describe() if callable(describe) else schema
+    except Exception:  # a tool whose arguments have no schema: its code and description still count
+        arguments = None
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "arguments": arguments,
+        "function": getattr(tool, "func", None),
+        "coroutine": getattr(tool, "coroutine", None),
+        "settings": settings(tool),
+    }
+
+
+def _cell(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None  # a cell its function has not filled
 
 
 def _input_keys(graph: CompiledStateGraph[Any, Any, Any, Any]) -> set[str]:

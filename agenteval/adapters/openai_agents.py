@@ -7,6 +7,7 @@ Each turn runs a copy of the agent whose function tools are intercepted, so that
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -14,6 +15,7 @@ from typing import Any, cast
 
 from pydantic_core import to_json
 
+from agenteval.adapters._identity import framework_version, functions_in, json_schema, settings
 from agenteval.adapters._turn import AdapterTurn, import_framework
 from agenteval.errors import AgentEvalError, ConfigError, ToolMockError
 from agenteval.evalset.message import Message, Role
@@ -35,6 +37,8 @@ from agents import (  # noqa: E402 (only once the check above has explained a mi
     TResponseInputItem,
     Usage,
 )
+from agents.agent_output import AgentOutputSchemaBase  # noqa: E402
+from agents.handoffs import Handoff  # noqa: E402
 from agents.models.default_models import get_default_model  # noqa: E402
 from agents.run import DEFAULT_MAX_TURNS  # noqa: E402
 from agents.run_config import CallModelData, ModelInputData  # noqa: E402
@@ -156,8 +160,77 @@ class OpenAIAgentsRunner:
             self._sessions[request.session_id] = session
         return session
 
+    def cache_identity(self) -> object:
+        """What decides the agent's answers, for the cache's keys: the agents' configuration, their tools' code.
+
+        Every field of the agent and, recursively, of the agents it hands off to (instructions —
+        text, or the code of the function that makes them —, model name and settings, output type
+        and its schema, guardrails, hooks, tool use behaviour, ...); each function tool's name,
+        description, parameters' schema and code; the run configuration (its model, settings,
+        filters and guardrails), ``max_turns`` and the ``context_factory``'s code; and the SDK's
+        version. An MCP server's tools are listed when the agent runs: it counts by its settings.
+        """
+        return {
+            "openai-agents": framework_version("openai-agents"),
+            "agent": _agent_identity(self.agent, frozenset()),
+            "run config": settings(self.run_config),
+            "context factory": self.context_factory,
+            "max turns": self.max_turns,
+        }
+
     def __repr__(self) -> str:
         return f"OpenAIAgentsRunner({self.agent.name!r})"
+
+
+def _agent_identity(agent: Agent[Any], described: frozenset[int]) -> object:
+    """An agent's fields as data and code; the agents it hands off to the same way, each once."""
+    if id(agent) in described:
+        return {"agent": agent.name}
+    described |= {id(agent)}
+    fields: dict[str, object] = {}
+    for field in dataclasses.fields(agent):
+        value = getattr(agent, field.name)
+        if field.name == "tools":
+            fields["tools"] = [_tool_identity(tool) for tool in value]
+        elif field.name == "handoffs":
+            fields["handoffs"] = [_handoff_identity(target, described) for target in value]
+        elif field.name == "output_type":
+            fields["output_type"] = _output_identity(value)
+        elif isinstance(value, list):
+            fields[field.name] = [settings(item) for item in value]
+        else:
+            fields[field.name] = settings(value)
+    return {"class": type(agent), "fields": fields}
+
+
+def _tool_identity(tool: Tool) -> object:
+    if not isinstance(tool, FunctionTool):
+        return settings(tool)  # a hosted tool: its settings are all there is
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.params_json_schema,
+        "strict": tool.strict_json_schema,
+        "code": functions_in(tool.on_invoke_tool),
+        "settings": settings(tool),
+    }
+
+
+def _handoff_identity(target: Agent[Any] | Handoff[Any, Any], described: frozenset[int]) -> object:
+    if isinstance(target, Agent):
+        return _agent_identity(target, described)
+    reference = target._agent_ref
+    agent = reference() if reference is not None else None
+    return {
+        "handoff": settings(target),
+        "agent": _agent_identity(agent, described) if isinstance(agent, Agent) else target.agent_name,
+    }
+
+
+def _output_identity(output_type: object) -> object:
+    if isinstance(output_type, AgentOutputSchemaBase):
+        return {"schema": output_type.json_schema() if not output_type.is_plain_text() else None}
+    return {"type": settings(output_type), "schema": json_schema(output_type)}
 
 
 class _Intercepted:

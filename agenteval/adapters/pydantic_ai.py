@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic_core import to_json
 
 from agenteval._threads import DaemonThreadPool
+from agenteval.adapters._identity import framework_version, json_schema, settings
 from agenteval.adapters._turn import AdapterTurn, import_framework
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message, Role
@@ -33,8 +34,8 @@ from agenteval.runner.function import MAX_THREADS
 
 import_framework("pydantic_ai", feature="the pydantic-ai runner", extra="pydantic-ai", package="pydantic-ai-slim")
 
-from pydantic_ai import RunContext
-from pydantic_ai.agent import AbstractAgent
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.agent import AbstractAgent, WrapperAgent
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 from pydantic_ai.messages import (
     ModelMessage,
@@ -45,8 +46,9 @@ from pydantic_ai.messages import (
     ToolReturn,
     UserPromptPart,
 )
-from pydantic_ai.models import ModelRequestContext
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_ai.tools import Tool as FunctionTool
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool, WrapperToolset
 from pydantic_ai.usage import RequestUsage
 
 __all__ = ["PydanticAIRunner"]
@@ -130,8 +132,85 @@ class PydanticAIRunner(Generic[DepsT]):
         """Forget a finished session's history and dependencies."""
         self._sessions.pop(session_id, None)
 
+    def cache_identity(self) -> object:
+        """What decides the agent's answers, for the cache's keys: the agent's configuration, its tools' code.
+
+        The agent's name, model (its name, system, settings and, for a function model, its
+        function), model settings, instructions and system prompts (text, or the code of the
+        functions that make them), output type and its JSON schema, output validators, capabilities,
+        retries and end strategy; each function tool's definition (name, description, parameters'
+        schema) and code; the ``deps`` factory's code; and pydantic-ai's version. The tools of
+        another toolset (an MCP server's) are listed when the agent runs: it counts by its settings.
+        """
+        return {
+            "pydantic-ai": framework_version("pydantic-ai-slim"),
+            "agent": _agent_identity(self.agent),
+            "deps": self._deps,
+        }
+
     def __repr__(self) -> str:
         return f"PydanticAIRunner({self._agent_name!r})"
+
+
+def _agent_identity(agent: AbstractAgent[Any, Any]) -> object:
+    """An agent's configuration as data and code (pydantic-ai keeps its prompts in the agent's private fields)."""
+    if isinstance(agent, WrapperAgent):
+        return {"wrapper": type(agent), "wrapped": _agent_identity(agent.wrapped)}
+    if not isinstance(agent, Agent):
+        return settings(agent)
+    return {
+        "name": agent.name,
+        "description": agent.description,
+        "model": _model_identity(agent.model),
+        "model settings": agent.model_settings,
+        "instructions": [getattr(part, "instruction", part) for part in getattr(agent, "_instructions", [])],
+        "system prompts": list(getattr(agent, "_system_prompts", ())),
+        "system prompt functions": [
+            getattr(runner, "function", runner) for runner in getattr(agent, "_system_prompt_functions", [])
+        ],
+        "output type": settings(agent.output_type),
+        "output schema": json_schema(agent.output_type),
+        "output validators": [
+            getattr(validator, "function", validator) for validator in getattr(agent, "_output_validators", [])
+        ],
+        "tools": [_toolset_identity(toolset) for toolset in agent.toolsets],
+        "capabilities": [settings(capability) for capability in agent.root_capability.capabilities],
+        "deps type": settings(agent.deps_type),
+        "end strategy": agent.end_strategy,
+        "retries": [getattr(agent, "_max_tool_retries", None), getattr(agent, "_max_output_retries", None)],
+    }
+
+
+def _model_identity(model: Model | str | None) -> object:
+    if not isinstance(model, Model):
+        return model
+    return {
+        "name": model.model_name,
+        "system": model.system,
+        "base url": model.base_url,
+        "settings": model.settings,
+        "model": settings(model),
+    }
+
+
+def _toolset_identity(toolset: AbstractToolset[Any]) -> object:
+    if isinstance(toolset, FunctionToolset):
+        tools: dict[str, FunctionTool[Any]] = toolset.tools
+        return {"class": type(toolset), "tools": [_tool_identity(tool) for _, tool in sorted(tools.items())]}
+    if isinstance(toolset, WrapperToolset):
+        return {"class": type(toolset), "settings": settings(toolset), "wrapped": _toolset_identity(toolset.wrapped)}
+    return settings(toolset)
+
+
+def _tool_identity(tool: FunctionTool[Any]) -> object:
+    return {
+        "definition": settings(tool.tool_def),
+        "function": tool.function,
+        "takes context": tool.takes_ctx,
+        "prepare": tool.prepare,
+        "max retries": tool.max_retries,
+        "timeout": tool.timeout,
+    }
 
 
 @dataclasses.dataclass

@@ -61,6 +61,20 @@ def make_agent(model):
 
 partial_agent = functools.partial(agent, style={"tone": "brisk", "words": {"a", "b", "c"}})
 
+ROUTES = {"v1": shout, "v2": partial_agent, "tags": {"x", "y", "z"}}
+
+def routed(message, turn=None):
+    return ROUTES["v1"](message)
+
+class Stateful:
+    def __init__(self):
+        self.prompt = "Be brief."
+        self.stops = {"end", "stop", "halt"}
+        self.settings = Settings(model="gpt-4o-mini")
+
+    def __call__(self, message, turn=None):
+        return self.prompt + message
+
 class Settings(pydantic.BaseModel):
     model: str = "gpt-4o"
     api_key: str = "sk-in-the-code"
@@ -96,6 +110,8 @@ def keys_of_the_example() -> dict[str, str]:
         "object": code_hash(example.Agent()),
         "closure": code_hash(example.make_agent("gpt-4o")),
         "partial": code_hash(example.partial_agent),
+        "routed": code_hash(example.routed),
+        "stateful object": code_hash(example.Stateful()),
         "pydantic model": code_hash(example.Settings),
         "identity": identity,
         "inference": inference_key(content_hash(case), 2, identity),
@@ -215,14 +231,26 @@ def test_a_default_under_a_credentials_name_does_not_count() -> None:
     assert code_hash(edited.Settings) == code_hash(define().Settings)
 
 
-def test_an_object_counts_by_its_class_not_its_state() -> None:
+def test_an_object_counts_by_its_class_and_its_state() -> None:
+    example = define()
+    first, second, same = example.Agent(), example.Agent(), example.Agent()
+    second.model = "another model"
+    same.model = "another model"
+
+    assert code_hash(first) == code_hash(example.Agent())
+    assert code_hash(second) == code_hash(same)
+    assert code_hash(second) != code_hash(first)
+    assert code_hash(first) != code_hash(example.Agent)
+    assert code_hash(first.__call__) != code_hash(example.agent)
+
+
+def test_a_bound_method_counts_its_objects_state() -> None:
     example = define()
     first, second = example.Agent(), example.Agent()
     second.model = "another model"
 
-    assert code_hash(first) == code_hash(second) == code_hash(first)
-    assert code_hash(first) != code_hash(example.Agent)
-    assert code_hash(first.__call__) != code_hash(example.agent)
+    assert code_hash(second.__call__) != code_hash(first.__call__)
+    assert code_hash(example.Agent().__call__) == code_hash(first.__call__)
 
 
 def test_a_bound_method_sees_the_other_methods_of_its_class() -> None:

@@ -1,0 +1,936 @@
+"""The walk behind :func:`agenteval.cache.code_hash`: code by its bytecode, data by value, the rest by type.
+
+:class:`CodeHasher` walks from a function, class or object through everything that decides what its
+code does: the globals, closed-over values and default arguments its functions read, the attributes of
+its objects, the callables and data in containers, at any depth. What it cannot see (an object of a
+library class, a value too large or too deep) counts by its type's name, and, when the walk observes
+(:func:`agenteval.cache.identity.describe_agent`), is noted in :attr:`CodeHasher.unseen`; each named
+place with data (a global, an attribute, ...) gets a digest in :attr:`CodeHasher.parts`, so that a
+change while the agent ran can be named.
+
+State the code writes counts by its type only: what :mod:`agenteval.cache._bytecode` finds the code
+assigning or changing in place (``self.calls += 1``, ``LOG.append(m)``, ``MEMO[key] = v``, a global it
+assigns), in the functions and in the methods of an object that its caller reaches.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import contextlib
+import dataclasses
+import datetime
+import decimal
+import dis
+import enum
+import fractions
+import functools
+import hashlib
+import inspect
+import ipaddress
+import json
+import logging
+import os
+import pathlib
+import re
+import site
+import sys
+import sysconfig
+import types
+import typing
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from agenteval._secrets import is_credential_name as _is_credential_name
+from agenteval.cache._bytecode import GLOBAL, LOCAL, SUBSCRIPT, Path, code_facts, under
+
+__all__ = [
+    "IDENTITY_METHOD",
+    "CodeHasher",
+    "Place",
+    "attributes",
+    "canonical_text",
+    "closed_over",
+    "digest",
+    "is_code",
+    "is_library_module",
+    "without_credentials",
+]
+
+is_credential_name: Final = functools.lru_cache(maxsize=8192)(_is_credential_name)
+"""Whether a name is a credential's (cached: a walk asks for every name it meets)."""
+
+_KEY_FORMAT: Final = 1
+"""Part of every key: changing how keys are made changes this, so no old entry is read as a new one."""
+
+_CREDENTIAL: Final = "<credential>"
+"""Stands for a value held under a credential's name: a key is not part of a definition."""
+
+IDENTITY_METHOD: Final = "cache_identity"
+"""An object may describe what decides its answers (its settings, by value; code counts by its hash)."""
+
+_BUILTIN_CALLABLES: Final = (
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
+
+_CODE_TYPES: Final = (
+    types.FunctionType,
+    types.MethodType,
+    functools.partial,
+    staticmethod,
+    classmethod,
+    property,
+    functools.cached_property,
+    type,
+    types.CodeType,
+    *_BUILTIN_CALLABLES,
+)
+"""What counts by its code rather than as a value."""
+
+_SCALARS: Final = (str, int, float, bool, type(None))
+
+_MUTABLE_STATE: Final = (list, dict, set, bytearray, collections.deque)
+"""Containers a method can change in place; see :data:`_MUTATORS`."""
+
+_MUTATORS: Final = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "pop",
+        "popitem",
+        "popleft",
+        "clear",
+        "sort",
+        "reverse",
+        "add",
+        "discard",
+        "update",
+        "difference_update",
+        "intersection_update",
+        "symmetric_difference_update",
+        "setdefault",
+        "appendleft",
+        "extendleft",
+        "rotate",
+        "subtract",
+        "__setitem__",
+        "__delitem__",
+        "__iadd__",
+        "__ior__",
+    }
+)
+"""Methods of lists, dicts, sets and deques that change them: a container the code calls one of is its state."""
+
+_SETUP_METHODS: Final = frozenset(
+    {"__init__", "__post_init__", "__new__", "__init_subclass__", "__set_name__", "__setstate__", "model_post_init"}
+)
+"""Methods that make an object rather than run it: what they assign is its configuration."""
+
+_ENTRY_METHODS: Final = frozenset({"__call__", "run", "end_session"})
+"""The methods by which agenteval runs an agent object (an agent function, a Runner)."""
+
+_MAX_NODES: Final = 50_000
+"""The most values one walk counts by value; beyond, values count by type (and are noted)."""
+
+_MAX_DEPTH: Final = 40
+"""The deepest nesting of containers and objects counted by value."""
+
+_PYTHON_MADE: Final = frozenset({"_abc_impl"})
+"""Class attributes Python makes (an abstract base class's registry)."""
+
+_GENERIC_BASES: Final = frozenset({"builtins", "abc", "typing", "typing_extensions", "pydantic", "collections"})
+"""Modules of base classes whose methods are the language's or a data model's machinery, not an object's behaviour."""
+
+_STORES: Final = frozenset(
+    dis.opmap[name]
+    for name in ("STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE")
+    if name in dis.opmap
+)
+"""The opcodes that store into an object."""
+
+_OWN_PACKAGE: Final = "agenteval"
+_OWN_EXAMPLES: Final = "agenteval.examples"
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a value was found, for what the code does to it and for naming it.
+
+    Attributes:
+        label: Names the place (``global `CONFIG` read by `agent```); ``None`` inside a named place.
+        reads: The paths the code reads below the place (``("prefix",)`` for ``CONFIG.prefix``).
+        writes: The paths the code writes below it; ``()`` when it assigns the place itself.
+        known: Whether the code reaching the value is known (a global, an attribute); ``False`` for a
+            value in a default argument, a partial or what ``cache_identity()`` returns.
+    """
+
+    label: str | None = None
+    reads: frozenset[Path] = frozenset()
+    writes: frozenset[Path] = frozenset()
+    known: bool = False
+
+    def below(self, step: str) -> Place:
+        """The place of a part of this one's value: an attribute, or ``[]`` for an item."""
+        return Place(None, under(self.reads, (step,)), under(self.writes, (step,)), self.known)
+
+    def methods_called(self) -> frozenset[str] | None:
+        """The methods the code may call on the value (``None``: unknown, so any)."""
+        if not self.known:
+            return None
+        return _ENTRY_METHODS | {path[0] for path in self.reads if path}
+
+    def changes_in_place(self) -> bool:
+        """Whether the code stores into the value (``x[k] = v``) or calls a method that changes a container."""
+        return (SUBSCRIPT,) in self.writes or any(len(path) == 1 and path[0] in _MUTATORS for path in self.reads)
+
+
+_NOWHERE: Final = Place()
+_AGENT: Final = Place("the agent", known=True)
+
+
+class _TooLarge(Exception):
+    """The walk counted :data:`_MAX_NODES` values."""
+
+
+class CodeHasher:
+    """Hashes code, once per object within one walk.
+
+    Cycles (a recursive function, classes whose methods name each other) stand for the object's
+    name where they close, which is the same in every process since the walk's order is fixed.
+
+    Args:
+        state: Whether an object passed to :meth:`code` counts with its attributes (an agent), or by
+            its class and ``cache_identity()`` only (the caller counts its settings).
+        observe: Whether to note what cannot be seen and keep a digest of each named place.
+    """
+
+    def __init__(self, *, state: bool = True, observe: bool = False) -> None:
+        # The objects are kept so that their ids are not reused by others during the walk.
+        self._done: dict[int, tuple[object, str]] = {}
+        self._walking: set[int] = set()
+        self._with_state = state
+        self._observe = observe
+        self._quiet = 0
+        self._nodes = 0
+        self._where: list[str] = []
+        self._class_facts: dict[tuple[int, frozenset[str] | None], tuple[frozenset[Path], frozenset[Path]]] = {}
+        self._kept: list[object] = []
+        self.unseen: dict[str, None] = {}
+        """What counts by its type only, each said once (a dict for its order)."""
+        self.parts: dict[str, str] = {}
+        """A digest of the data at each named place, by the place's label."""
+        self.parents: dict[str, str | None] = {}
+        """The named place each named place is in (``None``: at the top)."""
+
+    # --- code ------------------------------------------------------------------------------------
+
+    def code(self, obj: object) -> str:
+        """The hash of ``obj``'s code (see :func:`agenteval.cache.code_hash`)."""
+        key = id(obj)
+        if key in self._done:
+            return self._done[key][1]
+        if key in self._walking:
+            return digest({"recursive": _name(obj)})
+        self._walking.add(key)
+        try:
+            result = digest(self._describe(obj))
+        finally:
+            self._walking.discard(key)
+        self._done[key] = (obj, result)
+        return result
+
+    def _describe(self, obj: object) -> object:
+        if isinstance(obj, _SCALARS):
+            return {"value": obj}  # a factory's "module:function" name; no agent
+        if isinstance(obj, functools.partial):
+            return self._partial(obj)
+        if isinstance(obj, types.FunctionType):
+            return self._library_function(obj) if is_library_module(obj.__module__) else self._function(obj)
+        if isinstance(obj, types.MethodType):
+            return self._method(obj)
+        if isinstance(obj, staticmethod | classmethod):
+            return {"wraps": self.code(obj.__func__)}
+        if isinstance(obj, property):
+            return {"property": [self.code(part) if part is not None else None for part in _accessors(obj)]}
+        if isinstance(obj, functools.cached_property):
+            return {"cached property": self.code(obj.func)}
+        if isinstance(obj, types.CodeType):
+            return self._code_object(obj)
+        if isinstance(obj, _BUILTIN_CALLABLES) or (isinstance(obj, type) and is_library_module(obj.__module__)):
+            return {"library": _name(obj)}
+        if isinstance(obj, type):
+            with self._own(obj.__module__):
+                return {"class": [self._class_body(cls) for cls in obj.__mro__]}
+        return self._instance(obj, _AGENT if self._with_state else None)
+
+    def _instance(self, obj: object, place: Place | None) -> object:
+        """An object: its class's code, what it wraps, its ``cache_identity()`` and (``place`` given) its state."""
+        cls = type(obj)
+        identity = self._identity(obj)
+        described: dict[str, object] = {
+            "instance of": self.code(cls),
+            "wraps": self._wrapped(obj),
+            "identity": identity,
+        }
+        if place is None or identity is not None:
+            return described
+        if is_library_module(cls.__module__):
+            if described["wraps"] is None:
+                self._unseen(_name(cls), place)
+                described["calls"] = self._callables_in(obj)
+            return described
+        with self._own(cls.__module__):
+            described["state"] = self._state(obj, place)
+        return described
+
+    def _partial(self, partial: functools.partial[Any]) -> object:
+        parameters = _parameters(partial.func)
+        owner = f"the partial of `{_short(partial.func)}`"
+        args = [
+            self._located(value, self._parameter_place(partial.func, parameters, index, f"argument {index} of {owner}"))
+            for index, value in enumerate(partial.args)
+        ]
+        kwargs = {
+            name: _CREDENTIAL
+            if is_credential_name(name) and not is_code(value)
+            else self._located(value, self._parameter_place(partial.func, None, name, f"argument `{name}` of {owner}"))
+            for name, value in partial.keywords.items()
+        }
+        return {"partial": self.code(partial.func), "args": args, "kwargs": kwargs}
+
+    def _parameter_place(self, function: object, names: tuple[str, ...] | None, key: int | str, label: str) -> Place:
+        """The place of a value bound to a parameter of ``function`` (by position or by name)."""
+        name = key if isinstance(key, str) else (names[key] if names is not None and key < len(names) else None)
+        code = getattr(function, "__code__", None)
+        if name is None or not isinstance(code, types.CodeType):
+            return Place(label)
+        facts = code_facts(code)
+        return Place(label, under(facts.reads, (LOCAL, name)), under(facts.writes, (LOCAL, name)), known=True)
+
+    def _method(self, method: types.MethodType) -> object:
+        owner = method.__self__
+        if isinstance(owner, type):
+            return {"method": self.code(method.__func__), "of": self.code(owner)}
+        name = getattr(method.__func__, "__name__", "")
+        place = Place(f"the object of `{_short(method)}`", frozenset({(name,)}), known=True)
+        with self._own(type(owner).__module__):
+            return {
+                "method": self.code(method.__func__),
+                "of": self._instance(owner, place if self._with_state else None),
+            }
+
+    def _function(self, function: types.FunctionType) -> object:
+        code = function.__code__
+        facts = code_facts(code)
+        name = f"`{_short(function)}`"
+
+        def local(variable: str, label: str) -> Place:
+            return Place(label, under(facts.reads, (LOCAL, variable)), under(facts.writes, (LOCAL, variable)), True)
+
+        with self._own(function.__module__):
+            cells = function.__closure__ or ()
+            closure = {
+                variable: self._located(_cell_contents(cell), local(variable, f"closed-over `{variable}` of {name}"))
+                for variable, cell in zip(code.co_freevars, cells, strict=True)
+            }
+            defaults = self._defaults(function, lambda variable: local(variable, f"default `{variable}` of {name}"))
+            read = sorted({path[1] for path in facts.reads if path[0] == GLOBAL} - _assigned_globals(facts.writes))
+            namespace = function.__globals__
+            if _is_own_module(function.__module__):
+                # agenteval's own code keeps no user settings in its globals: its code and constants suffice.
+                read = [variable for variable in read if _is_code_or_scalar(namespace.get(variable))]
+            found = {
+                variable: self._located(
+                    namespace[variable],
+                    Place(
+                        f"global `{variable}` read by {name}",
+                        under(facts.reads, (GLOBAL, variable)),
+                        under(facts.writes, (GLOBAL, variable)),
+                        known=True,
+                    ),
+                )
+                if not (is_credential_name(variable) and not is_code(namespace[variable]))
+                else _CREDENTIAL
+                for variable in read
+                if variable in namespace
+            }
+            return {
+                "code": self._code_object(code),
+                "defaults": defaults,
+                "closure": closure,
+                "globals": found,
+                "wraps": self._wrapped(function),
+            }
+
+    def _defaults(self, function: types.FunctionType, place: Callable[[str], Place]) -> object:
+        code = function.__code__
+        positional = function.__defaults__ or ()
+        names = code.co_varnames[code.co_argcount - len(positional) : code.co_argcount]
+        values = {**dict(zip(names, positional, strict=True)), **(function.__kwdefaults__ or {})}
+        return {
+            variable: _CREDENTIAL
+            if is_credential_name(variable) and not is_code(value)
+            else self._located(value, place(variable))
+            for variable, value in values.items()
+        }
+
+    def _library_function(self, function: types.FunctionType) -> object:
+        """A function of the standard library or a package: its name, and the callables it closes over.
+
+        A framework's decorator keeps the user's function in a closure (``function_tool``): it counts.
+        """
+        described: dict[str, object] = {"library": _name(function)}
+        calls = [
+            self.code(value) for cell in function.__closure__ or () if _is_callable_code(value := _cell_contents(cell))
+        ]
+        if calls:
+            described["calls"] = calls
+        return described
+
+    def _code_object(self, code: types.CodeType) -> object:
+        return {
+            "bytecode": code.co_code.hex(),
+            "exceptions": code.co_exceptiontable.hex(),
+            "constants": [self._constant(constant) for constant in code.co_consts],
+            "names": code.co_names,
+            "variables": code.co_varnames,
+            "free": code.co_freevars,
+            "cells": code.co_cellvars,
+            "arguments": [code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount],
+            "flags": code.co_flags,
+        }
+
+    def _constant(self, constant: object) -> object:
+        if isinstance(constant, types.CodeType):
+            return {"code": self.code(constant)}
+        if isinstance(constant, frozenset):
+            # A set's order follows string hashes, which differ between processes.
+            return {"set": sorted(canonical_text(self._constant(item)) for item in constant)}
+        if isinstance(constant, tuple):
+            return {"tuple": [self._constant(item) for item in constant]}
+        return self.value(constant)
+
+    def _class_body(self, cls: type) -> object:
+        if is_library_module(cls.__module__):
+            return {"library": _name(cls)}
+        namespace = vars(cls)
+        changed = self._changed_class_attributes(cls)
+        # Dunder data (__module__, __doc__, __dict__, __slots__, __dataclass_fields__...) is made by Python.
+        members = {
+            name: self._class_member(cls, name, member, changed)
+            for name, member in sorted(namespace.items())
+            if is_code(member) or not (name.startswith("__") and name.endswith("__") or name in _PYTHON_MADE)
+        }
+        # A pydantic model keeps its fields' defaults there rather than as class attributes.
+        fields = namespace.get("__pydantic_fields__", {})
+        defaults = {
+            name: _CREDENTIAL if is_credential_name(name) else self.value([info.default, info.default_factory])
+            for name, info in fields.items()
+        }
+        return {"members": members, "field defaults": defaults}
+
+    def _class_member(self, cls: type, name: str, member: object, changed: frozenset[str]) -> object:
+        if is_code(member):
+            return self.value(member)
+        if is_credential_name(name):
+            return _CREDENTIAL
+        if name in changed and isinstance(member, _MUTABLE_STATE):
+            return {"state": type(member).__qualname__}
+        return self._located(member, Place(f"class attribute `{name}` of `{cls.__qualname__}`"))
+
+    def _changed_class_attributes(self, cls: type) -> frozenset[str]:
+        """Class attributes the class's methods change in place through ``self`` (a shared list of calls)."""
+        reads, writes = self._self_facts(cls, None)
+        changed = {path[0] for path in writes if len(path) >= 2 and path[1] == SUBSCRIPT}
+        changed |= {path[0] for path in reads if len(path) == 2 and path[1] in _MUTATORS}
+        return frozenset(changed)
+
+    def _identity(self, obj: object) -> object:
+        """What an object's ``cache_identity()`` says decides its answers (``None`` without one)."""
+        describe = getattr(obj, IDENTITY_METHOD, None)
+        if not callable(describe) or isinstance(obj, type):
+            return None
+        return self._located(describe(), Place(f"what `{type(obj).__qualname__}.cache_identity()` returns"))
+
+    def _wrapped(self, obj: object) -> str | None:
+        namespace = getattr(obj, "__dict__", None)
+        wrapped = namespace.get("__wrapped__") if isinstance(namespace, dict) else None
+        return self.code(wrapped) if wrapped is not None else None
+
+    def _callables_in(self, obj: object) -> list[str]:
+        """The code hashes of the callables an object of a library class holds (a tool object's function)."""
+        namespace = getattr(obj, "__dict__", None)
+        if not isinstance(namespace, dict):
+            return []
+        return [self.code(value) for _, value in sorted(namespace.items()) if _is_callable_code(value)]
+
+    # --- objects' state ----------------------------------------------------------------------------
+
+    def _state(self, obj: object, place: Place, containing: frozenset[int] = frozenset()) -> dict[str, object]:
+        """An object's attributes by value, except what its methods (those ``place``'s code calls) change as it runs."""
+        cls = type(obj)
+        reads, writes = self._self_facts(cls, place.methods_called())
+        reads |= place.reads
+        writes |= place.writes
+        owner = f"`{cls.__qualname__}`"
+        inside = containing | {id(obj)}
+        return {
+            name: _CREDENTIAL
+            if is_credential_name(name) and not is_code(value)
+            else self._located(
+                value,
+                Place(f"attribute `{name}` of {owner}", under(reads, (name,)), under(writes, (name,)), True),
+                inside,
+            )
+            for name, value in sorted(attributes(obj).items())
+        }
+
+    def _self_facts(self, cls: type, entry: frozenset[str] | None) -> tuple[frozenset[Path], frozenset[Path]]:
+        """What the methods of ``cls`` reached from ``entry`` (``None``: all but setup) read and write of ``self``."""
+        key = (id(cls), entry)
+        known = self._class_facts.get(key)
+        if known is not None:
+            return known
+        self._kept.append(cls)
+        methods = _user_methods(cls)
+        if entry is None:
+            start = set(methods) - _SETUP_METHODS
+        else:
+            # A library base class's methods that the user's class overrides are called by the library.
+            overridden = {name for name in methods if _library_defines(cls, name)}
+            start = {name for name in entry if name in methods} | overridden
+        waiting, reached = sorted(start), set()
+        reads: set[Path] = set()
+        writes: set[Path] = set()
+        while waiting:
+            name = waiting.pop()
+            if name in reached or name in _SETUP_METHODS:
+                continue
+            reached.add(name)
+            for function in methods[name]:
+                code = function.__code__
+                if not code.co_argcount:
+                    continue
+                facts = code_facts(code)
+                own = (LOCAL, code.co_varnames[0])
+                found = under(facts.reads, own)
+                reads |= found
+                writes |= under(facts.writes, own)
+                waiting += [path[0] for path in found if path and path[0] in methods and path[0] not in reached]
+        library_reads, library_updates = _library_self_facts(cls)
+        result = (frozenset(reads) | library_reads, frozenset(writes) | library_updates)
+        self._class_facts[key] = result
+        return result
+
+    # --- values --------------------------------------------------------------------------------------
+
+    def value(self, value: object) -> object:
+        """A canonical, JSON-ready form of ``value`` (see :func:`agenteval.cache.value_hash`)."""
+        return self._located(value, _NOWHERE)
+
+    def _located(self, value: object, place: Place, containing: frozenset[int] = frozenset()) -> object:
+        """``value`` as it counts at ``place``; a named place with data gets a digest in :attr:`parts`."""
+        if place.label is None or not self._observe or self._quiet:
+            return self._value(value, place, containing)
+        self._where.append(place.label)
+        try:
+            form = self._value(value, place, containing)
+        finally:
+            self._where.pop()
+        if not is_code(value):
+            label = place.label
+            while label in self.parts:
+                label += "'"
+            self.parts[label] = digest(form)
+            self.parents[label] = self._where[-1] if self._where else None
+        return form
+
+    def _value(self, value: object, place: Place, containing: frozenset[int]) -> object:
+        """A canonical, JSON-ready form of ``value``: exact for data, the code hash for code, else the type."""
+        if () in place.writes:
+            # The code assigns the place itself (self.calls += 1, nonlocal): what it holds is state.
+            return {"state": self.code(type(value)) if _is_user_class(type(value)) else _name(type(value))}
+        if isinstance(value, _SCALARS):
+            return value
+        if is_code(value):
+            return {"code": self.code(value)}
+        if id(value) in containing:
+            return {"cycle": type(value).__qualname__}
+        self._nodes += 1
+        if self._nodes > _MAX_NODES or len(containing) > _MAX_DEPTH:
+            reason = "too large" if self._nodes > _MAX_NODES else "nested too deeply"
+            self._unseen(f"{_name(type(value))}, {reason} to count by value", place)
+            return {"type": _name(type(value))}
+        inside = containing | {id(value)}
+        if isinstance(value, _MUTABLE_STATE) and place.changes_in_place():
+            return {"state": type(value).__qualname__}
+        if isinstance(value, list | tuple | collections.deque | array.array):
+            item = place.below(SUBSCRIPT)
+            return [self._value(element, item, inside) for element in value]
+        if isinstance(value, dict | types.MappingProxyType):
+            item = place.below(SUBSCRIPT)
+            pairs = [
+                [self._value(key, _NOWHERE, inside), self._dict_value(key, element, item, inside)]
+                for key, element in value.items()
+            ]
+            return {"dict": sorted(pairs, key=canonical_text)}
+        if isinstance(value, set | frozenset):
+            return {"set": sorted(canonical_text(self._value(element, _NOWHERE, inside)) for element in value)}
+        return self._object_value(value, place, inside)
+
+    def _dict_value(self, key: object, value: object, place: Place, containing: frozenset[int]) -> object:
+        if isinstance(key, str) and is_credential_name(key) and not is_code(value):
+            return _CREDENTIAL
+        return self._value(value, place, containing)
+
+    def _object_value(self, value: object, place: Place, containing: frozenset[int]) -> object:
+        cls = type(value)
+        kind = _name(cls)
+        simple = _simple_value(value)
+        if simple is not None:
+            return {kind: simple}
+        if isinstance(value, enum.Enum):
+            return {"enum": kind, "value": self._value(value.value, _NOWHERE, containing)}
+        if isinstance(value, types.ModuleType):
+            return self._module(value, place)
+        if callable(getattr(value, IDENTITY_METHOD, None)):
+            return {"object": self.code(value)}
+        if _is_user_class(cls):
+            return {"object": self._user_object(value, place, containing)}
+        if dataclasses.is_dataclass(value) or isinstance(value, BaseModel | types.SimpleNamespace):
+            return {"fields of": kind, "fields": self._fields(value, place, containing)}
+        if getattr(value, "__dict__", {}).get("__wrapped__") is not None:
+            return {"object": self.code(value)}
+        self._unseen(kind, place)
+        calls = self._callables_in(value)
+        return {"type": kind, "calls": calls} if calls else {"type": kind}
+
+    def _user_object(self, value: object, place: Place, containing: frozenset[int]) -> object:
+        with self._own(type(value).__module__):
+            return {
+                "class": self.code(type(value)),
+                "wraps": self._wrapped(value),
+                "state": self._state(value, place, containing),
+            }
+
+    def _fields(self, value: object, place: Place, containing: frozenset[int]) -> object:
+        if dataclasses.is_dataclass(value):
+            fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+        elif isinstance(value, BaseModel):
+            fields = {name: getattr(value, name) for name in type(value).model_fields}
+        else:
+            fields = dict(vars(value))
+        return {
+            name: _CREDENTIAL
+            if is_credential_name(name) and not is_code(item)
+            else self._value(item, place.below(name), containing)
+            for name, item in sorted(fields.items())
+        }
+
+    def _module(self, module: types.ModuleType, place: Place) -> object:
+        """A module: its name, and the attributes the code reads of it (``config.MODEL``, ``helpers.fmt``)."""
+        read = sorted({path[0] for path in place.reads if path and path[0] != SUBSCRIPT})
+        library = is_library_module(module.__name__)
+        found: dict[str, object] = {}
+        with self._quieted(library):
+            for name in read:
+                try:
+                    item = getattr(module, name)
+                except AttributeError:
+                    continue
+                if is_credential_name(name) and not is_code(item):
+                    found[name] = _CREDENTIAL
+                    continue
+                label = f"`{module.__name__}.{name}`" + (f" ({place.label})" if place.label else "")
+                attribute = Place(label, under(place.reads, (name,)), under(place.writes, (name,)), True)
+                found[name] = self._located(item, attribute)
+        return {"module": module.__name__, "attributes": found}
+
+    # --- what cannot be seen -----------------------------------------------------------------------
+
+    def _unseen(self, kind: str, place: Place) -> None:
+        if not self._observe or self._quiet:
+            return
+        if place.label is not None:
+            note = f"{place.label} ({kind})"
+        elif self._where:
+            note = f"a {kind} in {self._where[-1]}"
+        else:
+            note = f"the agent ({kind})"
+        self.unseen.setdefault(note, None)
+
+    @contextlib.contextmanager
+    def _own(self, module: str | None) -> Iterator[None]:
+        """Inside agenteval's own code nothing is noted: its runners and helpers are not the user's agent."""
+        own = isinstance(module, str) and _is_own_module(module)
+        self._quiet += own
+        try:
+            yield
+        finally:
+            self._quiet -= own
+
+    @contextlib.contextmanager
+    def _quieted(self, quiet: bool) -> Iterator[None]:
+        self._quiet += quiet
+        try:
+            yield
+        finally:
+            self._quiet -= quiet
+
+
+def digest(value: object) -> str:
+    """The SHA-256 hex digest of ``value``'s canonical JSON form, with the key format."""
+    data = {"format": _KEY_FORMAT, "value": value}
+    # ASCII: a lone surrogate in a string would not encode as UTF-8.
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def canonical_text(value: object) -> str:
+    """A JSON-ready form as sorted, compact JSON text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def is_code(value: object) -> bool:
+    """Whether ``value`` counts by its code: a function, method, partial, class or code object."""
+    return isinstance(value, _CODE_TYPES)
+
+
+def without_credentials(fields: dict[str, object]) -> dict[str, object]:
+    """``fields`` without the values held under a credential's name (code excepted)."""
+    return {name: value for name, value in fields.items() if is_code(value) or not is_credential_name(name)}
+
+
+def closed_over(value: object) -> object:
+    """An object's setting as :func:`agenteval.cache.settings_hash` counts it: a list, dict or set by its type."""
+    return {"mutable": type(value).__qualname__} if isinstance(value, (*_MUTABLE_STATE, collections.Counter)) else value
+
+
+def attributes(obj: object) -> dict[str, object]:
+    """An object's instance attributes: its ``__dict__``, its classes' slots and a pydantic model's private ones."""
+    found = dict(getattr(obj, "__dict__", None) or {})
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                found[name] = getattr(obj, name)
+    private = found.pop("__pydantic_private__", None)
+    if isinstance(private, dict):
+        found.update(private)
+    cls = type(obj)
+    return {
+        name: value
+        for name, value in found.items()
+        if not (name.startswith("__") and name.endswith("__"))
+        # A cached property's value is kept in the object when first read: a cache, not a setting.
+        and not isinstance(inspect.getattr_static(cls, name, None), functools.cached_property)
+    }
+
+
+@functools.cache
+def is_library_module(module_name: str | None) -> bool:
+    """Whether a module is of the standard library or an installed package (``None``: code run by ``exec``)."""
+    if module_name is None:
+        return False
+    if module_name in sys.builtin_module_names:
+        return True
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        spec = getattr(module, "__spec__", None)
+        return getattr(spec, "origin", None) in ("built-in", "frozen")
+    return os.path.realpath(file).startswith(_library_directories())
+
+
+@functools.cache
+def _library_directories() -> tuple[str, ...]:
+    """The directories of the standard library and of installed packages, each ending in a separator."""
+    paths = sysconfig.get_paths()
+    directories = {paths[name] for name in ("stdlib", "platstdlib", "purelib", "platlib") if name in paths}
+    directories.update(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        directories.add(site.getusersitepackages())
+    return tuple(sorted(os.path.join(os.path.realpath(directory), "") for directory in directories))
+
+
+def _is_own_module(module: str) -> bool:
+    """Agenteval's own modules, its examples (an agent like a user's) excepted."""
+    own = module == _OWN_PACKAGE or module.startswith(_OWN_PACKAGE + ".")
+    return own and not (module == _OWN_EXAMPLES or module.startswith(_OWN_EXAMPLES + "."))
+
+
+def _is_code_or_scalar(value: object) -> bool:
+    return is_code(value) or isinstance(value, _SCALARS)
+
+
+def _is_user_class(cls: type) -> bool:
+    return not is_library_module(cls.__module__)
+
+
+def _is_callable_code(value: object) -> bool:
+    """A callable that counts by its code: a function, partial, method, or an object of a user class or wrapping one."""
+    if isinstance(value, type) or not callable(value):
+        return False
+    if is_code(value):
+        return not isinstance(value, _BUILTIN_CALLABLES)
+    return _is_user_class(type(value)) or getattr(value, "__dict__", {}).get("__wrapped__") is not None
+
+
+def _user_methods(cls: type) -> dict[str, list[types.FunctionType]]:
+    """The functions of each method of ``cls`` defined outside libraries (a property's accessors, what they wrap)."""
+    methods: dict[str, list[types.FunctionType]] = {}
+    for owner in reversed(cls.__mro__):
+        if is_library_module(owner.__module__):
+            continue
+        for name, member in vars(owner).items():
+            functions = list(_functions_of(member))
+            if functions:
+                methods[name] = functions
+    return methods
+
+
+def _library_self_facts(cls: type) -> tuple[frozenset[Path], frozenset[Path]]:
+    """What the methods of the library classes ``cls`` derives from read of ``self``, and update in it.
+
+    Which of them run is the library's business, so all of them count, but only for what they
+    update: an attribute they read and assign (``self.i += 1``, a lazily made client) or change in
+    place (``self.cache[key] = v``); a plain assignment is a setter, whose value is the object's
+    configuration.
+    """
+    return _library_facts_of(tuple(base for base in cls.__mro__[1:] if is_library_module(base.__module__)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _library_facts_of(bases: tuple[type, ...]) -> tuple[frozenset[Path], frozenset[Path]]:
+    reads: set[Path] = set()
+    updates: set[Path] = set()
+    for base in bases:
+        if base.__module__.partition(".")[0] in _GENERIC_BASES:
+            continue
+        for name, member in vars(base).items():
+            if name in _SETUP_METHODS:
+                continue
+            for function in _functions_of(member):
+                code = function.__code__
+                if not code.co_argcount or not _may_update(code):
+                    continue
+                facts = code_facts(code)
+                own = (LOCAL, code.co_varnames[0])
+                found = under(facts.reads, own)
+                reads |= found
+                updates |= {path for path in under(facts.writes, own) if path in found or path[-1:] == (SUBSCRIPT,)}
+    return frozenset(reads), frozenset(updates)
+
+
+@functools.lru_cache(maxsize=16384)
+def _may_update(code: types.CodeType) -> bool:
+    """Whether code (or code nested in it) stores into something or calls a container's changing method.
+
+    A quick look at its opcodes and names, so that only such methods of a library's classes are read.
+    """
+    if not _MUTATORS.isdisjoint(code.co_names) or not _STORES.isdisjoint(code.co_code[::2]):
+        return True
+    return any(_may_update(constant) for constant in code.co_consts if isinstance(constant, types.CodeType))
+
+
+def _library_defines(cls: type, name: str) -> bool:
+    return any(name in vars(base) for base in cls.__mro__[1:] if is_library_module(base.__module__))
+
+
+def _functions_of(member: object) -> Iterator[types.FunctionType]:
+    if isinstance(member, property):
+        candidates: tuple[object, ...] = _accessors(member)
+    elif isinstance(member, functools.cached_property):
+        candidates = (member.func,)
+    elif isinstance(member, staticmethod | classmethod):
+        return
+    else:
+        candidates = (member,)
+    for candidate in candidates:
+        while isinstance(candidate, types.FunctionType):
+            yield candidate
+            candidate = candidate.__dict__.get("__wrapped__")
+
+
+def _assigned_globals(writes: frozenset[Path]) -> set[str]:
+    """Globals the code assigns (``global CALLS; CALLS += 1``): a counter would change the hash on every call."""
+    return {path[1] for path in writes if len(path) == 2 and path[0] == GLOBAL}
+
+
+def _simple_value(value: object) -> object:
+    """The value of an object of a known, immutable library kind (a regex, a date, a path), else ``None``."""
+    if value is PydanticUndefined:
+        return "undefined"  # a pydantic field without a default
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    if isinstance(value, complex):
+        return [value.real, value.imag]
+    if isinstance(value, re.Pattern):
+        return [value.pattern if isinstance(value.pattern, str) else value.pattern.hex(), value.flags]
+    if isinstance(value, _TEXT_VALUES):
+        return str(value)
+    if isinstance(value, range | slice | datetime.date | datetime.time | datetime.timedelta | datetime.tzinfo):
+        return repr(value)
+    if isinstance(value, logging.Logger | logging.LoggerAdapter):
+        return str(getattr(value, "name", None) or getattr(getattr(value, "logger", None), "name", ""))
+    if isinstance(value, _TYPE_FORMS) or type(value).__module__ == "typing":
+        return _ADDRESS.sub("", repr(value))  # Annotated[..., <function f at 0x...>]
+    return None
+
+
+_TEXT_VALUES: Final = (
+    decimal.Decimal,
+    fractions.Fraction,
+    uuid.UUID,
+    pathlib.PurePath,
+    ipaddress.IPv4Address,
+    ipaddress.IPv6Address,
+    ipaddress.IPv4Network,
+    ipaddress.IPv6Network,
+)
+_TYPE_FORMS: Final = (types.GenericAlias, types.UnionType, typing.TypeVar)
+_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _parameters(function: object) -> tuple[str, ...] | None:
+    """The positional parameter names of a plain function (``None`` for anything else)."""
+    code = getattr(function, "__code__", None)
+    return code.co_varnames[: code.co_argcount] if isinstance(code, types.CodeType) else None
+
+
+def _accessors(prop: property) -> tuple[Any, Any, Any]:
+    return prop.fget, prop.fset, prop.fdel
+
+
+def _cell_contents(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        # A cell is empty until the enclosing function assigns it.
+        return None
+
+
+def _short(obj: object) -> str:
+    """A function's or class's qualified name without its module (an object's class's otherwise)."""
+    name = getattr(obj, "__qualname__", None)
+    return name if isinstance(name, str) else type(obj).__qualname__
+
+
+def _name(obj: object) -> str:
+    """``module.qualname`` of a function or class (of an object's class otherwise)."""
+    named = obj if hasattr(obj, "__qualname__") else type(obj)
+    module = getattr(named, "__module__", None) or getattr(getattr(named, "__objclass__", None), "__module__", None)
+    qualname = getattr(named, "__qualname__", type(named).__qualname__)
+    return f"{module}.{qualname}" if module else str(qualname)
