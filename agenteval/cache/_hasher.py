@@ -200,10 +200,6 @@ _NOWHERE: Final = Place()
 _AGENT: Final = Place("the agent", known=True)
 
 
-class _TooLarge(Exception):
-    """The walk counted :data:`_MAX_NODES` values."""
-
-
 class CodeHasher:
     """Hashes code, once per object within one walk.
 
@@ -542,13 +538,18 @@ class CodeHasher:
 
     def _located(self, value: object, place: Place, containing: frozenset[int] = frozenset()) -> object:
         """``value`` as it counts at ``place``; a named place with data gets a digest in :attr:`parts`."""
-        if place.label is None or not self._observe or self._quiet:
+        if place.label is None:
             return self._value(value, place, containing)
         self._where.append(place.label)
         try:
             form = self._value(value, place, containing)
+        except Exception as error:  # a value that cannot be read counts by its type, and is named
+            form = {"type": _name(type(value)), "unreadable": type(error).__name__}
+            self._unseen(f"{_name(type(value))}, which could not be read: {type(error).__name__}", place)
         finally:
             self._where.pop()
+        if not self._observe or self._quiet:
+            return form
         if not is_code(value):
             label = place.label
             while label in self.parts:
@@ -576,18 +577,19 @@ class CodeHasher:
         inside = containing | {id(value)}
         if isinstance(value, _MUTABLE_STATE) and place.changes_in_place():
             return {"state": type(value).__qualname__}
+        # Copied first: an agent running in another thread may change a container as it is read.
         if isinstance(value, list | tuple | collections.deque | array.array):
             item = place.below(SUBSCRIPT)
-            return [self._value(element, item, inside) for element in value]
+            return [self._value(element, item, inside) for element in list(value)]
         if isinstance(value, dict | types.MappingProxyType):
             item = place.below(SUBSCRIPT)
             pairs = [
                 [self._value(key, _NOWHERE, inside), self._dict_value(key, element, item, inside)]
-                for key, element in value.items()
+                for key, element in list(value.items())
             ]
             return {"dict": sorted(pairs, key=canonical_text)}
         if isinstance(value, set | frozenset):
-            return {"set": sorted(canonical_text(self._value(element, _NOWHERE, inside)) for element in value)}
+            return {"set": sorted(canonical_text(self._value(element, _NOWHERE, inside)) for element in list(value))}
         return self._object_value(value, place, inside)
 
     def _dict_value(self, key: object, value: object, place: Place, containing: frozenset[int]) -> object:
@@ -648,7 +650,7 @@ class CodeHasher:
             for name in read:
                 try:
                     item = getattr(module, name)
-                except AttributeError:
+                except Exception:  # a lazy module's attribute that fails to load: not there
                     continue
                 if is_credential_name(name) and not is_code(item):
                     found[name] = _CREDENTIAL

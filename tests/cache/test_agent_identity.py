@@ -468,6 +468,25 @@ def test_an_object_of_a_library_class_is_named_as_unseen() -> None:
     assert not any("CONFIG" in note for note in unseen)
 
 
+def test_a_value_that_cannot_be_read_is_named_and_does_not_stop_the_evaluation() -> None:
+    example = define(
+        """
+        class Proxy:
+            def __getattr__(self, name):
+                raise RuntimeError("not connected")
+
+        CLIENT = Proxy()
+
+        def agent(message, turn=None):
+            return CLIENT.ask(message)
+        """
+    )
+
+    unseen = describe_agent(example.agent).unseen
+
+    assert unseen == ("global `CLIENT` read by `agent` (user_agents.Proxy, which could not be read: RuntimeError)",)
+
+
 def test_a_plain_agent_has_nothing_unseen() -> None:
     from agenteval.examples.math import calculator_agent
 
