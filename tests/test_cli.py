@@ -64,6 +64,31 @@ def test_demo_prints_the_summary_and_saves_the_result(tmp_path: Path, capsys: py
     assert f"results are in {output.resolve() / APP_NAME}" in out
 
 
+def test_the_demo_says_why_its_failing_case_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--output", str(tmp_path)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    power = next(index for index, line in enumerate(lines) if line.startswith("calc_power"))
+    assert lines[power + 1] == (
+        "  calc_power: tool_trajectory_avg_score 0.00 — tool trajectory mismatch: number of tool calls mismatch:"
+        ' actual(0) != expected(1), actual [], expected ["calculator"]'
+    )
+    assert lines[power + 2].startswith(
+        "  calc_power: final_response_avg_score 0.00 — final response mismatch: text mismatch: actual"
+        ' "Sorry, I cannot power;'
+    )
+    assert lines[power + 3] == "4/5 cases passed; overall failed"
+    # Passed cases get no such line.
+    assert [line for line in lines if line.startswith("  ")] == lines[power + 1 : power + 3]
+
+
+def test_with_several_runs_the_reasons_name_their_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--num-runs", "2", "--output", str(tmp_path)]) == 0
+
+    out = capsys.readouterr().out
+    assert "  calc_power (runs 1, 2): final_response_avg_score 0.00 — final response mismatch: " in out
+
+
 def test_demo_with_runs_and_parallelism_reports_pass_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--num-runs", "2", "--serial", "--output", str(tmp_path)]) == 0
 
@@ -252,7 +277,34 @@ def test_version_and_exit_status_are_documented(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().out.strip() == f"agenteval {package_version()}"
     with pytest.raises(SystemExit):
         main(["--help"])
-    assert "Exit status: 0 when the evaluation ran" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    statuses = out[out.index("exit status:") :].splitlines()
+    assert statuses[1:] == [
+        "  demo     0 it ran (its failing case is on purpose)",
+        "  run      0 every eval set ran and none failed; 1 an eval set failed",
+        "  compare  0 both results were read and compared, whatever changed",
+        "  replay   0 every case run matches the bundle; 1 a case run differs from it",
+        "  all      2 bad arguments or configuration",
+        "           130 interrupted (Ctrl-C); an evaluation saves its finished cases first",
+    ]
+
+
+@pytest.mark.parametrize("command", [[], ["demo"], ["run"], ["compare"], ["replay"]])
+def test_help_is_plain_text_with_each_commands_exit_statuses(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+
+    out = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert out.startswith(f"usage: agenteval {command[0] if command else ''}".rstrip())
+    for markup in ("``", ":mod:", ":func:", ":class:", ":meth:", "**"):
+        assert markup not in out, f"{markup!r} in the help of {command}"
+    assert "exit status:" in out
+    if command:
+        assert "\n  2    bad arguments or configuration\n" in out
+        assert max(len(line) for line in out.splitlines()) <= 100
 
 
 # ------------------------------------------------------------------------------------------ what reaches the terminal
@@ -296,7 +348,25 @@ def test_ids_and_error_messages_are_printed_with_their_control_characters_escape
     assert not UNSAFE.search(out), out
     assert next(line for line in out.splitlines() if line.startswith("c\\x1b[8mHIDDEN ")).split()[1] == "passed"
     failed = next(line for line in out.splitlines() if line.startswith("b\\u202eevil "))
-    assert "RuntimeError: bad\\x1b[2Kall is well\\x9b\\u2066\\x7f" in failed
+    # The error column leaves out the prefix that repeats the row's case (and session).
+    assert "  RuntimeError: bad\\x1b[2Kall is well\\x9b\\u2066\\x7f" in failed
+    assert "inference eval case" not in failed
+
+
+def test_a_failure_reason_quoting_a_hostile_reply_is_printed_escaped(
+    hostile_app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (hostile_app.parent.parent / "hiding_agent.py").write_text(
+        "def agent(message):\n    return 'fine\\x1b[8m\\tsecret\\u202e'\n"
+    )
+
+    code = main(["run", str(hostile_app), "--agent", "hiding_agent:agent", "--output", "out"])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert not UNSAFE.search(out), out
+    reason = next(line for line in out.splitlines() if line.startswith("  b\\u202eevil: final_response_avg_score"))
+    assert 'actual "fine\\u001b[8m\\tsecret\\u202e" and expected "fail" do not match' in reason
 
 
 def test_an_error_message_naming_a_hostile_id_is_printed_escaped(
