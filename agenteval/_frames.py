@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval._gc import fewer_collections
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.runner.tool_replay import was_replayed
@@ -58,7 +58,17 @@ evaluation resumed) instead of running the agent; ``cached_scores`` counts the m
 were taken so.
 """
 
-CASE_SUMMARY_COLUMNS = ("eval_id", "status", "score", "num_runs", "runs_passed", "pass_rate", "mean_score")
+CASE_SUMMARY_COLUMNS = (
+    "eval_id",
+    "status",
+    "score",
+    "num_runs",
+    "runs_passed",
+    "pass_rate",
+    "mean_score",
+    "error_type",
+    "error_message",
+)
 """Fixed columns of :attr:`~agenteval.EvaluationReport.case_table`: one row per case across runs.
 
 ``status`` and ``score`` are the case's overall outcome: what the case aggregator decided (with
@@ -69,8 +79,13 @@ over the runs that passed or failed (NaN when every run was not evaluated, as in
 :func:`agenteval.compare`): how often the case passed, run by run. ``mean_score`` is the mean of the
 runs' own case scores, which is not the same as ``score``: with the default aggregator a case that
 passed 2 runs of 3 has ``mean_score`` 0.67 and ``pass_rate`` 0.67, and its ``score`` is 1 or 0 depending
-on whether its averaged metrics pass. One column per metric follows, named after it: its score
-averaged over the runs that evaluated it (NaN when none did).
+on whether its averaged metrics pass. ``error_type`` and ``error_message`` say why the case failed
+with an error: the case aggregator's error across runs, else the first run that failed with one
+(``run N: …`` when the case has several runs; :attr:`~agenteval.EvaluationReport.cases` has each
+run's), e.g. ``aggregator`` and ``aggregate eval case result: KeyError: 'weight' (raised at
+aggregators.py:12 in weighted)``; empty otherwise. One column per metric follows, named after it:
+its score averaged over the runs that evaluated it (NaN when none did), including a run whose
+aggregator then failed: the scores exist, only the case's verdict is missing.
 """
 
 METRIC_COLUMNS = (
@@ -195,6 +210,8 @@ class CaseAcrossRuns(Protocol):
     def runs(self) -> list[EvalCaseResult]: ...
     @property
     def metric_results(self) -> list[EvalMetricResult]: ...
+    @property
+    def error_message(self) -> str: ...
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
@@ -305,15 +322,13 @@ def cases_frame(result: EvalSetResult) -> pd.DataFrame:
 def case_table_frame(summaries: Sequence[CaseAcrossRuns], metric_names: Iterable[str]) -> pd.DataFrame:
     """One row per case across runs (``CASE_SUMMARY_COLUMNS`` and a score column per metric)."""
     names = list(metric_names)
-    for summary in summaries:
-        for result in summary.metric_results:
-            if result.metric_name not in names:
-                names.append(result.metric_name)
     rows = []
     for summary in summaries:
         runs_passed = sum(run.final_eval_status == EvalStatus.PASSED for run in summary.runs)
         runs_decided = sum(run.final_eval_status in _DECIDED for run in summary.runs)
-        scores = {result.metric_name: result.score for result in summary.metric_results}
+        scores = _metric_means(summary.runs)
+        names.extend(name for name in scores if name not in names)
+        error_type, error_message = _case_error(summary)
         rows.append(
             {
                 "eval_id": summary.eval_id,
@@ -323,10 +338,42 @@ def case_table_frame(summaries: Sequence[CaseAcrossRuns], metric_names: Iterable
                 "runs_passed": runs_passed,
                 "pass_rate": runs_passed / runs_decided if runs_decided else math.nan,
                 "mean_score": _mean([run.score for run in summary.runs]),
-                **{name: scores.get(name, math.nan) for name in names},
+                "error_type": error_type,
+                "error_message": error_message,
+                **scores,
             }
         )
+    for row in rows:
+        for name in names:
+            row.setdefault(name, math.nan)
     return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names], scores=names)
+
+
+def _metric_means(runs: Sequence[EvalCaseResult]) -> dict[str, float]:
+    """Each metric's score averaged over the runs that evaluated it, those whose aggregator failed included.
+
+    The case summaries leave such runs out, as the reference has no metric results for them; a table
+    shows the scores that exist.
+    """
+    sums: dict[str, list[float]] = {}
+    for run in runs:
+        for result in run.overall_eval_metric_results:
+            total = sums.setdefault(result.metric_name, [0.0, 0])
+            if result.eval_status != EvalStatus.NOT_EVALUATED:
+                total[0] += result.score
+                total[1] += 1
+    return {name: total / count if count else math.nan for name, (total, count) in sums.items()}
+
+
+def _case_error(summary: CaseAcrossRuns) -> tuple[str, str]:
+    """The error type and message of a case: its aggregator's across runs, else its first errored run's."""
+    if summary.error_message:
+        return ErrorType.AGGREGATOR.value, summary.error_message
+    for run in summary.runs:
+        if run.error_message:
+            where = f"run {run.run_id}: " if len(summary.runs) > 1 else ""
+            return run.error_type or ErrorType.OTHER.value, where + run.error_message
+    return "", ""
 
 
 def metrics_frame(result: EvalSetResult) -> pd.DataFrame:

@@ -4,6 +4,14 @@ None of this calls the agent or the evaluators: it recomputes from the metric re
 a report, which is what makes trying a new case aggregator or threshold take milliseconds. It
 works on the report's data (:class:`FinishedReport`) and returns the new case results
 (:class:`Derivation`); the report builds the new report from them.
+
+A report without its eval set (a result the reference framework or an older agenteval wrote,
+loaded without ``eval_set=``) cannot hand aggregators the cases as written. Refusing would block
+every aggregator that reads only scores, the common case; handing over an empty case, as before,
+made one that reads the case fail silently (a k-of-n-turns rule divided by zero turns). So
+aggregators get each case rebuilt from what the result records (:func:`rebuilt_case`), and a
+:class:`~agenteval.errors.MissingEvalSetWarning` says so and how to give the real cases; the
+built-in aggregators, which never read the case, need neither.
 """
 
 from __future__ import annotations
@@ -19,23 +27,24 @@ from agenteval.aggregation import (
     AggregatorFunction,
     AllPassAggregator,
     EvalCaseResultAggregator,
+    RunsReducer,
     as_aggregator,
     finite_score,
     metrics_of_results,
     run_aggregator,
 )
 from agenteval.context import EvalContext
-from agenteval.errors import ConfigError, describe_exception
+from agenteval.errors import ConfigError, MissingEvalSetWarning, describe_exception, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.evalset.models import EvalCase, EvalSet, SessionInput
 from agenteval.evaluators.base import status_for
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 
-__all__ = ["Derivation", "FinishedReport", "original_aggregator", "reaggregate", "with_thresholds"]
+__all__ = ["Derivation", "FinishedReport", "original_aggregator", "reaggregate", "rebuilt_case", "with_thresholds"]
 
 
 class FinishedReport(Protocol):
@@ -71,8 +80,13 @@ async def reaggregate(report: FinishedReport, aggregator: EvalCaseResultAggregat
 
     Every case that has metric results is aggregated again from them (the agent and the evaluators
     are not called); cases that failed before scoring stay failed. The report is unchanged.
+
+    Warns:
+        MissingEvalSetWarning: The report has no eval set, so ``aggregator`` (unless a built-in one,
+            which never reads the case) gets each case rebuilt from the result (:func:`rebuilt_case`).
     """
     chosen = as_aggregator(aggregator)
+    _warn_if_cases_are_rebuilt(report, chosen)
     sources = _Sources(report)
     # Aggregating again sets only each case's own score, status and error: a shallow copy shares
     # the metric results, which stay as they were.
@@ -92,7 +106,11 @@ async def with_thresholds(
 
     Every per-turn and overall result of those metrics gets the new threshold and the status
     ``score >= threshold`` (results that were not evaluated stay so); then the cases are
-    aggregated again with ``aggregator`` (by default the one that produced the report).
+    aggregated again with ``aggregator`` (by default the one that produced the report), which sees
+    the new statuses in ``metric_results`` and ``metric_results_per_invocation``.
+
+    Warns:
+        MissingEvalSetWarning: As :func:`reaggregate` does.
 
     Raises:
         ConfigError: A name is not a metric of the report, a threshold is not a finite real
@@ -133,6 +151,7 @@ async def with_thresholds(
         if aggregator is not None
         else await original_aggregator(report, "with_thresholds(thresholds, aggregator=...)")
     )
+    _warn_if_cases_are_rebuilt(report, chosen)
     sources = _Sources(report)
     aggregated = [await _aggregate_again(sources, case, chosen, metrics) for case in cases]
     return Derivation(aggregated, metrics, chosen, "with_thresholds")
@@ -177,6 +196,43 @@ async def original_aggregator(report: FinishedReport, call: str) -> EvalCaseResu
                     f" pass the aggregator that produced them: {call}"
                 )
     return default
+
+
+def rebuilt_case(app_name: str, eval_id: str, runs: Sequence[EvalCaseResult]) -> EvalCase:
+    """A stand-in for case ``eval_id`` of an eval set that is not at hand, from its results ``runs``.
+
+    It holds what a result records of the case: its id, its ``conversation`` (the expected turns the
+    case was scored against in the last run that recorded turns: for a case with an expected runner
+    or a simulated user, those turns rather than what its eval set stores) and its session's app and
+    user. Its session state, context messages, rubrics and mode are not in a result: they are empty.
+    """
+    recorded = next((run for run in reversed(runs) if run.eval_metric_result_per_invocation), None)
+    if recorded is None:
+        return EvalCase(eval_id=eval_id, session_input=SessionInput(app_name=app_name))
+    return EvalCase(
+        eval_id=eval_id,
+        conversation=[
+            turn.expected_invocation
+            for turn in recorded.eval_metric_result_per_invocation
+            if turn.expected_invocation is not None
+        ],
+        session_input=SessionInput(app_name=app_name, user_id=recorded.user_id),
+    )
+
+
+def _warn_if_cases_are_rebuilt(report: FinishedReport, aggregator: EvalCaseResultAggregator) -> None:
+    if report.eval_set is not None or not report.result.eval_case_results:
+        return
+    if isinstance(aggregator, AllPassAggregator | RunsReducer):
+        return
+    warn_user(
+        "this report has no eval set (a result written by the reference framework or an older agenteval, loaded"
+        f" without eval_set=), so the aggregator {qualified_name(aggregator)} gets each case rebuilt from the"
+        " result: its id, user and the expected turns it was scored against, without its session state,"
+        " context messages or rubrics; to give it the cases as written, load the report with"
+        " EvaluationReport.load(..., eval_set=...)",
+        MissingEvalSetWarning,
+    )
 
 
 def _rethresholded(case: EvalCaseResult, thresholds: Mapping[str, float]) -> EvalCaseResult:
@@ -239,7 +295,7 @@ async def _aggregate_again(
     if _failed_before_aggregation(case):
         return case
     report = sources.report
-    eval_case = sources.cases.get(case.eval_id) or EvalCase(eval_id=case.eval_id)
+    eval_case = sources.cases.get(case.eval_id) or rebuilt_case(report.app_name, case.eval_id, [case])
     try:
         outcome = await run_aggregator(
             aggregator,
@@ -250,6 +306,7 @@ async def _aggregate_again(
                 inference_result=sources.inference_for(case),
                 eval_metrics=metrics_of_results(eval_case, configured, case.overall_eval_metric_results),
                 metric_results=list(case.overall_eval_metric_results),
+                metric_results_per_invocation=list(case.eval_metric_result_per_invocation),
                 context=EvalContext(),
             ),
         )

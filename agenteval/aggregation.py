@@ -1,7 +1,9 @@
 """Case aggregation: from a case's metric results to the case's score and status, in a run and across runs.
 
 The aggregator protocol and the default all-pass aggregator, the input an aggregator gets, the call
-that runs one and checks what it returns, and the decision of each case across its runs.
+that runs one and checks what it returns (including the score scale it declares), the decision of
+each case across its runs, and ready aggregators for that decision (:func:`at_least_k`,
+:func:`mean_of_runs`, :func:`max_of_runs`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from agenteval._names import qualified_name
+from agenteval._tracebacks import raised_at
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.inference import InferenceResult
-from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalMetricResultPerInvocation
 from agenteval.evalresult.summarize import CaseOutcome, average_metric_results, fail_if_errored
 from agenteval.evalresult.summary import EvalCaseResultSummary
 from agenteval.evalset.models import EvalCase
@@ -30,13 +34,18 @@ __all__ = [
     "AggregatorFunction",
     "AllPassAggregator",
     "EvalCaseResultAggregator",
+    "RunsReducer",
     "all_pass",
     "as_aggregator",
+    "at_least_k",
     "decide_case",
     "finite_score",
+    "max_of_runs",
+    "mean_of_runs",
     "metrics_of_results",
     "recorded_case_outcome",
     "run_aggregator",
+    "scaled",
 ]
 
 
@@ -48,6 +57,11 @@ class AggregationInput:
     several runs (``num_runs > 1``) it is called once more per case, with the metric scores
     averaged over the runs and :attr:`runs` holding each run's result, and what it returns then is
     the case's overall status and score. ``if data.runs:`` tells the two calls apart.
+
+    Re-aggregating a report that has no eval set (a result written by the reference framework or an
+    older agenteval, loaded without ``eval_set=``) gives :attr:`eval_case` rebuilt from the result,
+    with a :class:`~agenteval.errors.MissingEvalSetWarning`: see
+    :meth:`~agenteval.EvaluationReport.reaggregate`.
     """
 
     app_name: str
@@ -61,6 +75,11 @@ class AggregationInput:
     metric_results: list[EvalMetricResult]
     """One overall result per evaluated metric; across runs, its score averaged over the runs that
     evaluated it and its status whether that average reaches the threshold."""
+    metric_results_per_invocation: Sequence[EvalMetricResultPerInvocation] = ()
+    """The run's turns in order, each with its actual and expected invocation and one result per
+    evaluated metric (``turn.eval_metric_results``, statuses at the thresholds in force: the new ones
+    in :meth:`~agenteval.EvaluationReport.with_thresholds`). What "k of n turns pass" counts. Empty
+    across runs: each run's turns are in ``runs[i].eval_metric_result_per_invocation``."""
     context: EvalContext = field(default_factory=EvalContext)
     """Values set by callbacks (empty across runs)."""
     runs: Sequence[EvalCaseResult] = ()
@@ -81,7 +100,12 @@ class EvalCaseResultAggregator(Protocol):
 
     ``aggregate`` may be plain or ``async``. The score must be a finite number (an int, a float or
     a numpy number; it is stored as a float) and the status ``passed``, ``failed`` or
-    ``not_evaluated``; anything else, or an exception, fails the case.
+    ``not_evaluated``; anything else, or an exception, fails the case (error type ``aggregator``,
+    the message naming the file and line that raised).
+
+    An aggregator may declare its scale with a ``score_range = (low, high)`` attribute (a plain
+    function, through :func:`scaled`); a score outside it then fails the case too, naming the
+    aggregator, the score and the range. Without one, any finite score is taken.
     """
 
     def aggregate(self, data: AggregationInput) -> AggregationResult | Awaitable[AggregationResult]:
@@ -100,6 +124,8 @@ class AllPassAggregator:
     ``not_evaluated`` (score 0). Metric scores themselves are not used. Across runs this is the
     reference framework's rule: each metric's score averaged over the runs against its threshold.
     """
+
+    score_range = (0.0, 1.0)
 
     def aggregate(self, data: AggregationInput) -> AggregationResult:
         """Fold the metric statuses."""
@@ -139,17 +165,72 @@ def as_aggregator(aggregator: EvalCaseResultAggregator | AggregatorFunction) -> 
     """Return ``aggregator`` as an :class:`EvalCaseResultAggregator`, wrapping a plain function.
 
     Raises:
-        ConfigError: It is neither an aggregator nor callable, or it is an aggregator class rather
-            than an instance.
+        ConfigError: It is neither an aggregator nor callable, it is an aggregator class rather than
+            an instance, or it declares a ``score_range`` that is not two finite numbers, low first.
     """
     if isinstance(aggregator, type) and hasattr(aggregator, "aggregate"):
         name = aggregator.__qualname__
         raise ConfigError(f"the case aggregator is the class {name}; pass an instance, e.g. {name}()")
     if isinstance(aggregator, EvalCaseResultAggregator):
+        _declared_score_range(aggregator)
         return aggregator
     if callable(aggregator):
         return _FunctionAggregator(aggregator)
     raise ConfigError(f"the case aggregator must have an aggregate() method or be callable, got {aggregator!r}")
+
+
+class _ScaledAggregator:
+    """An aggregator with the scale :func:`scaled` gave it."""
+
+    def __init__(self, aggregator: EvalCaseResultAggregator, score_range: tuple[float, float]) -> None:
+        self.aggregator = aggregator
+        self.score_range = score_range
+        self.__wrapped__ = aggregator  # so that provenance and error messages name the aggregator (or function) inside
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult | Awaitable[AggregationResult]:
+        return self.aggregator.aggregate(data)
+
+    def __repr__(self) -> str:
+        low, high = self.score_range
+        return f"scaled({self.aggregator!r}, {low:g}, {high:g})"
+
+
+def scaled(aggregator: EvalCaseResultAggregator | AggregatorFunction, low: float, high: float) -> _ScaledAggregator:
+    """``aggregator`` (an aggregator or a plain function) declaring that its scores lie from ``low`` to ``high``.
+
+    A score outside that range then fails its case, with the aggregator, the score and the range in
+    the message, instead of being stored. An aggregator object can declare the same with a
+    ``score_range = (low, high)`` attribute.
+
+    Example::
+
+        report.reaggregate(ae.aggregation.scaled(weighted_score, 0, 1))
+
+    Raises:
+        ConfigError: ``low`` or ``high`` is not a finite number, or ``low > high``.
+    """
+    chosen = as_aggregator(aggregator)
+    return _ScaledAggregator(chosen, _checked_score_range(chosen, (low, high)))
+
+
+def _declared_score_range(aggregator: EvalCaseResultAggregator) -> tuple[float, float] | None:
+    """The ``(low, high)`` scale ``aggregator`` declares in its ``score_range`` attribute, if it has one.
+
+    Raises:
+        ConfigError: The attribute is not two finite numbers with ``low <= high``.
+    """
+    declared = getattr(aggregator, "score_range", None)
+    return None if declared is None else _checked_score_range(aggregator, declared)
+
+
+def _checked_score_range(aggregator: EvalCaseResultAggregator, declared: object) -> tuple[float, float]:
+    bounds = tuple(finite_score(bound) for bound in declared) if isinstance(declared, tuple | list) else ()
+    if len(bounds) != 2 or bounds[0] is None or bounds[1] is None or bounds[0] > bounds[1]:
+        raise ConfigError(
+            f"the case aggregator {qualified_name(aggregator)} declares score_range = {declared!r}; "
+            "declare (low, high): two finite numbers with low <= high"
+        )
+    return bounds[0], bounds[1]
 
 
 _VALID_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
@@ -175,17 +256,23 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
     """Run an aggregator and check what it returned.
 
     Raises:
-        AgentEvalError: With the reference's messages: ``aggregate eval case result: <error>``,
-            ``eval case result aggregation result is nil``, ``unexpected eval case result aggregation
-            status <status>`` or ``eval case result aggregation score must be finite: <score> (<type>); ...``
-            (the reference's message, with the score's type and what is expected added).
+        AgentEvalError: With the reference's messages: ``aggregate eval case result: <error> (raised at
+            <file>:<line> in <function>)`` (where the aggregator raised, added), ``eval case result
+            aggregation result is nil``, ``unexpected eval case result aggregation status <status>`` or
+            ``eval case result aggregation score must be finite: <score> (<type>); ...`` (the reference's
+            message, with the score's type and what is expected added); and ``eval case result aggregation
+            score <score> is outside the range <low> to <high> that <aggregator> declares (score_range)``
+            for a score off the declared scale (float rounding within 1e-9 of a bound is taken as that bound).
+        ConfigError: The aggregator's ``score_range`` is malformed.
     """
     try:
         result = aggregator.aggregate(data)
         if inspect.isawaitable(result):
             result = await result
     except Exception as exc:
-        raise AgentEvalError(f"aggregate eval case result: {describe_exception(exc)}") from exc
+        where = None if isinstance(exc, AgentEvalError) else raised_at(exc)
+        located = f" (raised at {where})" if where else ""
+        raise AgentEvalError(f"aggregate eval case result: {describe_exception(exc)}{located}") from exc
     if result is None:
         raise AgentEvalError("eval case result aggregation result is nil")
     if not isinstance(result, AggregationResult):
@@ -201,7 +288,28 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
             f"eval case result aggregation score must be finite: {result.score!r} ({type(result.score).__name__}); "
             "return a finite int or float"
         )
+    scale = _declared_score_range(aggregator)
+    if scale is not None:
+        score = _on_scale(score, scale, aggregator)
     return AggregationResult(score=score, status=EvalStatus(result.status))
+
+
+def _on_scale(score: float, scale: tuple[float, float], aggregator: EvalCaseResultAggregator) -> float:
+    """``score``, or the bound it differs from by float rounding only; an error when it is off the scale."""
+    low, high = scale
+    if low <= score <= high:
+        return score
+    for bound in scale:
+        if math.isclose(score, bound, rel_tol=1e-9, abs_tol=1e-12):
+            return bound
+    raise AgentEvalError(
+        f"eval case result aggregation score {_number(score)} is outside the range {_number(low)} to {_number(high)}"
+        f" that {qualified_name(aggregator)} declares (score_range)"
+    )
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
 def metrics_of_results(
@@ -237,7 +345,8 @@ async def decide_case(
 
     With at most one configured run the case's outcome is its run's (the aggregator already decided
     it). With more, ``aggregator`` is called with the metric results averaged over the runs
-    (:func:`average_metric_results`) and the runs themselves (``AggregationInput.runs``); an
+    (:func:`average_metric_results`) and the runs themselves (``AggregationInput.runs``, each with
+    its turns' metric results; ``AggregationInput.metric_results_per_invocation`` is empty); an
     aggregator that raises fails the case, with the error in :attr:`CaseOutcome.error_message`.
     Either way a not-evaluated outcome becomes failed when any run has an error message.
 
@@ -298,3 +407,88 @@ def recorded_case_outcome(
     status = summary.overall_status
     score = summary.overall_score if summary.overall_score is not None else float(status == EvalStatus.PASSED)
     return CaseOutcome(status, score, averaged, summary.error_message)
+
+
+_DECIDED = (EvalStatus.PASSED, EvalStatus.FAILED)
+
+
+class RunsReducer:
+    """A ready aggregator that decides a case across its runs from the runs' own outcomes.
+
+    Made by :func:`at_least_k`, :func:`mean_of_runs` and :func:`max_of_runs` (the counterparts of
+    Inspect's epoch reducers). Each run is decided as the :class:`AllPassAggregator` decides it
+    (score 1 or 0), so every score lies from 0 to 1 (``score_range``). Across runs only the runs
+    that passed or failed count (a run that failed with an error counts as failed); a case with
+    none is ``not_evaluated`` with score 0. With one run (``num_runs=1``) the run's outcome is the
+    case's, as for any aggregator.
+    """
+
+    score_range = (0.0, 1.0)
+
+    def __init__(self, name: str, reduce: Callable[[Sequence[EvalCaseResult]], AggregationResult]) -> None:
+        # Provenance and error messages name an aggregator by its qualified name: at_least_k(2).
+        self.__qualname__ = name
+        self._reduce = reduce
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult:
+        """A run as the all-pass aggregator decides it; a case across runs by the reducer's rule."""
+        if not data.runs:
+            return all_pass(data.metric_results)
+        decided = [run for run in data.runs if run.final_eval_status in _DECIDED]
+        if not decided:
+            return AggregationResult(score=0.0, status=EvalStatus.NOT_EVALUATED)
+        return self._reduce(decided)
+
+    def __repr__(self) -> str:
+        return self.__qualname__
+
+
+def at_least_k(k: int) -> RunsReducer:
+    """A case passes (score 1) when at least ``k`` of its runs passed, else fails (score 0).
+
+    With ``k=1`` a case passes when any run did (pass@k for one case); with ``k`` equal to
+    ``num_runs``, only when every run did (pass^k). A case with fewer runs than ``k`` fails.
+
+    Raises:
+        ConfigError: ``k`` is not a whole number of at least 1.
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ConfigError(f"at_least_k(k): k must be a whole number of runs of at least 1, got {k!r}")
+    needed = int(k)
+
+    def reduce(runs: Sequence[EvalCaseResult]) -> AggregationResult:
+        passed = sum(run.final_eval_status == EvalStatus.PASSED for run in runs) >= needed
+        return AggregationResult(score=float(passed), status=EvalStatus.PASSED if passed else EvalStatus.FAILED)
+
+    return RunsReducer(f"at_least_k({needed})", reduce)
+
+
+def mean_of_runs(threshold: float) -> RunsReducer:
+    """A case's score is the mean of its runs' scores; it passes when that mean reaches ``threshold``.
+
+    With the all-pass runs (score 1 or 0) the mean is the share of runs that passed:
+    ``mean_of_runs(0.5)`` passes a case that passed at least half its runs.
+
+    Raises:
+        ConfigError: ``threshold`` is not a number from 0 to 1.
+    """
+    checked = finite_score(threshold)
+    if checked is None or not 0.0 <= checked <= 1.0:
+        raise ConfigError(f"mean_of_runs(threshold): the threshold must be a number from 0 to 1, got {threshold!r}")
+
+    def reduce(runs: Sequence[EvalCaseResult]) -> AggregationResult:
+        mean = sum(run.score for run in runs) / len(runs)
+        return AggregationResult(score=mean, status=EvalStatus.PASSED if mean >= checked else EvalStatus.FAILED)
+
+    return RunsReducer(f"mean_of_runs({checked:g})", reduce)
+
+
+def max_of_runs() -> RunsReducer:
+    """A case's outcome is its best run's: a run that passed before one that failed, then the higher score."""
+
+    def reduce(runs: Sequence[EvalCaseResult]) -> AggregationResult:
+        best = max(runs, key=lambda run: (run.final_eval_status == EvalStatus.PASSED, run.score))
+        passed = best.final_eval_status == EvalStatus.PASSED
+        return AggregationResult(score=best.score, status=EvalStatus.PASSED if passed else EvalStatus.FAILED)
+
+    return RunsReducer("max_of_runs()", reduce)

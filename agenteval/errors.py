@@ -25,6 +25,7 @@ The hierarchy::
     ├── SkippedMetricWarning    a metric whose evaluator is not registered (skipped)
     ├── NoMetricsWarning        an evaluation with no metrics at all
     ├── DroppedDataWarning      data in an imported file (ADK, pydantic-evals) that agenteval has no place for
+    ├── MissingEvalSetWarning   a report re-aggregated without its eval set: aggregators get cases rebuilt from it
     ├── ProgressWarning         a progress display that failed and was switched off
     └── CacheIdentityWarning    an agent's cache identity rests on what it cannot see, or changed as it ran
 
@@ -54,6 +55,7 @@ __all__ = [
     "JSONPathError",
     "JudgeOutputError",
     "MissingDependencyError",
+    "MissingEvalSetWarning",
     "NoMetricsWarning",
     "NotFoundError",
     "ProgressWarning",
@@ -103,6 +105,10 @@ class SkippedMetricWarning(UserWarning):
 
 class NoMetricsWarning(UserWarning):
     """An evaluation has no metrics at all, so every case will be ``not_evaluated``."""
+
+
+class MissingEvalSetWarning(UserWarning):
+    """A report without its eval set was re-aggregated: the aggregator got each case rebuilt from the result."""
 
 
 class DroppedDataWarning(UserWarning):

@@ -29,7 +29,7 @@ from agenteval._frames import (
 from agenteval._gc import fewer_collections
 from agenteval._names import qualified_name
 from agenteval._presentation import presenter
-from agenteval._reanalysis import Derivation, reaggregate, with_thresholds
+from agenteval._reanalysis import Derivation, reaggregate, rebuilt_case, with_thresholds
 from agenteval.aggregation import (
     AggregatorFunction,
     AllPassAggregator,
@@ -45,7 +45,7 @@ from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance, current_environment
 from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
-from agenteval.evalset.models import EvalCase, EvalSet, Invocation
+from agenteval.evalset.models import EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.passk import mean_pass_at_k, mean_pass_hat_k, parse_case_pass_nc, parse_pass_nc, pass_at_k, pass_hat_k
 from agenteval.status import EvalStatus, summarize
@@ -293,11 +293,27 @@ class EvaluationReport:
         each case's overall status and score too: it is called once more per case with the metric
         scores averaged over the runs (``AggregationInput.runs`` holds the runs), and decides
         :attr:`case_summaries`, ``case_table["status"]`` and ``["score"]``, :attr:`overall_status`
-        and the saved summary.
+        and the saved summary. Each call gets the case as written, the metric results and, per run,
+        each turn's (``AggregationInput.metric_results_per_invocation``); ``ae.aggregation`` has
+        ready aggregators for the decision across runs (``at_least_k``, ``mean_of_runs``,
+        ``max_of_runs``). An aggregator that raises or returns something unusable fails only that
+        case (error type ``aggregator``); the metric scores stay in the tables.
+
+        A report without its eval set (a result the reference framework or an older agenteval wrote,
+        loaded without ``eval_set=``) cannot give the cases as written: a custom aggregator then gets
+        each case rebuilt from the result (its id, user and the expected turns it was scored against;
+        no session state, context messages or rubrics), with a
+        :class:`~agenteval.errors.MissingEvalSetWarning`. Refusing would block every aggregator that
+        reads only scores, and an empty case, as before, made one that reads the case fail silently.
+        Load the report with ``EvaluationReport.load(..., eval_set=...)`` to give the real cases.
 
         Args:
             aggregator: An :class:`~agenteval.EvalCaseResultAggregator` or a function
                 ``fn(AggregationInput) -> AggregationResult`` (plain or async).
+
+        Warns:
+            MissingEvalSetWarning: The report has no eval set and ``aggregator`` is not a built-in one
+                (which never reads the case).
         """
         return run_sync(self.areaggregate(aggregator))
 
@@ -319,11 +335,15 @@ class EvaluationReport:
         """A new report in which the named metrics pass at new thresholds (``score >= threshold``).
 
         Statuses of every turn and of each case are recomputed from the stored scores, then the
-        cases are aggregated again (with ``aggregator``, by default the one used originally).
+        cases are aggregated again (with ``aggregator``, by default the one used originally), which
+        sees the new statuses, per turn too (``AggregationInput.metric_results_per_invocation``).
 
         Args:
             thresholds: New threshold per metric name, e.g. ``{"final_response_avg_score": 0.8}``.
             aggregator: Case aggregator to use instead of the original.
+
+        Warns:
+            MissingEvalSetWarning: As :meth:`reaggregate` says.
         """
         return run_sync(self.awith_thresholds(thresholds, aggregator))
 
@@ -676,7 +696,7 @@ async def build_report(
                 aggregator,
                 app_name=app_name,
                 eval_set_id=eval_set_id,
-                eval_case=eval_cases.get(eval_id) or EvalCase(eval_id=eval_id),
+                eval_case=eval_cases.get(eval_id) or rebuilt_case(app_name, eval_id, runs),
                 inference=last_inference.get(eval_id) or InferenceResult(eval_case_id=eval_id),
                 metrics=metrics,
             )

@@ -28,9 +28,11 @@ def nope(text: str) -> str:
     return "nope"
 
 
-def evaluate(agent: object = nope, num_runs: int = 3, **options: object) -> ae.EvaluationReport:
+def evaluate(
+    agent: object = nope, num_runs: int = 3, *, cases: ae.EvalSet | None = None, **options: object
+) -> ae.EvaluationReport:
     ev = ae.Evaluator(APP, agent, num_runs=num_runs, progress=False, **options)  # type: ignore[arg-type]
-    return ev.evaluate(eval_set(), metrics=[final_response()])
+    return ev.evaluate(cases or eval_set(), metrics=[final_response()])
 
 
 @pytest.mark.parametrize("num_runs", [1, 3])
@@ -115,7 +117,9 @@ def test_an_aggregator_that_raises_across_runs_fails_the_case_with_its_error() -
     assert list(report.case_table["status"]) == ["failed", "failed"]
     assert set(report.cases["status"]) == {"passed"}
     summary = report.case_summaries[0]
-    assert summary.error_message == "aggregate eval case result: RuntimeError: no verdict across runs"
+    assert summary.error_message.startswith("aggregate eval case result: RuntimeError: no verdict across runs")
+    line = line_of('raise RuntimeError("no verdict across runs")')
+    assert summary.error_message.endswith(f"{Path(__file__).name}:{line} in broken_across_runs)")
     assert report.result.summary is not None
     assert report.result.summary.eval_case_summaries[0].error_message == summary.error_message
 
@@ -138,3 +142,45 @@ def test_reaggregate_with_thresholds_rescore_and_compare_follow_the_aggregator()
     diff = ae.compare(strict, lenient)
     assert list(diff.cases["change"]) == ["fixed", "fixed"]
     assert list(diff.cases["candidate_status"]) == ["passed", "passed"]
+
+
+def line_of(text: str) -> int:
+    """The line of this file that holds ``text`` (once)."""
+    (number,) = [
+        n
+        for n, line in enumerate(Path(__file__).read_text().splitlines(), start=1)
+        if text in line and "line_of" not in line
+    ]
+    return number
+
+
+def test_each_run_gives_its_turns_and_across_runs_they_are_in_the_runs() -> None:
+    seen: list[AggregationInput] = []
+
+    def recording(data: AggregationInput) -> AggregationResult:
+        seen.append(data)
+        return ae.AllPassAggregator().aggregate(data)
+
+    report = evaluate(echo_two_turns, num_runs=2, aggregator=recording, cases=two_turn_set())
+
+    per_run = [data for data in seen if not data.runs]
+    across = [data for data in seen if data.runs]
+    assert len(per_run) == 2 and len(across) == 1
+    for data in per_run:
+        assert [len(turn.eval_metric_results) for turn in data.metric_results_per_invocation] == [1, 1]
+        assert [turn.eval_metric_results[0].eval_status for turn in data.metric_results_per_invocation] == [
+            PASSED,
+            FAILED,
+        ]
+    (data,) = across
+    assert data.metric_results_per_invocation == ()
+    assert [len(run.eval_metric_result_per_invocation) for run in data.runs] == [2, 2]
+    assert report.case_table["status"].tolist() == ["failed"]
+
+
+def two_turn_set() -> ae.EvalSet:
+    return ae.EvalSet(eval_set_id=SET, eval_cases=[make_case("t", turn("say one", "one"), turn("say two", "2"))])
+
+
+def echo_two_turns(text: str) -> str:
+    return text.removeprefix("say ")

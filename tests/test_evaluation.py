@@ -819,7 +819,7 @@ def test_a_case_whose_aggregator_raises_in_every_run_is_failed() -> None:
     summary = report.case_summaries[0]
     for run in summary.runs:
         assert run.final_eval_status == FAILED
-        assert run.error_message == "aggregate eval case result: ValueError: boom"
+        assert run.error_message.startswith("aggregate eval case result: ValueError: boom (raised at ")
         # Kept so that a corrected aggregator can be tried without scoring again.
         assert [m.eval_status for m in run.overall_eval_metric_results] == [PASSED]
     assert summary.metric_results == []

@@ -62,6 +62,10 @@ def _case_view(report: ae.EvaluationReport) -> list[tuple[int, str, str, float]]
     ]
 
 
+NO_EVAL_SET = r"this report has no eval set.*rebuilt from the result.*EvaluationReport\.load\(\.\.\., eval_set=\.\.\.\)"
+"""How the warning reads when a report without its eval set is re-aggregated by a custom aggregator."""
+
+
 @pytest.fixture
 def report_and_agent() -> tuple[ae.EvaluationReport, CountingAgent]:
     agent = CountingAgent()
@@ -345,7 +349,9 @@ def test_with_thresholds_on_a_reference_result_of_another_aggregator_needs_that_
     ):
         report.with_thresholds(_same_thresholds(report))
 
-    again = report.with_thresholds(_same_thresholds(report), aggregator=_support_weighted)
+    # The reference's result holds no eval set: the aggregator gets the cases rebuilt from it.
+    with pytest.warns(ae.errors.MissingEvalSetWarning, match=NO_EVAL_SET):
+        again = report.with_thresholds(_same_thresholds(report), aggregator=_support_weighted)
     assert _case_view(again) == _case_view(report)
 
 
@@ -456,7 +462,11 @@ def test_results_written_by_the_reference_can_be_reaggregated(path: Path) -> Non
     report = ae.EvaluationReport.load(path)
 
     # The case-aggregation example was not aggregated by all-pass, so it must be named (see below).
-    same = report.with_thresholds({}, aggregator=_support_weighted if path == CASE_AGGREGATION_RESULT else None)
+    if path == CASE_AGGREGATION_RESULT:
+        with pytest.warns(ae.errors.MissingEvalSetWarning, match=NO_EVAL_SET):
+            same = report.with_thresholds({}, aggregator=_support_weighted)
+    else:
+        same = report.with_thresholds({})
     again = report.reaggregate(ae.AllPassAggregator())
 
     for derived in (same, again):
@@ -608,3 +618,126 @@ def test_loading_a_result_with_another_eval_set_is_refused(tmp_path: Path) -> No
 
     with pytest.raises(ae.ConfigError, match=r"is of eval set 'math-basic', but eval_set= is 'other'"):
         ae.EvaluationReport.load(tmp_path / APP_NAME / f"{result_id}.evalset_result.json", eval_set=other)
+
+
+# ------------------------------------------------------------------ aggregators see the whole case, turn by turn
+
+TRIP = ae.EvalSet.of(
+    "trips",
+    [
+        ae.EvalCase.of(
+            "trip",
+            ae.Invocation.of("Weather in Paris?", "Sunny"),
+            ae.Invocation.of("And in Rome?", "Rain"),
+            ae.Invocation.of("And in Oslo?", "Snow"),
+            user_id="ada",
+        ),
+        ae.EvalCase.of("paris", "Weather in Paris?", expect="Sunny"),
+    ],
+)
+
+
+def _trip_agent(message: str) -> str:
+    return "Sunny" if "Paris" in message else "Rain"  # wrong about Oslo
+
+
+def _most_turns_pass(data: AggregationInput) -> AggregationResult:
+    """A case passes when at least two thirds of its turns pass every metric (the case's turns as written)."""
+    turns = len(data.eval_case.conversation)
+    passed = sum(
+        all(result.eval_status == ae.EvalStatus.PASSED for result in turn.eval_metric_results)
+        for turn in data.metric_results_per_invocation
+    )
+    score = passed / turns
+    return AggregationResult(score=score, status=ae.EvalStatus.PASSED if score >= 2 / 3 else ae.EvalStatus.FAILED)
+
+
+def _written_without_its_eval_set(report: ae.EvaluationReport, directory: Path) -> Path:
+    """The report saved as a result that does not carry its eval set (the reference's, an older agenteval's)."""
+    result_id = report.save(ae.LocalEvalResultManager(directory))
+    path = directory / report.app_name / f"{result_id}.evalset_result.json"
+    written = json.loads(path.read_text())
+    written["summary"]["provenance"].pop("evalSet", None)
+    path.write_text(json.dumps(written))
+    return path
+
+
+def _trip_report(num_runs: int = 1) -> ae.EvaluationReport:
+    return ae.Evaluator("trips-app", _trip_agent, progress=False, num_runs=num_runs).evaluate(
+        TRIP, metrics=[ae.EvalMetric.final_response()]
+    )
+
+
+def test_without_its_eval_set_an_aggregator_gets_the_case_rebuilt_from_the_result_and_a_warning(
+    tmp_path: Path,
+) -> None:
+    report = _trip_report()
+    loaded = ae.EvaluationReport.load(_written_without_its_eval_set(report, tmp_path))
+    assert loaded.eval_set is None
+
+    with pytest.warns(ae.errors.MissingEvalSetWarning, match=NO_EVAL_SET):
+        again = loaded.reaggregate(_most_turns_pass)
+
+    expected = report.reaggregate(_most_turns_pass)
+    assert (
+        _case_view(again) == _case_view(expected) == [(1, "trip", "passed", 0.666666667), (1, "paris", "passed", 1.0)]
+    )
+    assert set(again.cases["error_message"]) == {""}
+    with pytest.warns(ae.errors.MissingEvalSetWarning, match=NO_EVAL_SET):
+        lenient = loaded.with_thresholds({"final_response_avg_score": 0.0}, aggregator=_most_turns_pass)
+    assert _case_view(lenient) == [(1, "trip", "passed", 1.0), (1, "paris", "passed", 1.0)]
+
+
+def test_the_rebuilt_case_holds_what_the_result_records(tmp_path: Path) -> None:
+    seen: list[ae.EvalCase] = []
+
+    def recording(data: AggregationInput) -> AggregationResult:
+        seen.append(data.eval_case)
+        return _always_passes(data)
+
+    report = _trip_report(num_runs=2)
+    loaded = ae.EvaluationReport.load(_written_without_its_eval_set(report, tmp_path))
+
+    with pytest.warns(ae.errors.MissingEvalSetWarning):
+        loaded.reaggregate(recording)
+
+    # Twice per case in the runs, once more across them.
+    trips = [case for case in seen if case.eval_id == "trip"]
+    assert len(trips) == 3
+    written = TRIP.eval_cases[0]
+    for case in trips:
+        assert [turn.user_content for turn in case.conversation] == [turn.user_content for turn in written.conversation]
+        assert [turn.final_response for turn in case.conversation] == [
+            turn.final_response for turn in written.conversation
+        ]
+        assert case.session_input is not None and case.session_input.user_id == "ada"
+        assert case.session_input.app_name == "trips-app"
+
+
+def test_the_built_in_aggregators_need_no_case_and_no_warning(tmp_path: Path) -> None:
+    loaded = ae.EvaluationReport.load(_written_without_its_eval_set(_trip_report(num_runs=2), tmp_path))
+
+    loaded.reaggregate(ae.AllPassAggregator())
+    loaded.reaggregate(ae.aggregation.at_least_k(1))
+    loaded.with_thresholds({"final_response_avg_score": 0.5})
+
+
+def test_with_new_thresholds_the_turns_an_aggregator_sees_are_rethresholded() -> None:
+    report = _trip_report()
+    seen: list[list[str]] = []
+
+    def recording(data: AggregationInput) -> AggregationResult:
+        seen.append(
+            [
+                str(result.eval_status)
+                for turn in data.metric_results_per_invocation
+                for result in turn.eval_metric_results
+            ]
+        )
+        return _most_turns_pass(data)
+
+    report.reaggregate(recording)
+    assert seen == [["passed", "passed", "failed"], ["passed"]]
+    seen.clear()
+    report.with_thresholds({"final_response_avg_score": 0.0}, aggregator=recording)
+    assert seen == [["passed", "passed", "passed"], ["passed"]]

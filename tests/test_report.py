@@ -147,7 +147,17 @@ def test_column_constants() -> None:
         "actual_tools",
         "expected_tools",
     )
-    assert CASE_SUMMARY_COLUMNS == ("eval_id", "status", "score", "num_runs", "runs_passed", "pass_rate", "mean_score")
+    assert CASE_SUMMARY_COLUMNS == (
+        "eval_id",
+        "status",
+        "score",
+        "num_runs",
+        "runs_passed",
+        "pass_rate",
+        "mean_score",
+        "error_type",
+        "error_message",
+    )
 
 
 def test_cases_frame_has_one_row_per_run_and_case(report: EvaluationReport) -> None:

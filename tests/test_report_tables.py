@@ -199,3 +199,47 @@ def test_turns_show_the_models_and_token_usage_the_trace_reports(report: ae.Eval
     assert list(untraced["models"]) == ["", ""]
     assert untraced["prompt_tokens"].isna().all()
     assert str(untraced["prompt_tokens"].dtype) == "Int64"
+
+
+def never_decides(data: AggregationInput) -> AggregationResult:
+    raise ValueError("no verdict")
+
+
+@pytest.mark.parametrize("num_runs", [1, 2])
+def test_the_case_table_keeps_the_scores_of_a_case_whose_aggregator_raised(num_runs: int) -> None:
+    ev = ae.Evaluator("app", weather_agent, progress=False, num_runs=num_runs)
+    report = ev.evaluate(two_turns(), metrics=METRICS)
+
+    broken = report.reaggregate(never_decides)
+
+    row = broken.case_table.set_index("eval_id").loc["trip"]
+    scored = report.case_table.set_index("eval_id").loc["trip"]
+    assert (row["status"], row["score"]) == ("failed", 0.0)
+    metrics = ["tool_trajectory_avg_score", "final_response_rouge"]
+    assert [row[name] for name in metrics] == pytest.approx([scored[name] for name in metrics])
+    assert row["error_type"] == "aggregator"
+    message = str(row["error_message"])
+    assert message.startswith("aggregate eval case result: ValueError: no verdict (raised at ")
+    assert message.endswith(" in never_decides)")
+    assert (scored["error_type"], scored["error_message"]) == ("", "")
+
+
+def test_the_case_table_names_the_run_whose_error_failed_the_case() -> None:
+    trip_runs = 0
+
+    def fails_run_2(data: AggregationInput) -> AggregationResult:
+        nonlocal trip_runs
+        if data.eval_case.eval_id == "trip" and not data.runs:
+            trip_runs += 1
+            if trip_runs == 2:
+                raise RuntimeError("second run")
+        return ae.AllPassAggregator().aggregate(data)
+
+    ev = ae.Evaluator("app", weather_agent, progress=False, num_runs=2, parallel_runs=False, aggregator=fails_run_2)
+
+    row = ev.evaluate(two_turns(), metrics=METRICS).case_table.set_index("eval_id").loc["trip"]
+
+    assert row["error_type"] == "aggregator"
+    assert str(row["error_message"]).startswith(
+        "run 2: aggregate eval case result: RuntimeError: second run (raised at "
+    )

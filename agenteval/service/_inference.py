@@ -7,8 +7,6 @@ import copy
 import logging
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
-from traceback import walk_tb
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
@@ -16,6 +14,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from agenteval._json import depth_message, depth_problem, lone_surrogate_path
 from agenteval._loop_watchdog import activity
 from agenteval._secrets import redact_free_text
+from agenteval._tracebacks import raised_at
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
@@ -41,7 +40,6 @@ from agenteval.service.options import ServiceOptions
 __all__ = ["CaseInference", "infer_case", "user_input_only"]
 
 _log = logging.getLogger("agenteval")
-_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 @dataclass(slots=True)
@@ -148,7 +146,7 @@ class _Session:
         _log.debug("the agent raised in turn %d of session %s", self.turns_run, self.session_id, exc_info=error)
         # Written into results and HTML meant to be shared: an agent's error may quote its credentials.
         text = redact_free_text(describe_exception(error))
-        where = None if isinstance(error, AgentEvalError) else _raised_at(error)
+        where = None if isinstance(error, AgentEvalError) else raised_at(error)
         return f"{text} (raised at {where})" if where else text
 
     async def run_turns(self, inputs: list[Invocation]) -> CaseInference:
@@ -206,34 +204,6 @@ def _unsaveable(message: Message, result: TurnResult) -> str | None:
                 " e.g. half an emoji), which JSON cannot store: decode the text strictly or drop the broken character"
             )
     return None
-
-
-def _raised_at(error: BaseException) -> str | None:
-    """Where ``error`` was raised, as ``file.py:42 in function``: its innermost frame outside agenteval.
-
-    An error agenteval raises for the agent (a tool called with wrong arguments, a missing context
-    key) thus points at the agent's line; one with no frame outside agenteval (an agent that
-    returned ``None``) gets ``None``.
-    """
-    for frame, line in reversed(list(walk_tb(error.__traceback__))):
-        shown = _file_name(frame.f_code.co_filename)
-        if shown is not None:
-            return f"{shown}:{line} in {frame.f_code.co_name}"
-    return None
-
-
-def _file_name(filename: str) -> str | None:
-    """A source file as an error message names it; ``None`` for agenteval's own files.
-
-    Relative to the working directory when it is under it, else its base name: short either way.
-    """
-    path = Path(filename)
-    if not path.is_absolute():  # such as "<string>"
-        return path.name
-    path, cwd = path.resolve(), Path.cwd()
-    if path.is_relative_to(_PACKAGE):
-        return None
-    return path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else path.name
 
 
 async def _expected_turns(

@@ -335,6 +335,7 @@ async def score_case(
                 inference_result=inference,
                 eval_metrics=effective_metrics,
                 metric_results=overall,
+                metric_results_per_invocation=per_turn,
                 context=context,
             ),
         )

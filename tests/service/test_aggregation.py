@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
+from agenteval._names import qualified_name
 from agenteval.aggregation import (
     AggregationInput,
     AggregationResult,
@@ -25,6 +26,7 @@ from agenteval.aggregation import (
     EvalCaseResultAggregator,
     as_aggregator,
     run_aggregator,
+    scaled,
 )
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError
@@ -55,6 +57,9 @@ from tests.service._fakes import (
     make_manager,
     make_service,
     passed_inference,
+    per_invocation,
+    raised_at,
+    turn,
     uniform_result,
 )
 
@@ -296,7 +301,11 @@ class RaisingAggregator:
 @pytest.mark.parametrize(
     ("aggregator", "message"),
     [
-        (RaisingAggregator(), "aggregate eval case result: ValueError: boom"),
+        (
+            RaisingAggregator(),
+            "aggregate eval case result: ValueError: boom"
+            + raised_at(RaisingAggregator.aggregate, 'raise ValueError("boom")'),
+        ),
         (as_aggregator(returns_none), "eval case result aggregation result is nil"),
         (
             RecordingAggregator(AggregationResult(score=math.nan, status=PASSED)),
@@ -418,7 +427,7 @@ async def test_aggregator_failure_of_one_case_does_not_affect_the_others() -> No
     result = await service.evaluate(evaluate_request(*inferences, metrics=[EvalMetric(metric_name="m")]))
     assert [(r.eval_id, r.final_eval_status, r.error_message) for r in result.eval_case_results] == [
         ("a", PASSED, ""),
-        ("b", FAILED, "aggregate eval case result: RuntimeError: only b"),
+        ("b", FAILED, "aggregate eval case result: RuntimeError: only b" + raised_at(FailsForB.aggregate, "only b")),
         ("c", PASSED, ""),
     ]
 
@@ -558,3 +567,190 @@ async def test_weighted_aggregator_reproduces_the_reference_output() -> None:
             del turn_result["details"]["value"]
     expected = json.loads(reference_case.to_json())
     assert produced == expected
+
+
+# ----------------------------------------------------------------------------- what an aggregator sees and returns
+
+
+def turn_verdicts(actuals: Sequence[Any], metric: EvalMetric) -> EvaluateResult:
+    """Turn 1 passes, the others fail."""
+    turns = [
+        per_invocation(1.0 if index == 0 else 0.0, PASSED if index == 0 else FAILED) for index in range(len(actuals))
+    ]
+    return EvaluateResult(overall_score=1 / len(actuals), overall_status=FAILED, per_invocation_results=turns)
+
+
+def k_of_n_turns(data: AggregationInput) -> AggregationResult:
+    """A case passes when at least 2 of its turns passed every metric (the README's per-turn rule)."""
+    turns = data.metric_results_per_invocation
+    passed = sum(all(result.eval_status == PASSED for result in turn.eval_metric_results) for turn in turns)
+    return AggregationResult(score=passed / len(turns), status=PASSED if passed >= 2 else FAILED)
+
+
+@pytest.mark.asyncio
+async def test_the_aggregator_gets_each_turns_metric_results() -> None:
+    aggregator = RecordingAggregator(AggregationResult(score=1.0, status=PASSED))
+    service = make_service(
+        await make_manager(make_case("c", "one", "two", "three")),
+        {"m": FakeEvaluator(factory=turn_verdicts), "other": FakeEvaluator()},
+        aggregator=aggregator,
+    )
+    inference = passed_inference("c", turn("one", final="a"), turn("two", final="b"), turn("three", final="c"))
+    metrics = [EvalMetric(metric_name="m"), EvalMetric(metric_name="other")]
+
+    result = await service.evaluate(evaluate_request(inference, metrics=metrics))
+
+    case_result = result.eval_case_results[0]
+    (data,) = aggregator.inputs
+    assert data.metric_results_per_invocation == case_result.eval_metric_result_per_invocation
+    assert [
+        [(r.metric_name, r.eval_status) for r in turn.eval_metric_results]
+        for turn in data.metric_results_per_invocation
+    ] == [[("m", PASSED), ("other", PASSED)], [("m", FAILED), ("other", PASSED)], [("m", FAILED), ("other", PASSED)]]
+    actuals = [turn.actual_invocation for turn in data.metric_results_per_invocation]
+    assert [actual.invocation_id if actual else "" for actual in actuals] == ["one", "two", "three"]
+
+
+@pytest.mark.asyncio
+async def test_a_k_of_n_turns_aggregator_decides_one_run_from_its_turns() -> None:
+    service = make_service(
+        await make_manager(make_case("c", "one", "two", "three")),
+        {"m": FakeEvaluator(factory=turn_verdicts)},
+        aggregator=k_of_n_turns,
+    )
+    inference = passed_inference("c", turn("one", final="a"), turn("two", final="b"), turn("three", final="c"))
+
+    result = await service.evaluate(evaluate_request(inference, metrics=[EvalMetric(metric_name="m")]))
+
+    case_result = result.eval_case_results[0]
+    assert case_result.final_eval_status == FAILED
+    assert case_result.score == pytest.approx(1 / 3)
+    assert case_result.error_message == ""
+
+
+class Raises:
+    def aggregate(self, data: AggregationInput) -> AggregationResult:
+        weights: dict[str, float] = {}
+        return AggregationResult(score=weights["accuracy"], status=PASSED)
+
+
+@pytest.mark.asyncio
+async def test_an_aggregator_error_names_the_aggregators_file_and_line() -> None:
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()}, aggregator=Raises())
+
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+
+    case_result = result.eval_case_results[0]
+    where = raised_at(Raises.aggregate, 'weights["accuracy"]')
+    assert case_result.error_message == f"aggregate eval case result: KeyError: 'accuracy'{where}"
+    assert case_result.error_type == "aggregator"
+
+
+class Scaled:
+    """An aggregator object that declares its scale."""
+
+    score_range = (0.0, 10.0)
+
+    def __init__(self, score: float) -> None:
+        self.score = score
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult:
+        return AggregationResult(score=self.score, status=PASSED)
+
+
+def returns_1_5(data: AggregationInput) -> AggregationResult:
+    return AggregationResult(score=1.5, status=PASSED)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("aggregator", "message"),
+    [
+        (
+            Scaled(10.5),
+            "eval case result aggregation score 10.5 is outside the range 0 to 10 that"
+            " tests.service.test_aggregation.Scaled declares (score_range)",
+        ),
+        (
+            Scaled(-1),
+            "eval case result aggregation score -1 is outside the range 0 to 10 that"
+            " tests.service.test_aggregation.Scaled declares (score_range)",
+        ),
+        (
+            scaled(returns_1_5, 0, 1),
+            "eval case result aggregation score 1.5 is outside the range 0 to 1 that"
+            " tests.service.test_aggregation.returns_1_5 declares (score_range)",
+        ),
+    ],
+    ids=["above", "below", "scaled-function"],
+)
+async def test_a_score_outside_the_declared_scale_fails_the_case(
+    aggregator: EvalCaseResultAggregator, message: str
+) -> None:
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()}, aggregator=aggregator)
+
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+
+    case_result = result.eval_case_results[0]
+    assert (case_result.final_eval_status, case_result.score) == (FAILED, 0.0)
+    assert case_result.error_message == message
+    assert case_result.error_type == "aggregator"
+    assert [m.metric_name for m in case_result.overall_eval_metric_results] == ["m"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("score", [0, 10, 7.5], ids=["low end", "high end", "inside"])
+async def test_a_score_on_the_declared_scale_is_kept(score: float) -> None:
+    assert await run_aggregator(Scaled(score), aggregation_input(PASSED)) == AggregationResult(score, PASSED)
+
+
+@pytest.mark.asyncio
+async def test_the_default_aggregator_declares_zero_to_one_and_scaled_keeps_the_function() -> None:
+    assert AllPassAggregator().score_range == (0.0, 1.0)
+    wrapped = scaled(returns_1_5, 0, 2)
+    assert wrapped.score_range == (0.0, 2.0)
+    assert await run_aggregator(wrapped, aggregation_input(PASSED)) == AggregationResult(1.5, PASSED)
+    assert qualified_name(wrapped) == "tests.service.test_aggregation.returns_1_5"
+    assert qualified_name(scaled(Scaled(1), 0, 1)) == "tests.service.test_aggregation.Scaled"
+
+
+class BadlyScaled:
+    def __init__(self, score_range: object) -> None:
+        self.score_range = score_range
+
+    def aggregate(self, data: AggregationInput) -> AggregationResult:
+        return AggregationResult(score=0.5, status=PASSED)
+
+
+@pytest.mark.parametrize(
+    "score_range",
+    [(1, 0), (0, math.inf), (math.nan, 1), (0,), "0..1", (0, "1"), (True, 1)],
+    ids=["reversed", "infinite", "nan", "one number", "text", "text bound", "bool"],
+)
+def test_a_malformed_scale_is_a_config_error_before_anything_runs(score_range: object) -> None:
+    message = (
+        f"the case aggregator tests.service.test_aggregation.BadlyScaled declares score_range = {score_range!r}; "
+        "declare (low, high): two finite numbers with low <= high"
+    )
+    with pytest.raises(ConfigError) as caught:
+        LocalService(lambda message: "", aggregator=BadlyScaled(score_range))
+    assert str(caught.value) == message
+    with pytest.raises(ConfigError) as caught:
+        scaled(returns_1_5, 2, 1)
+    assert "declares score_range = (2, 1)" in str(caught.value)
+
+
+@pytest.mark.asyncio
+async def test_an_aggregator_that_returns_a_dict_is_refused_with_what_to_return() -> None:
+    def as_dict(data: AggregationInput) -> Any:
+        return {"score": 1.0, "status": "passed"}
+
+    service = make_service(await make_manager(make_case("c", "prompt")), {"m": FakeEvaluator()}, aggregator=as_dict)
+
+    result = await service.evaluate(evaluate_request(passed_inference("c"), metrics=[EvalMetric(metric_name="m")]))
+
+    case_result = result.eval_case_results[0]
+    assert case_result.final_eval_status == FAILED
+    assert case_result.error_message == (
+        "aggregate eval case result: the aggregator returned dict; return an AggregationResult(score, status)"
+    )
