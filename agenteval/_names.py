@@ -7,8 +7,22 @@ argument).
 from __future__ import annotations
 
 import functools
+import re
+import types
+from collections.abc import Iterable
 
-__all__ = ["qualified_name", "short_name"]
+from agenteval._secrets import is_credential_name
+
+__all__ = ["agent_label", "qualified_name", "short_name"]
+
+_SHOWN_VALUE = 40
+"""The most characters of one argument's ``repr`` a label shows."""
+
+_LONG_RUN = re.compile(r"[A-Za-z0-9_]{12,}")
+"""A run of letters, digits and ``_`` long enough to be a key or a token (``planted7f3a9c1e``), if it mixes both."""
+
+_LONGEST_PLAIN = 200
+"""Text longer than this is not a setting a label shows (a prompt, a document)."""
 
 
 def short_name(obj: object) -> str:
@@ -35,6 +49,64 @@ def qualified_name(obj: object) -> str:
     module = getattr(named, "__module__", None)
     name = short_name(obj)
     return name if module in (None, "__main__", "builtins") else f"{module}.{name}"
+
+
+def agent_label(agent: object, agent_version: str = "") -> str:
+    """A label that tells agents of one name apart: what made the agent, and its version.
+
+    ``make_agent(model='gpt-4o', style='terse')`` for a function a factory returned (the plain values
+    it closes over), ``agent(temperature=0.2)`` for a ``functools.partial``, else :func:`short_name`;
+    followed by ``[<agent_version>]`` when one is given. Values under a credential's name, values that
+    are not plain (numbers, text, booleans, ``None``) and text that looks random (a run of letters mixed
+    with digits, as keys and tokens are) are left out; long ones are cut.
+    """
+    label = _made_by(agent)
+    return f"{label} [{agent_version}]" if agent_version else label
+
+
+def _made_by(agent: object) -> str:
+    if isinstance(agent, functools.partial):
+        arguments = [_shown(value) for value in agent.args if _plain(value)]
+        arguments += [f"{name}={_shown(value)}" for name, value in agent.keywords.items() if _shown_named(name, value)]
+        return f"{short_name(agent.func)}({', '.join(arguments)})"
+    function = _unwrapped(agent)
+    if isinstance(function, types.FunctionType) and function.__closure__ and "<locals>." in function.__qualname__:
+        factory = function.__qualname__.rpartition(".<locals>.")[0].rpartition("<locals>.")[2]
+        cells = zip(function.__code__.co_freevars, function.__closure__, strict=True)
+        arguments = [f"{name}={_shown(value)}" for name, value in _cell_values(cells) if _shown_named(name, value)]
+        if arguments:
+            return f"{factory}({', '.join(arguments)})"
+    return short_name(agent)
+
+
+def _cell_values(cells: Iterable[tuple[str, types.CellType]]) -> list[tuple[str, object]]:
+    values = []
+    for name, cell in cells:
+        try:
+            values.append((name, cell.cell_contents))
+        except ValueError:  # an empty cell: the enclosing function had not assigned it
+            continue
+    return values
+
+
+def _plain(value: object) -> bool:
+    if isinstance(value, str):
+        return len(value) <= _LONGEST_PLAIN and not any(_random_looking(run) for run in _LONG_RUN.findall(value))
+    return isinstance(value, int | float | bool | type(None))
+
+
+def _random_looking(run: str) -> bool:
+    """Whether a run of letters and digits mixes both, as keys and tokens do (``gpt4omini2024`` does too)."""
+    return any(character.isdigit() for character in run) and any(character.isalpha() for character in run)
+
+
+def _shown_named(name: str, value: object) -> bool:
+    return _plain(value) and not is_credential_name(name)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_VALUE else text[: _SHOWN_VALUE - 3] + "..."
 
 
 def _unwrapped(obj: object) -> object:

@@ -26,6 +26,7 @@ The hierarchy::
     ├── NoMetricsWarning        an evaluation with no metrics at all
     ├── DroppedDataWarning      data in an imported file (ADK, pydantic-evals) that agenteval has no place for
     ├── MissingEvalSetWarning   a report re-aggregated without its eval set: aggregators get cases rebuilt from it
+    ├── EvalSetChangedWarning   a result loaded or re-scored with an eval set that differs from the one it evaluated
     ├── ProgressWarning         a progress display that failed and was switched off
     └── CacheIdentityWarning    an agent's cache identity rests on what it cannot see, or changed as it ran
 
@@ -52,6 +53,7 @@ __all__ = [
     "ChatModelError",
     "ConfigError",
     "DroppedDataWarning",
+    "EvalSetChangedWarning",
     "JSONPathError",
     "JudgeOutputError",
     "MissingDependencyError",
@@ -105,6 +107,10 @@ class SkippedMetricWarning(UserWarning):
 
 class NoMetricsWarning(UserWarning):
     """An evaluation has no metrics at all, so every case will be ``not_evaluated``."""
+
+
+class EvalSetChangedWarning(UserWarning):
+    """A result loaded or re-scored with an eval set whose cases differ from those it evaluated."""
 
 
 class MissingEvalSetWarning(UserWarning):

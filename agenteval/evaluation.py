@@ -23,7 +23,7 @@ from agenteval._files import refuse_unknown_fields, unknown_fields_refused
 from agenteval._gc import fewer_collections
 from agenteval._json import limited_depth
 from agenteval._loop_watchdog import watching
-from agenteval._names import qualified_name
+from agenteval._names import agent_label, qualified_name
 from agenteval._reanalysis import original_aggregator
 from agenteval._terminal import printable
 from agenteval._validate import check_names
@@ -31,6 +31,7 @@ from agenteval.aggregation import (
     AllPassAggregator,
     finite_score,
 )
+from agenteval.cache.keys import code_hash
 from agenteval.cache.reuse import WorkReuse
 from agenteval.cache.store import Cache
 from agenteval.cassettes import CassetteMode, Cassettes
@@ -49,7 +50,7 @@ from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
 from agenteval.notebook.progress import create_progress
 from agenteval.ray_executor import RayExecutor
-from agenteval.report import PARTIAL_PREFIX, EvaluationReport, build_report
+from agenteval.report import PARTIAL_PREFIX, EvaluationReport, build_report, warn_if_eval_set_changed
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
 from agenteval.runner.tool_replay import ToolReplay
@@ -433,9 +434,9 @@ class Evaluator:
             if options.strict:
                 raise ConfigError(f"{no_metrics}: strict=True refuses to run without them; {fix}")
             warn_user(f"{no_metrics}, so every case will be not_evaluated; {fix}", NoMetricsWarning)
-        # Described before the runs: the hash is of the eval set as read, whatever the agent does.
-        provenance = self._provenance(options, ordering, eval_metrics, started_at)
         ordering = _with_session_inputs(ordering, self.app_name)
+        # Described before the runs, of the eval set as evaluated, whatever the agent does.
+        provenance = self._provenance(options, ordering, eval_metrics, started_at, selected)
         cassettes = _cassettes(options)
         reuse, resumed = await self._finished_work(options, ordering, selected, eval_metrics, provenance, resume)
         recorder = RunRecorder()
@@ -487,11 +488,7 @@ class Evaluator:
             return None, None
         wanted = {case.eval_id for case in selected}
         evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
-        # With a RayExecutor's agent_factory and no agent, the factory is what answers the cases.
-        answering = (
-            self.runner if self.runner is not None or options.executor == "local" else options.executor.agent_factory
-        )
-        reuse = work_reuse(cache, options, answering, options.agent_version, evaluated, metrics)
+        reuse = work_reuse(cache, options, self._answering(options), options.agent_version, evaluated, metrics)
         if resumed is not None:
             resumed.take(reuse, eval_set, provenance.eval_set_hash)
         reuse.prefetch(range(1, options.num_runs + 1), evaluated)
@@ -524,6 +521,10 @@ class Evaluator:
         listed = ", ".join(map(repr, known[:10])) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
         closest = _did_you_mean(eval_set_id, known)
         return f"; app {self.app_name!r} has {len(known)} eval set{'s' if len(known) != 1 else ''}: {listed}{closest}"
+
+    def _answering(self, options: EvaluationOptions) -> object:
+        """What answers the cases: the agent, or with a RayExecutor's agent_factory and no agent, the factory."""
+        return self.runner if self.runner is not None or options.executor == "local" else options.executor.agent_factory
 
     def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
         """The cases to run.
@@ -660,14 +661,27 @@ class Evaluator:
             _log.warning("could not keep the finished cases of an interrupted evaluation: %s", printable(str(exc)))
 
     def _provenance(
-        self, options: EvaluationOptions, eval_set: EvalSet, metrics: list[EvalMetric], started_at: float
+        self,
+        options: EvaluationOptions,
+        eval_set: EvalSet,
+        metrics: list[EvalMetric],
+        started_at: float,
+        selected: Sequence[EvalCase] | None = None,
     ) -> Provenance:
+        answering = self._answering(options)
         return Provenance.describe(
             eval_set,
             metrics,
+            evaluated=None if selected is None else [case.eval_id for case in selected],
             app_name=self.app_name,
             eval_set_id=eval_set.eval_set_id,
             agent=agent_name(self.runner) if self.runner is not None else "",
+            agent_label=agent_label(_agent_object(answering), options.agent_version) if answering is not None else "",
+            agent_version=options.agent_version,
+            agent_code_hash=code_hash(_agent_object(answering)) if answering is not None else "",
+            turn_timeout=options.turn_timeout,
+            cache_enabled=options.cache not in (None, False),
+            cassette=_cassette_path(options.cassette),
             aggregator=qualified_name(options.aggregator),
             judge=qualified_name(options.judge) if options.judge is not None else "",
             num_runs=options.num_runs,
@@ -807,6 +821,7 @@ class Evaluator:
                 "this report has no eval set, which re-scoring needs: load it with "
                 "EvaluationReport.load(..., eval_set=...)"
             )
+        warn_if_eval_set_changed(report.provenance, report.eval_set, "re-scoring with")
         eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
         check_metrics(eval_metrics, options)
         if options.strict:
@@ -829,10 +844,13 @@ class Evaluator:
             return inferences, await self._score_run(service, eval_set, eval_metrics, run_id, inferences)
 
         runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
+        # The turns are the original agent's: what described it is carried over.
+        original = report.provenance or Provenance()
         provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(
             update={
                 "num_runs": len(stored),
                 "derived_from": f"rescore of {report.result.eval_set_result_id or 'an unsaved report'}",
+                **{name: getattr(original, name) for name in _AGENT_PROVENANCE},
             }
         )
         return await build_report(
@@ -944,6 +962,21 @@ def _with_session_inputs(eval_set: EvalSet, app_name: str) -> EvalSet:
         for case in eval_set.eval_cases
     ]
     return eval_set.model_copy(update={"eval_cases": cases})
+
+
+_AGENT_PROVENANCE = ("agent", "agent_label", "agent_version", "agent_code_hash", "turn_timeout", "cassette")
+"""What a re-scored report's provenance takes from the original's: the agent whose turns it scores."""
+
+
+def _agent_object(answering: object) -> object:
+    """The agent itself: a plain agent function rather than the runner that wraps it."""
+    return answering.function if isinstance(answering, FunctionRunner) else answering
+
+
+def _cassette_path(cassette: str | os.PathLike[str] | Cassettes | None) -> str:
+    if cassette is None:
+        return ""
+    return str(cassette.path if isinstance(cassette, Cassettes) else Path(cassette).expanduser())
 
 
 def agent_name(runner: Runner) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,13 +38,14 @@ from agenteval.aggregation import (
     decide_case,
     recorded_case_outcome,
 )
+from agenteval.bundle import BundleContents, bundle_environment, is_bundle, read_bundle, write_bundle
 from agenteval.diagnostics.failures import failures_frame
 from agenteval.diagnostics.flakiness import flakiness_frame
-from agenteval.errors import AgentEvalError, ConfigError, rewrap
+from agenteval.errors import AgentEvalError, ConfigError, EvalSetChangedWarning, NotFoundError, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
-from agenteval.evalresult.provenance import Provenance, current_environment
+from agenteval.evalresult.provenance import Provenance, current_environment, eval_set_changes
 from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
@@ -385,8 +387,8 @@ class EvaluationReport:
 
         Args:
             source: A result file (``<app>/<id>.evalset_result.json``; the app is the one its
-                provenance records, else its directory's name), or a result manager (then give
-                ``app_name`` and ``result_id``).
+                provenance records, else its directory's name), a bundle (:meth:`bundle`), or a
+                result manager (then give ``app_name`` and ``result_id``).
             app_name: The app, for a manager (or to override the one read from a file).
             result_id: The result id, for a manager.
             eval_set: The eval set, when available; re-scoring needs it.
@@ -403,6 +405,14 @@ class EvaluationReport:
         from agenteval.evalresult.local import load_result_file
 
         path = Path(source)
+        if is_bundle(path):
+            bundled = read_bundle(path)
+            return report_from_result(
+                bundled.result,
+                app_name=app_name or bundled.app_name,
+                eval_set=eval_set if eval_set is not None else bundled.eval_set,
+                source=f"bundle {path}",
+            )
         with fewer_collections():
             result = load_result_file(path)
             recorded = result.summary.provenance if result.summary is not None else None
@@ -466,6 +476,43 @@ class EvaluationReport:
             The path written.
         """
         return presenter().export_report(self, Path(path))
+
+    def bundle(self, path: str | os.PathLike[str], *, cassettes: str | os.PathLike[str] | None = None) -> Path:
+        """Write the report as one file to share: ``EvaluationReport.load(path)`` restores it anywhere.
+
+        The file (a zip archive, see :mod:`agenteval.bundle`) holds the result in the reference's
+        format, the eval set and metrics, the environment it was written in (Python, platform, git
+        revision, installed packages), this report as HTML and, when the evaluation recorded
+        cassettes, those of its eval set, so that ``agenteval replay`` can run it again offline. The
+        report it loads back can be re-scored, re-aggregated and compared with nothing else at hand.
+
+        Args:
+            path: The file to write (``report.agenteval.zip``, say); replaced atomically if it exists.
+            cassettes: The cassette directory (default: the one the evaluation recorded to, if any).
+
+        Returns:
+            The path written.
+
+        Raises:
+            NotFoundError: ``cassettes`` is not a directory.
+        """
+        directory = Path(cassettes).expanduser() if cassettes is not None else None
+        if directory is not None and not directory.is_dir():
+            raise NotFoundError(f"bundle: cassettes={str(directory)!r} is not a directory")
+        if directory is None and self.provenance is not None and self.provenance.cassette:
+            directory = Path(self.provenance.cassette)
+        with tempfile.TemporaryDirectory(prefix="agenteval-bundle-") as folder:
+            html = self.to_html(Path(folder) / "report.html").read_text(encoding="utf-8")
+        contents = BundleContents(
+            app_name=self.app_name,
+            result=self.result,
+            eval_set=self.eval_set,
+            metrics=list(self.eval_metrics),
+            html=html,
+            environment=bundle_environment(),
+            cassettes=directory,
+        )
+        return write_bundle(path, contents)
 
     def explore(self) -> WhatIfExplorer:
         """A widget to try other thresholds and case rules on this report's stored scores: what if?
@@ -792,6 +839,10 @@ def report_from_result(
             " pass the eval set the result evaluated"
         )
     provenance = result.summary.provenance if result.summary is not None else None
+    if eval_set is not None:
+        warn_if_eval_set_changed(provenance, eval_set, f"{source} was loaded with eval_set=")
+    elif provenance is not None:
+        eval_set = provenance.eval_set
     if provenance is not None:
         metrics = list(provenance.metrics)
         app_name = app_name or provenance.app_name
@@ -817,6 +868,27 @@ def report_from_result(
         aggregator=None,
         provenance=provenance,
         execution_time=execution_time,
+    )
+
+
+def warn_if_eval_set_changed(provenance: Provenance | None, eval_set: EvalSet, what: str) -> None:
+    """Warn (an ``EvalSetChangedWarning``) when ``eval_set`` differs from the one ``provenance`` records.
+
+    ``what`` says what is being done with it, e.g. ``result r1 was loaded with eval_set=``.
+    """
+    changed = eval_set_changes(provenance, eval_set)
+    if not changed:
+        return
+    if changed == ["?"]:
+        which = "its hash differs from the one the result records (the result does not hold its cases to say which)"
+    else:
+        shown = ", ".join(map(repr, changed[:10])) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+        which = f"case(s) {shown} differ (edited, added or removed)"
+    warn_user(
+        f"{what} eval set {eval_set.eval_set_id!r}, which is not the one the result evaluated: {which}; scores of"
+        " those cases compare the recorded turns with other expectations. Pass the eval set the result was run with,"
+        " or run the changed cases again",
+        EvalSetChangedWarning,
     )
 
 

@@ -191,8 +191,22 @@ def test_edited_and_missing_cases_are_left_out_with_the_reason(half_wrong: ae.Ev
     assert diff.summary["pairing"] == "18 cases paired by id and content; 4 left out (see comparison.unpaired)"
 
 
+def test_a_loaded_report_keeps_its_eval_set_and_pairs_by_content(half_wrong: ae.EvaluationReport) -> None:
+    reloaded = ae.EvaluationReport.from_result(ae.EvalSetResult.from_json(half_wrong.result.to_json()))
+    assert reloaded.eval_set is not None
+
+    cases = [case(i) for i in range(20)]
+    cases[3] = case(3, expect="four")
+    diff = ae.compare(reloaded, evaluate(range(10), eval_set(cases)))
+    assert diff.unpaired.values.tolist() == [["case_03", "edited"]]
+
+
 def test_a_loaded_report_without_its_eval_set_is_paired_by_id(half_wrong: ae.EvaluationReport) -> None:
-    loaded = ae.EvaluationReport.from_result(half_wrong.result)
+    # A result saved before results held their eval set, or by the reference framework.
+    older = half_wrong.result.model_copy(deep=True)
+    assert older.summary is not None and older.summary.provenance is not None
+    older.summary.provenance = older.summary.provenance.model_copy(update={"eval_set": None})
+    loaded = ae.EvaluationReport.from_result(older)
     assert loaded.eval_set is None
 
     same = ae.compare(loaded, evaluate({0, 1}))

@@ -193,11 +193,14 @@ def test_a_saved_report_loads_back_and_can_be_rescored(
         assert loaded.provenance.eval_set_hash == report.provenance.eval_set_hash
         assert loaded.cases.equals(report.cases)
     calls = agent.calls
-    rescored = _evaluator(agent).rescore(from_store)
-    assert agent.calls == calls
-    assert _case_view(rescored) == _case_view(report)
+    for loaded in (from_file, from_store):
+        rescored = _evaluator(agent).rescore(loaded)
+        assert agent.calls == calls
+        assert _case_view(rescored) == _case_view(report)
+    # A result that does not hold its eval set (the reference's, an older agenteval's) cannot be re-scored alone.
+    older = ae.EvaluationReport.load(_written_without_its_eval_set(report, tmp_path / "older"))
     with pytest.raises(ae.ConfigError, match="no eval set"):
-        _evaluator(agent).rescore(from_file)
+        _evaluator(agent).rescore(older)
 
 
 def test_compare_lines_up_cases_and_metrics(report_and_agent: tuple[ae.EvaluationReport, CountingAgent]) -> None:

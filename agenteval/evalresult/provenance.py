@@ -11,24 +11,39 @@ those descriptions is redacted (see :func:`agenteval._secrets.redact`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import platform
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Self
 
 from pydantic import Field, field_validator
 
-from agenteval._json import CamelModel, EpochTime, GoInt, WireModel
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel
 from agenteval._secrets import redact
-from agenteval.evalset.identity import eval_set_hash
+from agenteval.evalset.identity import changed_cases, eval_set_hash
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["Provenance", "ReusedWork", "content_hash", "current_environment", "package_version"]
+__all__ = [
+    "LIBRARIES",
+    "Provenance",
+    "ReusedWork",
+    "content_hash",
+    "current_environment",
+    "eval_set_changes",
+    "git_revision",
+    "package_version",
+]
 
-_DESCRIPTIONS = ("agent", "aggregator", "judge", "derived_from")
+_DESCRIPTIONS = ("agent", "agent_label", "agent_version", "aggregator", "judge", "derived_from")
+
+LIBRARIES = ("pandas", "numpy", "scipy", "pydantic")
+"""The libraries whose versions a result records: they decide its tables and statistics."""
 """The fields that describe what produced a result in free text: redacted when set."""
 
 
@@ -72,13 +87,21 @@ class Provenance(CamelModel):
     app_name: str = ""
     eval_set_id: str = ""
     eval_set_hash: str = ""
-    """Hash of the eval set as evaluated: of its cases' behaviour and expectations (see :mod:`agenteval.evalset.identity`)."""
+    """Hash of the eval set as read, of what defines its cases (see :mod:`agenteval.evalset.identity`)."""
     metrics: list[EvalMetric] = Field(default_factory=list)
     """The metric configuration, in order (secrets are never written, ``${VAR}`` references are)."""
     metrics_hash: str = ""
     """Content hash of :attr:`metrics`."""
     agent: str = ""
     """The agent's name: its function's, or its class's (``module.qualname``; never its state)."""
+    agent_label: str = ""
+    """A readable label that tells agents of one name apart: ``agent_version=`` when given, else what
+    made the agent (``make_agent(model='gpt-4o')`` for a factory's closure or a partial); never a secret."""
+    agent_version: str = ""
+    """The ``agent_version=`` the evaluation was given."""
+    agent_code_hash: str = ""
+    """A hash of the agent's code and configuration as the cache sees it (see
+    :func:`agenteval.cache.keys.code_hash`): equal hashes, same code."""
     aggregator: str = ""
     """The case aggregator's name: its function's, or its class's (``module.qualname``; never its state).
 
@@ -90,8 +113,20 @@ class Provenance(CamelModel):
     parallel_evaluation: bool = False
     parallel_runs: bool = False
     parallelism: GoInt = 0
+    turn_timeout: GoFloat | None = None
+    """Seconds one agent turn could take (``None``: no limit)."""
+    cache_enabled: bool = False
+    """Whether finished work could be taken from a cache (``cache=``); :attr:`reused` says what was."""
+    cassette: str = ""
+    """The directory of the cassettes the evaluation recorded or replayed (``""``: none)."""
     eval_case_ids: list[str] = Field(default_factory=list)
     """The case filter, if any."""
+    git_revision: str = ""
+    """The commit checked out in the working directory's git repository (``""``: not in one)."""
+    library_versions: dict[str, str] = Field(default_factory=dict)
+    """The versions of the libraries that shape tables and statistics (see :data:`LIBRARIES`)."""
+    eval_set: EvalSet | None = None
+    """The cases evaluated, as evaluated: what re-aggregating, re-scoring and comparing need after loading."""
     started_at: EpochTime | None = None
     finished_at: EpochTime | None = None
     derived_from: str = ""
@@ -114,10 +149,33 @@ class Provenance(CamelModel):
         return super().model_copy(update=update, deep=deep)
 
     @classmethod
-    def describe(cls, eval_set: EvalSet, metrics: Sequence[EvalMetric], **values: object) -> Provenance:
-        """Provenance for an evaluation of ``eval_set`` with ``metrics`` here and now, hashes included."""
+    def describe(
+        cls,
+        eval_set: EvalSet,
+        metrics: Sequence[EvalMetric],
+        *,
+        evaluated: Sequence[str] | None = None,
+        **values: object,
+    ) -> Provenance:
+        """Provenance for an evaluation of ``eval_set`` with ``metrics`` here and now, hashes included.
+
+        Args:
+            eval_set: The eval set as read; its hash covers every case.
+            metrics: The metrics.
+            evaluated: The ids of the cases evaluated, which :attr:`eval_set` keeps (default: all).
+            **values: Other fields.
+        """
+        kept = eval_set
+        if evaluated is not None and len(evaluated) < len(eval_set.eval_cases):
+            wanted = set(evaluated)
+            kept = eval_set.model_copy(update={"eval_cases": [c for c in eval_set.eval_cases if c.eval_id in wanted]})
         return cls.model_validate(
-            {"eval_set_hash": eval_set_hash(eval_set), **current_environment(), **values}
+            {
+                "eval_set_hash": eval_set_hash(eval_set),
+                "eval_set": kept,
+                **current_environment(),
+                **values,
+            }
         ).scored_with(metrics)
 
     def scored_with(self, metrics: Sequence[EvalMetric]) -> Provenance:
@@ -130,10 +188,95 @@ class Provenance(CamelModel):
         )
 
 
-def current_environment() -> dict[str, str]:
-    """The versions and platform of this process, as :class:`Provenance` fields."""
+def eval_set_changes(provenance: Provenance | None, eval_set: EvalSet) -> list[str] | None:
+    """How ``eval_set`` differs from the one ``provenance`` records: the ids of the cases that differ.
+
+    Only the cases the result evaluated are compared when it holds them; ``["?"]`` stands for "it
+    differs, but the result holds only the eval set's hash, so which cases cannot be said".
+
+    Returns:
+        ``None`` when nothing is recorded to compare with, else the differing case ids (``[]``: none).
+    """
+    if provenance is None:
+        return None
+    if provenance.eval_set is not None:
+        recorded = provenance.eval_set.eval_cases
+        wanted = {case.eval_id for case in recorded}
+        return changed_cases(recorded, [case for case in eval_set.eval_cases if case.eval_id in wanted])
+    if not provenance.eval_set_hash:
+        return None
+    return [] if provenance.eval_set_hash == eval_set_hash(eval_set) else ["?"]
+
+
+def current_environment() -> dict[str, Any]:
+    """The versions, platform and git revision of this process, as :class:`Provenance` fields."""
     return {
         "agenteval_version": package_version(),
         "python_version": sys.version.split()[0],
         "platform": platform.platform(),
+        "git_revision": git_revision(Path.cwd()),
+        "library_versions": _library_versions(),
     }
+
+
+@functools.cache
+def _library_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str] = {}
+    for name in LIBRARIES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def git_revision(directory: str | os.PathLike[str]) -> str:
+    """The commit checked out in the git repository holding ``directory`` (``""`` when none, or unreadable).
+
+    Read from the repository's files (``HEAD``, loose and packed refs), without running git, so that
+    it costs microseconds; a worktree's ``.git`` file is followed to its git directory.
+    """
+    try:
+        git_dir = _git_dir(Path(directory).resolve())
+        if git_dir is None:
+            return ""
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref:"):
+            return head
+        ref = head.removeprefix("ref:").strip()
+        common = _common_dir(git_dir)
+        for base in (git_dir, common):
+            loose = base / ref
+            if loose.is_file():
+                return loose.read_text(encoding="utf-8").strip()
+        packed = common / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text(encoding="utf-8").splitlines():
+                sha, _, name = line.partition(" ")
+                if name == ref:
+                    return sha
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return ""
+
+
+def _git_dir(directory: Path) -> Path | None:
+    for folder in (directory, *directory.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return marker
+        if marker.is_file():
+            text = marker.read_text(encoding="utf-8").strip()
+            if text.startswith("gitdir:"):
+                return (folder / text.removeprefix("gitdir:").strip()).resolve()
+    return None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    """A worktree's shared git directory (where branches live), else ``git_dir`` itself."""
+    common = git_dir / "commondir"
+    if common.is_file():
+        return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir

@@ -6,9 +6,11 @@ store stamps creation times on it. So the hashes here cover what decides how the
 what it is expected to do, and leave out what a store or a person adds for bookkeeping:
 
 - :func:`case_hash` covers every field of the case as its JSON holds it (its id, mode, session
-  input and state, context messages, each turn's user message, expected reply, tool calls and tool
-  mocks, a scenario, rubrics, a trace-mode case's recorded turns, and keys the model does not know,
-  which are kept from files), except the creation times of the case and of its turns.
+  input's user and state, context messages, each turn's user message, expected reply, tool calls and
+  tool mocks, a scenario, rubrics, a trace-mode case's recorded turns, and keys the model does not
+  know, which are kept from files), except the creation times of the case and of its turns and the
+  session input's informational app name. A case without a session input counts as the one it runs
+  with, user ``user`` and no state.
 - :func:`eval_set_hash` covers the set's cases by their :func:`case_hash`, in any order: not the
   set's id, name, description or creation time, nor the order of its cases.
 """
@@ -25,6 +27,9 @@ from agenteval.evalset.models import EvalCase, EvalSet
 __all__ = ["case_hash", "changed_cases", "eval_set_hash"]
 
 _TIMESTAMP = "creationTimestamp"
+_SESSION = "sessionInput"
+_DEFAULT_SESSION = {"userId": "user"}
+"""What a case without a session input runs with (see ``Evaluator``): it counts as this one."""
 _TURN_LISTS = ("conversation", "actualConversation")
 
 
@@ -60,6 +65,10 @@ def changed_cases(before: Iterable[EvalCase], after: Iterable[EvalCase]) -> list
 def _behaviour(case: EvalCase) -> dict[str, Any]:
     data = case.to_dict()
     data.pop(_TIMESTAMP, None)
+    session = data.get(_SESSION)
+    if isinstance(session, dict):
+        session.pop("appName", None)
+    data[_SESSION] = session or _DEFAULT_SESSION
     for name in _TURN_LISTS:
         turns = data.get(name)
         if isinstance(turns, list):
