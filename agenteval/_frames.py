@@ -306,7 +306,7 @@ def cases_frame(result: EvalSetResult) -> pd.DataFrame:
             "status": str(case.final_eval_status or ""),
             "score": case.score,
             "error_type": case.error_type or ("other" if case.error_message else ""),
-            "error_message": case.error_message,
+            "error_message": case.short_error,
             "session_id": case.session_id,
             "user_id": case.user_id,
             "cached_inference": (case.run_id, case.eval_id) in inferences,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from traceback import walk_tb
 
+from agenteval._code_location import code_location
+
 __all__ = ["raised_at"]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -20,7 +22,7 @@ def raised_at(error: BaseException) -> str | None:
     for frame, line in reversed(list(walk_tb(error.__traceback__))):
         shown = _file_name(frame.f_code.co_filename)
         if shown is not None:
-            return f"{shown}:{line} in {frame.f_code.co_name}"
+            return f"{code_location(frame.f_code.co_filename, line, shown)} in {frame.f_code.co_name}"
     return None
 
 

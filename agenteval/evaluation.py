@@ -436,7 +436,8 @@ class Evaluator:
             warn_user(f"{no_metrics}, so every case will be not_evaluated; {fix}", NoMetricsWarning)
         ordering = _with_session_inputs(ordering, self.app_name)
         # Described before the runs, of the eval set as evaluated, whatever the agent does.
-        provenance = self._provenance(options, ordering, eval_metrics, started_at, selected)
+        with limited_depth(depth_limit):
+            provenance = self._provenance(options, ordering, eval_metrics, started_at, selected)
         cassettes = _cassettes(options)
         reuse, resumed = await self._finished_work(options, ordering, selected, eval_metrics, provenance, resume)
         recorder = RunRecorder()

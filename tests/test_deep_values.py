@@ -123,7 +123,7 @@ def test_a_custom_runner_s_too_deep_value_fails_only_its_case(
     status, message = found["deep"]
     assert status is ae.EvalStatus.FAILED
     assert (
-        f"runner run: turn 1: {where}: field {field} is nested {depth} levels deep, over the limit of {MAX_DEPTH}"
+        f"turn 1: {where}: field {field} is nested {depth} levels deep, over the limit of {MAX_DEPTH}"
         f" levels (at {at}" in message
     )
     assert_saved_and_read_back(report, store)

@@ -49,7 +49,7 @@ def case_errors(case: CaseSummary) -> list[str]:
 
     A run's error is shown without the prefix that repeats the case's id (:attr:`EvalCaseResult.short_error`).
     """
-    errors = {one_line(run.short_error or run.error_message) for run in case.runs if run.error_message}
+    errors = {one_line(run.short_error) for run in case.runs if run.error_message}
     if case.error_message:
         errors.add(one_line(case.error_message))
     return sorted(errors)

@@ -23,7 +23,7 @@ from typing import Any, Self
 
 from pydantic import Field, field_validator
 
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel
+from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, depth_problem
 from agenteval._secrets import redact
 from agenteval.evalset.identity import changed_cases, eval_set_hash
 from agenteval.evalset.models import EvalSet
@@ -162,13 +162,14 @@ class Provenance(CamelModel):
         Args:
             eval_set: The eval set as read; its hash covers every case.
             metrics: The metrics.
-            evaluated: The ids of the cases evaluated, which :attr:`eval_set` keeps (default: all).
+            evaluated: The ids of the cases evaluated, which :attr:`eval_set` keeps (default: all) but for
+                a case holding a value nested deeper than a result may hold (:func:`agenteval._json.depth_limit`):
+                such a case fails, and its expectations could not be saved.
             **values: Other fields.
         """
-        kept = eval_set
-        if evaluated is not None and len(evaluated) < len(eval_set.eval_cases):
-            wanted = set(evaluated)
-            kept = eval_set.model_copy(update={"eval_cases": [c for c in eval_set.eval_cases if c.eval_id in wanted]})
+        wanted = {case.eval_id for case in eval_set.eval_cases} if evaluated is None else set(evaluated)
+        cases = [case for case in eval_set.eval_cases if case.eval_id in wanted and depth_problem(case) is None]
+        kept = eval_set if len(cases) == len(eval_set.eval_cases) else eval_set.model_copy(update={"eval_cases": cases})
         return cls.model_validate(
             {
                 "eval_set_hash": eval_set_hash(eval_set),

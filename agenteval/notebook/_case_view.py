@@ -345,7 +345,7 @@ def case_html(
     run = pick_run(summary, run_id)
     body = _head(summary, run) + _runs_strip(summary, run, run_id, page) + _meta(summary, run)
     if run.error_message:
-        error = clip(run.error_message, _REASON_PREVIEW)
+        error = clip(run.short_error, _REASON_PREVIEW)
         body += f'<div class="ae-error"><span class="ae-label">Error</span><div class="ae-reason">{error}</div></div>'
     turns = case_turns(report, run)
     if len(turns) != 1 or not turns[0][2]:  # with one scored turn, the case's metrics are that turn's

@@ -74,7 +74,7 @@ def _head(eval_id: str, versions: Sequence[_Version]) -> str:
     body = f'<div class="ae-head">{parts[0]}</div><div class="ae-meta">{" ".join(parts[1:])}</div>'
     for version in versions:
         if version.run is not None and version.run.error_message:
-            error = clip(version.run.error_message, _TEXT_PREVIEW)
+            error = clip(version.run.short_error, _TEXT_PREVIEW)
             body += (
                 f'<div class="ae-error"><span class="ae-label">{version.role} error</span>'
                 f'<div class="ae-reason">{error}</div></div>'

@@ -111,7 +111,7 @@ def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[list[str], str, 
     for run in runs:
         if run.error_message:
             # The message names the run's session; without it the same error in every run reads as one.
-            message = run.error_message.replace(run.session_id, "…") if run.session_id else run.error_message
+            message = run.short_error.replace(run.session_id, "…") if run.session_id else run.short_error
             found.setdefault(("error", message.strip()), []).append(run.run_id)
         for metric in run.overall_eval_metric_results:
             if metric.eval_status is EvalStatus.FAILED:

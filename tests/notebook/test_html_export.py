@@ -126,6 +126,9 @@ def test_export_holds_summary_cases_provenance_and_tables(report: EvaluationRepo
     assert provenance.eval_set_hash in page
     assert provenance.metrics_hash in page
     assert provenance.agenteval_version in page
+    assert provenance.agent_code_hash and provenance.agent_code_hash in page
+    assert f"pandas {provenance.library_versions['pandas']}" in page
+    assert provenance.git_revision in page
     assert report.result.eval_set_result_id in page
     assert f'<td class="ae-id">{html.escape(provenance.agent)}</td>' in page and "hostile_agent" in provenance.agent
     assert "Metric configuration" in page

@@ -72,7 +72,6 @@ def test_the_watchdog_names_the_cell_of_an_async_agent_blocking_the_loop(kernel:
     assert "ipykernel" not in warning and ".py:" not in warning
 
 
-@pytest.mark.xfail(strict=True, reason="agenteval._tracebacks.raised_at does not name cells with code_location yet")
 def test_an_agent_error_names_the_cell_that_raised_it(kernel: Any) -> None:
     _run(kernel, SETUP)
     cell, _ = _run(kernel, 'def failing_agent(message):\n    raise ValueError("no model")')
