@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agenteval._gc import fewer_collections
+from agenteval._gc import no_collections
 from agenteval._json import MAX_DEPTH, SHARED_VALUES, WireModel, reject_non_finite, unknown_fields
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 
@@ -134,8 +134,8 @@ def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str
     # Validators that warn (e.g. about a dropped secret) name the source from the context.
     context: dict[str, Any] = {"source": source, SHARED_VALUES: []}
     try:
-        # Parsing a large file allocates millions of objects: let the collector wait until it is done.
-        with fewer_collections():
+        # Parsing a large file allocates millions of objects and no cycle: the collector waits until it is done.
+        with no_collections():
             if isinstance(adapter, TypeAdapter):
                 result: T = adapter.validate_json(data, strict=True, context=context)
             elif isinstance(adapter, type) and issubclass(adapter, BaseModel):

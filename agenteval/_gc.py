@@ -17,7 +17,7 @@ import gc
 import threading
 from collections.abc import Iterator
 
-__all__ = ["fewer_collections"]
+__all__ = ["fewer_collections", "no_collections"]
 
 _THRESHOLD = 50_000
 _lock = threading.Lock()
@@ -54,3 +54,32 @@ def fewer_collections() -> Iterator[None]:
             if _active == 0 and _froze:
                 gc.unfreeze()
                 _froze = False
+
+
+_paused = 0
+_disabled = False
+
+
+@contextlib.contextmanager
+def no_collections() -> Iterator[None]:
+    """No garbage collection at all during the block, for one parse of a large document.
+
+    Parsing JSON into models makes millions of objects and no reference cycle, so there is nothing
+    for the collector to free until it ends; yet it would run over and over on the growing heap (a
+    20,000-case result parses about 4× faster without it). Collection resumes, if this turned it off,
+    when the last overlapping block exits; an application that turned it off itself keeps it off.
+    """
+    global _paused, _disabled
+    with _lock:
+        if _paused == 0 and gc.isenabled():
+            gc.disable()
+            _disabled = True
+        _paused += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _paused -= 1
+            if _paused == 0 and _disabled:
+                gc.enable()
+                _disabled = False

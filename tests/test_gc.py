@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 
 import agenteval._gc as tuning
-from agenteval._gc import fewer_collections
+from agenteval._gc import fewer_collections, no_collections
 
 
 @pytest.fixture(autouse=True)
@@ -67,3 +67,25 @@ def test_objects_the_application_froze_stay_frozen() -> None:
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_no_collection_runs_during_a_parse_and_it_resumes_after_the_last_block() -> None:
+    assert gc.isenabled()
+    first, second = no_collections(), no_collections()
+    first.__enter__()
+    second.__enter__()
+    assert not gc.isenabled()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_no_collections_leaves_collection_off_when_the_application_turned_it_off() -> None:
+    gc.disable()
+    try:
+        with no_collections():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
