@@ -372,7 +372,7 @@ def _case_error(summary: CaseAcrossRuns) -> tuple[str, str]:
     for run in summary.runs:
         if run.error_message:
             where = f"run {run.run_id}: " if len(summary.runs) > 1 else ""
-            return run.error_type or ErrorType.OTHER.value, where + run.error_message
+            return run.error_type or ErrorType.OTHER.value, where + run.short_error
     return "", ""
 
 

@@ -7,19 +7,15 @@ argument).
 from __future__ import annotations
 
 import functools
-import re
 import types
 from collections.abc import Iterable
 
-from agenteval._secrets import is_credential_name
+from agenteval._secrets import is_credential_name, looks_like_secret
 
 __all__ = ["agent_label", "qualified_name", "short_name"]
 
 _SHOWN_VALUE = 40
 """The most characters of one argument's ``repr`` a label shows."""
-
-_LONG_RUN = re.compile(r"[A-Za-z0-9_]{12,}")
-"""A run of letters, digits and ``_`` long enough to be a key or a token (``planted7f3a9c1e``), if it mixes both."""
 
 _LONGEST_PLAIN = 200
 """Text longer than this is not a setting a label shows (a prompt, a document)."""
@@ -57,8 +53,8 @@ def agent_label(agent: object, agent_version: str = "") -> str:
     ``make_agent(model='gpt-4o', style='terse')`` for a function a factory returned (the plain values
     it closes over), ``agent(temperature=0.2)`` for a ``functools.partial``, else :func:`short_name`;
     followed by ``[<agent_version>]`` when one is given. Values under a credential's name, values that
-    are not plain (numbers, text, booleans, ``None``) and text that looks random (a run of letters mixed
-    with digits, as keys and tokens are) are left out; long ones are cut.
+    are not plain (numbers, text, booleans, ``None``) and text that looks like a key or token
+    (:func:`agenteval._secrets.looks_like_secret`) are left out; long ones are cut.
     """
     label = _made_by(agent)
     return f"{label} [{agent_version}]" if agent_version else label
@@ -91,13 +87,8 @@ def _cell_values(cells: Iterable[tuple[str, types.CellType]]) -> list[tuple[str,
 
 def _plain(value: object) -> bool:
     if isinstance(value, str):
-        return len(value) <= _LONGEST_PLAIN and not any(_random_looking(run) for run in _LONG_RUN.findall(value))
+        return len(value) <= _LONGEST_PLAIN and not looks_like_secret(value)
     return isinstance(value, int | float | bool | type(None))
-
-
-def _random_looking(run: str) -> bool:
-    """Whether a run of letters and digits mixes both, as keys and tokens do (``gpt4omini2024`` does too)."""
-    return any(character.isdigit() for character in run) and any(character.isalpha() for character in run)
 
 
 def _shown_named(name: str, value: object) -> bool:

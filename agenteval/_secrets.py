@@ -20,6 +20,7 @@ __all__ = [
     "is_env_reference",
     "literal_secrets",
     "looks_like_api_key",
+    "looks_like_secret",
     "redact",
     "redact_free_text",
     "strip_userinfo",
@@ -43,6 +44,10 @@ _CREDENTIAL_WORDS = frozenset(
         "auth",
         "credential",
         "credentials",
+        "cred",
+        "creds",
+        "pwd",
+        "pw",
     }
 )
 """A name whose last word is one of these names a credential (``api_token``, ``secretKey``, ``X-Api-Key``)."""
@@ -77,6 +82,43 @@ _ASSIGNMENT = re.compile(
     r"(?:\"(?P<double>[^\"]*)\"|'(?P<single>[^']*)'|(?P<bare>" + re.escape(REDACTED) + r"|[^\s'\",;&)}\]]+))"
 )
 """``name=value``, ``name: value``, ``"name": "value"`` and ``'name': 'value'``."""
+
+
+_RUN = re.compile(r"[^\s\-_./:,;|@#]+")
+"""A run of characters between the separators names and versions use (``gpt-4o-mini``, ``v1.2``, ``a/b``)."""
+
+_MIXED_RUN = 12
+"""A run this long that mixes letters with digits, or lower with upper case letters irregularly, is key-like."""
+
+_LONG_RUN = 24
+"""A run this long is key-like whatever it holds (``wJalrXUtnFEMIK7MDENG…``, 32 digits)."""
+
+
+def looks_like_secret(value: object) -> bool:
+    """Whether a value looks like a key, token or password rather than a setting.
+
+    A string is secret-like when it has a known token shape (``sk-…``, ``ghp_…``, ``AKIA…``, a JWT), or a
+    run between separators (``-``, ``_``, ``.``, ``/``, ``:`` …) of 24 characters or more, or of 12 or more
+    that mixes letters with digits (``planted7f3a9c1e``) or has upper case letters after lower case ones
+    more than once (``wJalrXUtnFEMI``). Names and versions (``gpt-4o-mini``, ``claude-3-5-sonnet-20241022``,
+    ``prompt-v2``, ``</s>``) are not. Anything but a string is not.
+    """
+    if not isinstance(value, str):
+        return False
+    if _TOKEN_SHAPES.search(value):
+        return True
+    return any(_key_like(run) for run in _RUN.findall(value))
+
+
+def _key_like(run: str) -> bool:
+    if len(run) >= _LONG_RUN:
+        return True
+    if len(run) < _MIXED_RUN:
+        return False
+    has_digit = any(character.isdigit() for character in run)
+    has_letter = any(character.isalpha() for character in run)
+    humps = sum(1 for before, after in zip(run, run[1:], strict=False) if before.islower() and after.isupper())
+    return (has_digit and has_letter) or (humps > 1 and not run[0].isupper())
 
 
 def looks_like_api_key(name: str) -> bool:

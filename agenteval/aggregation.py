@@ -348,7 +348,9 @@ async def decide_case(
     (:func:`average_metric_results`) and the runs themselves (``AggregationInput.runs``, each with
     its turns' metric results; ``AggregationInput.metric_results_per_invocation`` is empty); an
     aggregator that raises fails the case, with the error in :attr:`CaseOutcome.error_message`.
-    Either way a not-evaluated outcome becomes failed when any run has an error message.
+    Either way a not-evaluated outcome becomes failed when any run has an error message, and a case
+    whose every run failed with an error (the agent raised, a metric or the aggregator did) is failed
+    without asking the aggregator: there is nothing it could pass it on.
 
     Args:
         case_runs: The case's results, one per run, in run order.
@@ -370,6 +372,8 @@ async def decide_case(
         status = summarize(run.final_eval_status for run in case_runs)
         score = case_runs[-1].score if case_runs else 0.0
         return CaseOutcome(fail_if_errored(status, errored), score, averaged)
+    if case_runs and all(run.error_message for run in case_runs):
+        return CaseOutcome(EvalStatus.FAILED, 0.0, averaged)
     data = AggregationInput(
         app_name=app_name,
         eval_set_id=eval_set_id,
@@ -425,15 +429,23 @@ class RunsReducer:
 
     score_range = (0.0, 1.0)
 
-    def __init__(self, name: str, reduce: Callable[[Sequence[EvalCaseResult]], AggregationResult]) -> None:
+    def __init__(
+        self, name: str, reduce: Callable[[Sequence[EvalCaseResult]], AggregationResult], *, needs_runs: int = 1
+    ) -> None:
         # Provenance and error messages name an aggregator by its qualified name: at_least_k(2).
         self.__qualname__ = name
         self._reduce = reduce
+        self._needs_runs = needs_runs
 
     def aggregate(self, data: AggregationInput) -> AggregationResult:
         """A run as the all-pass aggregator decides it; a case across runs by the reducer's rule."""
         if not data.runs:
             return all_pass(data.metric_results)
+        if len(data.runs) < self._needs_runs:
+            raise ConfigError(
+                f"{self.__qualname__} needs at least {self._needs_runs} runs of a case, and this case has"
+                f" {len(data.runs)}: evaluate with num_runs={self._needs_runs} or more, or lower k"
+            )
         decided = [run for run in data.runs if run.final_eval_status in _DECIDED]
         if not decided:
             return AggregationResult(score=0.0, status=EvalStatus.NOT_EVALUATED)
@@ -447,7 +459,8 @@ def at_least_k(k: int) -> RunsReducer:
     """A case passes (score 1) when at least ``k`` of its runs passed, else fails (score 0).
 
     With ``k=1`` a case passes when any run did (pass@k for one case); with ``k`` equal to
-    ``num_runs``, only when every run did (pass^k). A case with fewer runs than ``k`` fails.
+    ``num_runs``, only when every run did (pass^k). A case with fewer runs than ``k`` fails with an
+    aggregator error saying so (evaluate with ``num_runs >= k``).
 
     Raises:
         ConfigError: ``k`` is not a whole number of at least 1.
@@ -460,7 +473,7 @@ def at_least_k(k: int) -> RunsReducer:
         passed = sum(run.final_eval_status == EvalStatus.PASSED for run in runs) >= needed
         return AggregationResult(score=float(passed), status=EvalStatus.PASSED if passed else EvalStatus.FAILED)
 
-    return RunsReducer(f"at_least_k({needed})", reduce)
+    return RunsReducer(f"at_least_k({needed})", reduce, needs_runs=needed)
 
 
 def mean_of_runs(threshold: float) -> RunsReducer:

@@ -142,6 +142,7 @@ def write_bundle(path: str | os.PathLike[str], contents: BundleContents) -> Path
                     archive.writestr(name, text)
                 for name, source in cassette_files.items():
                     archive.write(source, name)
+            os.chmod(temporary, 0o644)  # as the stores write results: a bundle is made to be shared
             os.replace(temporary, target)
         finally:
             if os.path.exists(temporary):

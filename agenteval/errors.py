@@ -27,6 +27,7 @@ The hierarchy::
     ├── DroppedDataWarning      data in an imported file (ADK, pydantic-evals) that agenteval has no place for
     ├── MissingEvalSetWarning   a report re-aggregated without its eval set: aggregators get cases rebuilt from it
     ├── EvalSetChangedWarning   a result loaded or re-scored with an eval set that differs from the one it evaluated
+    ├── MissingCassettesWarning a report bundled without the cassettes its evaluation recorded (they are not here)
     ├── ProgressWarning         a progress display that failed and was switched off
     └── CacheIdentityWarning    an agent's cache identity rests on what it cannot see, or changed as it ran
 
@@ -56,6 +57,7 @@ __all__ = [
     "EvalSetChangedWarning",
     "JSONPathError",
     "JudgeOutputError",
+    "MissingCassettesWarning",
     "MissingDependencyError",
     "MissingEvalSetWarning",
     "NoMetricsWarning",
@@ -107,6 +109,10 @@ class SkippedMetricWarning(UserWarning):
 
 class NoMetricsWarning(UserWarning):
     """An evaluation has no metrics at all, so every case will be ``not_evaluated``."""
+
+
+class MissingCassettesWarning(UserWarning):
+    """A report is bundled without the cassettes its evaluation recorded: they are not where it recorded them."""
 
 
 class EvalSetChangedWarning(UserWarning):

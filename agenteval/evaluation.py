@@ -977,7 +977,7 @@ def _agent_object(answering: object) -> object:
 def _cassette_path(cassette: str | os.PathLike[str] | Cassettes | None) -> str:
     if cassette is None:
         return ""
-    return str(cassette.path if isinstance(cassette, Cassettes) else Path(cassette).expanduser())
+    return str((cassette.path if isinstance(cassette, Cassettes) else Path(cassette).expanduser()).resolve())
 
 
 def agent_name(runner: Runner) -> str:

@@ -12,6 +12,7 @@ when every case in it passed (with many cases that is rarely, so the estimates t
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -268,8 +269,8 @@ def mean_pass_hat_k(cases: Sequence[CaseRuns], k: int) -> float:
 
 
 def _mean_over_cases(cases: Sequence[CaseRuns], k: int, estimate: Callable[[int, int, int], float]) -> float:
-    if k <= 0:
-        raise ConfigError("k must be >= 1")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k <= 0:
+        raise ConfigError(f"k must be a whole number of runs of at least 1, got {k!r}")
     counted = [case for case in cases if case.runs]
     short = min(counted, key=lambda case: case.runs, default=None)
     if short is not None and k > short.runs:

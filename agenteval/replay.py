@@ -10,6 +10,7 @@ recorded fails its case), and lines the new results up with the bundled ones.
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import os
 import tempfile
@@ -211,18 +212,65 @@ def _lined_up(original: EvaluationReport, replayed: EvaluationReport) -> list[Ca
 
 
 def _differences(before: EvalCaseResult, after: EvalCaseResult | None) -> list[str]:
+    """What differs between a case-run and its replay: status, error, what the agent said and did, scores.
+
+    Errors compare without the session id (each run has a new one); turns compare by reply text and
+    tool calls (name, arguments and result).
+    """
     if after is None:
         return ["not replayed"]
     found = []
     if after.final_eval_status != before.final_eval_status:
         found.append(f"status: {before.final_eval_status} → {after.final_eval_status}")
-    if after.error_message and after.error_message != before.error_message:
-        found.append(f"error: {after.error_message.splitlines()[0]}")
+    old_error, new_error = _error(before), _error(after)
+    if new_error != old_error:
+        found.append(f"error: {new_error.splitlines()[0] if new_error else 'none (it had one)'}")
+    found.extend(_turn_differences(before, after))
     old = {result.metric_name: result for result in before.overall_eval_metric_results}
     new = {result.metric_name: result for result in after.overall_eval_metric_results}
     for name in [*old, *(name for name in new if name not in old)]:
         found.extend(_metric_difference(name, old.get(name), new.get(name)))
     return found
+
+
+def _error(case: EvalCaseResult) -> str:
+    return case.short_error.replace(case.session_id, "<session>") if case.session_id else case.short_error
+
+
+def _turn_differences(before: EvalCaseResult, after: EvalCaseResult) -> list[str]:
+    old, new = _turns(before), _turns(after)
+    if len(old) != len(new):
+        return [f"turns: {len(old)} → {len(new)}"]
+    found = []
+    for number, (was, now) in enumerate(zip(old, new, strict=True), start=1):
+        if was[0] != now[0]:
+            found.append(f"turn {number} reply: {_clipped(was[0])!r} → {_clipped(now[0])!r}")
+        if was[1] != now[1]:
+            found.append(f"turn {number} tool calls differ: {_calls(was[1])} → {_calls(now[1])}")
+    return found
+
+
+def _turns(case: EvalCaseResult) -> list[tuple[str, list[tuple[str, Any, Any]]]]:
+    """Each recorded turn's reply text and tool calls (name, arguments, result)."""
+    turns = []
+    for turn in case.eval_metric_result_per_invocation:
+        actual = turn.actual_invocation
+        if actual is None:
+            continue
+        reply = actual.final_response.content if actual.final_response is not None else ""
+        turns.append((reply or "", [(tool.name, tool.arguments, tool.result) for tool in actual.tools]))
+    return turns
+
+
+def _calls(calls: list[tuple[str, Any, Any]]) -> str:
+    return (
+        ", ".join(_clipped(f"{name}({json.dumps(arguments, sort_keys=True)})") for name, arguments, _ in calls)
+        or "none"
+    )
+
+
+def _clipped(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _metric_difference(name: str, before: EvalMetricResult | None, after: EvalMetricResult | None) -> list[str]:

@@ -41,7 +41,15 @@ from agenteval.aggregation import (
 from agenteval.bundle import BundleContents, bundle_environment, is_bundle, read_bundle, write_bundle
 from agenteval.diagnostics.failures import failures_frame
 from agenteval.diagnostics.flakiness import flakiness_frame
-from agenteval.errors import AgentEvalError, ConfigError, EvalSetChangedWarning, NotFoundError, rewrap, warn_user
+from agenteval.errors import (
+    AgentEvalError,
+    ConfigError,
+    EvalSetChangedWarning,
+    MissingCassettesWarning,
+    NotFoundError,
+    rewrap,
+    warn_user,
+)
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
@@ -501,6 +509,14 @@ class EvaluationReport:
             raise NotFoundError(f"bundle: cassettes={str(directory)!r} is not a directory")
         if directory is None and self.provenance is not None and self.provenance.cassette:
             directory = Path(self.provenance.cassette)
+            if not directory.is_dir():
+                warn_user(
+                    f"bundle: the evaluation recorded cassettes in {str(directory)!r}, which is not here, so the bundle"
+                    " holds none and cannot be replayed; pass bundle(path, cassettes=...) (for a report loaded from a"
+                    " bundle: its cassettes, unpacked with agenteval.bundle.extract_cassettes)",
+                    MissingCassettesWarning,
+                )
+                directory = None
         with tempfile.TemporaryDirectory(prefix="agenteval-bundle-") as folder:
             html = self.to_html(Path(folder) / "report.html").read_text(encoding="utf-8")
         contents = BundleContents(

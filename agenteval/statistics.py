@@ -363,27 +363,38 @@ def summary_rows(
     rate = wins / outcomes.size if outcomes.size else math.nan
     rows = [
         _summary_row(PASS_RATE_ROW, PASS_RATE_LABEL, outcomes.size, rate, (low, high), "wilson"),
-        _mean_row(RUN_PASS_RATE_ROW, RUN_PASS_RATE_LABEL, run_pass_rates, confidence),
+        _mean_row(RUN_PASS_RATE_ROW, RUN_PASS_RATE_LABEL, run_pass_rates, confidence, within_unit=True),
     ]
     measured = dict(measures or {})
     for name, values in scores.items():
         rows.append(_mean_row(name, SCORE_LABEL, values, confidence))
         for metric, measure in [key for key in measured if key[0] == name]:
-            rows.append(
-                _mean_row(f"{metric}:{measure}", f"mean {measure}", measured.pop((metric, measure)), confidence)
-            )
-    rows += [
-        _mean_row(f"{metric}:{measure}", f"mean {measure}", values, confidence)
-        for (metric, measure), values in measured.items()
-    ]
+            values = measured.pop((metric, measure))
+            rows.append(_measure_row(metric, measure, values, confidence))
+    rows += [_measure_row(metric, measure, values, confidence) for (metric, measure), values in measured.items()]
     return rows
 
 
-def _mean_row(metric: str, label: str, values: npt.ArrayLike, confidence: float) -> dict[str, Any]:
+def _measure_row(metric: str, measure: str, values: npt.ArrayLike, confidence: float) -> dict[str, Any]:
+    # ROUGE's precision, recall and F1 lie in [0, 1]; other measures (a JSON number difference) need not.
+    bounded = measure.endswith(_UNIT_MEASURES)
+    return _mean_row(f"{metric}:{measure}", f"mean {measure}", values, confidence, within_unit=bounded)
+
+
+_UNIT_MEASURES = ("_f1", "_precision", "_recall")
+
+
+def _mean_row(
+    metric: str, label: str, values: npt.ArrayLike, confidence: float, *, within_unit: bool = False
+) -> dict[str, Any]:
+    """A row with the mean of ``values`` and its Student t interval, cut to [0, 1] when the values cannot leave it."""
     data = _vector(values)
     data = data[np.isfinite(data)]
     mean = float(data.mean()) if data.size else math.nan
-    return _summary_row(metric, label, data.size, mean, mean_interval(data, confidence=confidence), "student t")
+    low, high = mean_interval(data, confidence=confidence)
+    if within_unit:
+        low, high = max(low, 0.0), min(high, 1.0)
+    return _summary_row(metric, label, data.size, mean, (low, high), "student t")
 
 
 def _summary_row(

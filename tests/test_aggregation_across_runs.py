@@ -184,3 +184,24 @@ def two_turn_set() -> ae.EvalSet:
 
 def echo_two_turns(text: str) -> str:
     return text.removeprefix("say ")
+
+
+def _raises(text: str) -> str:
+    raise RuntimeError("model down")
+
+
+@pytest.mark.parametrize(
+    "aggregator",
+    [always_pass, ae.aggregation.mean_of_runs(0.0), ae.aggregation.at_least_k(1)],
+    ids=["passes anything", "mean of runs at 0", "at least 1"],
+)
+def test_a_case_whose_every_run_errored_fails_whatever_the_aggregator(aggregator: object) -> None:
+    report = evaluate(_raises, aggregator=aggregator)
+
+    assert report.overall_status is FAILED
+    table = report.case_table.set_index("eval_id")
+    assert list(table["status"]) == ["failed", "failed"]
+    assert list(table["score"]) == [0.0, 0.0]
+    assert (table["error_type"] == "agent").all()
+    # The table leaves out the reference's prefix, which repeats the row's case and session.
+    assert table.loc["a", "error_message"].startswith("run 1: RuntimeError: model down (raised at ")

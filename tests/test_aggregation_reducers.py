@@ -58,7 +58,6 @@ PASS, FAIL, SKIPPED = (PASSED, 1.0), (FAILED, 0.0), (NOT_EVALUATED, 0.0)
         (at_least_k(2), [PASS, FAIL, PASS], (1.0, PASSED)),
         (at_least_k(2), [PASS, FAIL, FAIL], (0.0, FAILED)),
         (at_least_k(1), [FAIL, FAIL, PASS], (1.0, PASSED)),
-        (at_least_k(3), [PASS, PASS], (0.0, FAILED)),  # fewer runs than k
         (at_least_k(1), [SKIPPED, SKIPPED], (0.0, NOT_EVALUATED)),
         (mean_of_runs(0.5), [PASS, FAIL, PASS], (2 / 3, PASSED)),
         (mean_of_runs(0.5), [PASS, FAIL, FAIL], (1 / 3, FAILED)),
@@ -152,3 +151,27 @@ def test_a_reducer_with_one_run_decides_that_run() -> None:
 
     assert list(report.case_table["status"]) == ["failed", "failed"]
     assert report.case_table["final_response_avg_score"].tolist() == [0.0, 0.0]
+
+
+def test_at_least_k_beyond_the_runs_of_a_case_is_an_aggregator_error_saying_so() -> None:
+    report = ae.Evaluator("app", lambda message: message, num_runs=3, progress=False).evaluate(
+        ae.EvalSet.of("s", [ae.EvalCase.of("c", "hi", expect="hi")]), metrics=[ae.EvalMetric.final_response()]
+    )
+
+    strict = report.reaggregate(ae.aggregation.at_least_k(4))
+
+    row = strict.case_table.iloc[0]
+    assert (row["status"], row["error_type"]) == ("failed", "aggregator")
+    assert "at_least_k(4) needs at least 4 runs of a case, and this case has 3: evaluate with num_runs=4" in (
+        row["error_message"]
+    )
+
+
+@pytest.mark.parametrize("k", [2.5, True, "2"])
+def test_pass_at_k_takes_a_whole_number_of_runs(k: object) -> None:
+    report = ae.Evaluator("app", lambda message: message, num_runs=3, progress=False).evaluate(
+        ae.EvalSet.of("s", [ae.EvalCase.of("c", "hi", expect="hi")]), metrics=[ae.EvalMetric.final_response()]
+    )
+    for estimate in (report.pass_at_k, report.pass_hat_k):
+        with pytest.raises(ae.ConfigError, match="k must be a whole number of runs of at least 1"):
+            estimate(k)  # type: ignore[arg-type]

@@ -154,3 +154,58 @@ def test_a_bundle_with_cassettes_replays_offline_and_says_case_by_case_whether_i
     assert not changed.matches
     assert changed.same_agent_code is False
     assert all("status: " in row or "error: " in row for row in changed.table["differences"])
+
+
+async def flaky_served_agent(message: str) -> str:
+    """Raises for "hi" (the same error every time); asks the model server otherwise."""
+    if message == "hi":
+        raise RuntimeError("refused to greet")
+    return await served_agent(message)
+
+
+def test_a_replay_matches_an_error_made_again_and_tells_a_changed_reply_of_a_still_failing_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ChatServer(default=Reply("echo: b")) as server:
+        monkeypatch.setattr(__import__(__name__, fromlist=["_"]), "SERVER_URL", server.url)
+        ev = ae.Evaluator(APP, flaky_served_agent, cassette=tmp_path / "cassettes", progress=False)
+        report = ev.evaluate(eval_set(), metrics=METRICS)
+    assert list(report.cases["status"]) == ["failed", "failed"]
+    path = report.bundle(tmp_path / "flaky.zip")
+
+    again = replay_bundle(path, flaky_served_agent)
+    assert again.matches, again.table.to_dict("records")
+
+    async def other_words(message: str) -> str:
+        return await flaky_served_agent(message) if message == "hi" else "something else"
+
+    changed = replay_bundle(path, other_words)
+    rows = changed.table.set_index("eval_id")
+    assert bool(rows.loc["one", "matches"])
+    assert not rows.loc["two", "matches"]
+    assert "turn 1 reply: 'echo: b' → 'something else'" in rows.loc["two", "differences"]
+    assert "status" not in rows.loc["two", "differences"]
+
+
+def test_a_bundle_is_readable_by_others_and_rebundling_without_the_cassettes_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with ChatServer(default=Reply("echo: hi")) as server:
+        monkeypatch.setattr(__import__(__name__, fromlist=["_"]), "SERVER_URL", server.url)
+        report = ae.Evaluator(APP, served_agent, cassette="cass", progress=False).evaluate(eval_set(), metrics=METRICS)
+    assert report.provenance is not None and report.provenance.cassette == str(tmp_path / "cass")
+    path = report.bundle(tmp_path / "first.zip")
+    assert path.stat().st_mode & 0o777 == 0o644
+
+    loaded = ae.EvaluationReport.load(path)
+    monkeypatch.chdir(tmp_path.parent)
+    (tmp_path / "cass").rename(tmp_path / "moved")
+    with pytest.warns(ae.errors.MissingCassettesWarning, match=r"recorded cassettes in '.*cass', which is not here"):
+        loaded.reaggregate(ae.AllPassAggregator()).bundle(tmp_path / "second.zip")
+    assert not any(name.startswith("cassettes/") for name in zipfile.ZipFile(tmp_path / "second.zip").namelist())
+    extracted = ae.EvaluationReport.load(path)
+    from agenteval.bundle import extract_cassettes
+
+    again = extracted.bundle(tmp_path / "third.zip", cassettes=extract_cassettes(path, tmp_path / "unpacked"))
+    assert replay_bundle(again).matches

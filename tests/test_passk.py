@@ -302,5 +302,5 @@ def test_per_case_k_beyond_a_cases_runs_names_the_case() -> None:
         mean_pass_at_k(cases, 3)
     with pytest.raises(ConfigError, match=re.escape(message)):
         mean_pass_hat_k(cases, 3)
-    with pytest.raises(ConfigError, match="k must be >= 1"):
+    with pytest.raises(ConfigError, match="k must be a whole number of runs of at least 1, got 0"):
         mean_pass_at_k(cases, 0)

@@ -55,7 +55,7 @@ def test_the_headline_counts_cases_not_whole_runs(flaky: ae.EvaluationReport) ->
 def test_k_beyond_the_runs_is_a_clear_error(flaky: ae.EvaluationReport) -> None:
     with pytest.raises(ConfigError, match=re.escape("k=4 exceeds the 3 runs that case 'a' passed or failed")):
         flaky.pass_at_k(4)
-    with pytest.raises(ConfigError, match="k must be >= 1"):
+    with pytest.raises(ConfigError, match="k must be a whole number of runs of at least 1, got 0"):
         flaky.pass_hat_k(0)
 
 

@@ -119,3 +119,18 @@ def test_a_measure_that_is_the_score_itself_gets_no_row() -> None:
     table = ae.EvaluationReport.from_result(result).summary_table()
 
     assert "rouge:judge_score" not in set(table["metric"])
+
+
+def test_intervals_of_rates_and_rouge_measures_stay_within_0_and_1() -> None:
+    from agenteval.statistics import summary_rows
+
+    rows = summary_rows(
+        [True, False, True],
+        [1.0, 0.0, 1.0],
+        {"rouge": [1.0, 0.0, 1.0]},
+        measures={("rouge", "rougeL_f1"): [0.95, 0.05, 0.99], ("json", "json_number_difference"): [5.0, -3.0, 9.0]},
+    )
+    by_metric = {row["metric"]: row for row in rows}
+    for name in ("run_pass_rate", "rouge:rougeL_f1"):
+        assert 0.0 <= by_metric[name]["ci_low"] <= by_metric[name]["ci_high"] <= 1.0, by_metric[name]
+    assert by_metric["json:json_number_difference"]["ci_low"] < 0.0

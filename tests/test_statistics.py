@@ -206,17 +206,17 @@ def test_summary_rows_label_each_rate_by_what_it_counts() -> None:
     # Each case's share of runs that passed, averaged over the cases that passed or failed a run.
     assert rows[1]["metric"] == RUN_PASS_RATE_ROW and rows[1]["label"] == "runs passed (per-run pass rate)"
     assert (rows[1]["n_cases"], rows[1]["mean"]) == (3, pytest.approx(5 / 9))
-    assert (rows[1]["ci_low"], rows[1]["ci_high"], rows[1]["interval"]) == (
-        *mean_interval([1.0, 2 / 3, 0.0]),
-        "student t",
-    )
+    # The t interval, cut to [0, 1]: a share of runs cannot leave it.
+    low, high = mean_interval([1.0, 2 / 3, 0.0])
+    assert (rows[1]["ci_low"], rows[1]["ci_high"], rows[1]["interval"]) == (max(low, 0.0), min(high, 1.0), "student t")
     assert (rows[2]["metric"], rows[2]["label"], rows[2]["n_cases"], rows[2]["mean"]) == ("m", "mean score", 3, 2.0)
     assert (rows[2]["ci_low"], rows[2]["ci_high"]) == mean_interval([1.0, 2.0, 3.0])
     assert rows[2]["interval"] == "student t"
     # The metric's measure follows it: the continuous mean that papers report (a ROUGE F1).
     assert (rows[3]["metric"], rows[3]["label"], rows[3]["n_cases"]) == ("m:rougeL_f1", "mean rougeL_f1", 3)
     assert rows[3]["mean"] == pytest.approx(0.7)
-    assert (rows[3]["ci_low"], rows[3]["ci_high"]) == mean_interval([0.5, 0.7, 0.9])
+    low, high = mean_interval([0.5, 0.7, 0.9])
+    assert (rows[3]["ci_low"], rows[3]["ci_high"]) == (max(low, 0.0), min(high, 1.0))
     assert rows[4]["n_cases"] == 0 and math.isnan(rows[4]["mean"]) and math.isnan(rows[4]["ci_low"])
 
 

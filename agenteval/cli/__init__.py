@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -23,6 +25,9 @@ from agenteval.errors import AgentEvalError
 from agenteval.report import EvaluationReport
 
 __all__ = ["main"]
+
+BROKEN_PIPE = 141
+"""The exit status when the reader of stdout went away, as a shell reports a process ended by SIGPIPE (128 + 13)."""
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": demo_command,
@@ -62,13 +67,21 @@ def _main(argv: Sequence[str] | None) -> int:
 def _exit_status(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run ``command`` and say how it ended, as the exit status and on stderr."""
     try:
-        return command(args)
+        status = command(args)
+        sys.stdout.flush()  # here, not at exit, so that a reader gone away is handled below
+        return status
     except AgentEvalError as exc:
         say(f"agenteval: {exc}", sys.stderr)
         return 2
     except KeyboardInterrupt as interrupt:
         say(f"agenteval: interrupted{_partial_result(interrupt, args)}", sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:
+        # The reader of stdout stopped reading (`agenteval run --json | head`): nothing more can be said
+        # there, and Python's flush at exit must not print a traceback either.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
 
 
 def _partial_result(interrupt: KeyboardInterrupt, args: argparse.Namespace) -> str:

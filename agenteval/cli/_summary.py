@@ -36,7 +36,7 @@ def failed_metrics(case: CaseSummary) -> list[FailedMetric]:
         for result in run.overall_eval_metric_results:
             if result.eval_status != EvalStatus.FAILED:
                 continue
-            reason = one_line(result.details.reason) if result.details is not None else ""
+            reason = one_line(result.shown_reason)
             key = (result.metric_name, result.score, reason)
             found.setdefault(key, FailedMetric(result.metric_name, result.score, reason)).runs.append(
                 run.run_id or number

@@ -122,6 +122,15 @@ class EvalMetricResult(CamelModel):
     details: EvalMetricResultDetails | None = None
     """Reason, typed value and rubric scores."""
 
+    @property
+    def shown_reason(self) -> str:
+        """The reason as views show it: trimmed, without the ``;`` separators an overall reason joins turns' with.
+
+        A multi-turn case's overall reason joins the per-turn ones with ``;``, so a turn that passed
+        leaves only a separator behind (``; tool trajectory mismatch …``).
+        """
+        return self.details.reason.strip().strip(";").strip() if self.details is not None else ""
+
 
 class EvalMetricResultPerInvocation(CamelModel):
     """Metric results for one turn, with the actual and expected turns they compared."""

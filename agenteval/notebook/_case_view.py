@@ -24,7 +24,6 @@ __all__ = [
     "case_html",
     "case_turns",
     "find_case",
-    "metric_reason",
     "metrics_table",
     "pick_run",
     "responses",
@@ -122,12 +121,6 @@ def responses(expected: Invocation | None, actual: Invocation | None) -> str:
     return cell(label, text_block(want.content, left_text), css) + cell(label, text_block(got.content, right_text), css)
 
 
-def metric_reason(metric: EvalMetricResult) -> str:
-    """The metric's reason, trimmed."""
-    # Overall reasons join the per-turn ones with ';', so a multi-turn pass leaves only separators.
-    return metric.details.reason.strip().strip(";").strip() if metric.details else ""
-
-
 def _by_reason(metrics: list[EvalMetricResult], notes: Mapping[str, str]) -> list[list[EvalMetricResult]]:
     """The metrics grouped by what their reason cell shows, in order of first appearance.
 
@@ -136,7 +129,7 @@ def _by_reason(metrics: list[EvalMetricResult], notes: Mapping[str, str]) -> lis
     groups: dict[tuple[str, str] | int, list[EvalMetricResult]] = {}
     for index, metric in enumerate(metrics):
         note = notes.get(metric.metric_name)
-        reason = metric_reason(metric)
+        reason = metric.shown_reason
         key: tuple[str, str] | int
         if note is not None:
             key = ("note", note)
@@ -153,7 +146,7 @@ def _reason_cell(metric: EvalMetricResult, rows: int, note: str | None) -> str:
     span = f' rowspan="{rows}"' if rows > 1 else ""
     if note is not None:
         return f'<td{span}><div class="ae-muted">{html.escape(note)}</div></td>'
-    reason = metric_reason(metric)
+    reason = metric.shown_reason
     rubrics = metric.details.rubric_scores if metric.details else []
     extra = "".join(
         f'<div class="ae-reason">{clip(f"• {r.id} {r.score:.2f}: {r.reason}", _REASON_PREVIEW)}</div>' for r in rubrics
@@ -203,7 +196,7 @@ def _said_by_turns(metrics: list[EvalMetricResult], turns: list[_Turn]) -> dict[
         turn_rubrics: list[RubricScore] = []
         for number, (_, _, results) in enumerate(turns, start=1):
             for result in results:
-                reason = metric_reason(result)
+                reason = result.shown_reason
                 found = result.details.rubric_scores if result.details else []
                 if result.metric_name != metric.metric_name or not (reason or found):
                     continue

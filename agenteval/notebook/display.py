@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from agenteval._headline import pass_k_estimates
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.notebook._case_view import case_html, metric_reason
+from agenteval.notebook._case_view import case_html
 from agenteval.notebook._html import CSS, HTML, badge, clip, fmt_duration, fmt_score
 from agenteval.status import EvalStatus
 
@@ -115,7 +115,7 @@ def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[list[str], str, 
             found.setdefault(("error", message.strip()), []).append(run.run_id)
         for metric in run.overall_eval_metric_results:
             if metric.eval_status is EvalStatus.FAILED:
-                reason = metric_reason(metric)
+                reason = metric.shown_reason
                 # A custom evaluator may fail a score above its threshold: never print a false "<".
                 relation = " <" if metric.score < metric.threshold else ", threshold"
                 label = f"{metric.metric_name} ({metric.score:.2f}{relation} {metric.threshold:g})"

@@ -137,3 +137,26 @@ def test_the_installed_agenteval_command_compares(
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.startswith("{")
     assert '"fixed": 1' in completed.stdout
+
+
+def test_a_reader_that_stops_reading_ends_the_command_without_a_traceback(
+    two_results: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``agenteval compare A B --json | head -c 1``: the pipe closes before the JSON is written."""
+    command = Path(sys.executable).with_name("agenteval")
+    baseline, candidate = two_results
+    process = subprocess.Popen(
+        [str(command), "compare", str(baseline), str(candidate), "--json"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    with process:
+        errors = process.stderr.read().decode()
+        status = process.wait(timeout=120)
+
+    assert status == 141, errors
+    assert "Traceback" not in errors and "BrokenPipeError" not in errors

@@ -86,7 +86,8 @@ def test_a_replay_that_differs_exits_1_saying_how(
         "1",
         "hello",
         "differs:",
-        "status: passed → failed; final_response_avg_score: 1.00 passed → 0.00 failed",
+        "status: passed → failed; turn 1 reply: 'hello there' → 'something else'; final_response_avg_score: 1.00"
+        " passed → 0.00 failed",
     ]
     assert "the agent's code is not the code the bundle recorded (its code hash differs)" in lines
     assert lines[-1] == "2 of 2 case runs differ from the bundle"

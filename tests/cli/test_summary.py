@@ -26,3 +26,21 @@ def test_a_case_row_shows_each_distinct_error_on_one_line_with_the_aggregators()
     )
 
     assert case_errors(case) == ["ValueError: boom …", "aggregate eval case result: KeyError: 'weight'"]
+
+
+def test_a_failed_metrics_reason_is_shown_without_the_separators_of_the_turns_that_passed() -> None:
+    from agenteval.cli._summary import failed_metrics
+    from agenteval.evalresult.models import EvalMetricResult, EvalMetricResultDetails
+
+    failed = EvalMetricResult(
+        metric_name="tool_trajectory_avg_score",
+        score=0.5,
+        eval_status=EvalStatus.FAILED,
+        details=EvalMetricResultDetails(reason="; tool trajectory mismatch: turn 2 …"),
+    )
+    run = EvalCaseResult(eval_id="a", run_id=1, overall_eval_metric_results=[failed])
+    case = CaseSummary(
+        eval_id="a", overall_status=EvalStatus.FAILED, score=0.0, runs=[run], metric_results=[failed], error_message=""
+    )
+
+    assert [metric.reason for metric in failed_metrics(case)] == ["tool trajectory mismatch: turn 2 …"]

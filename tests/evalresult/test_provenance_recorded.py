@@ -178,3 +178,23 @@ def test_a_label_leaves_out_long_text_and_takes_no_time_over_it() -> None:
     label = agent_label(make(document, "terse"))
     assert time.perf_counter() - started < 1.0
     assert label == "make(style='terse')"
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "12345678901234567890123456789012",
+        "abcdefghijklmnopqrstuvwxyzabcdef",
+    ],
+)
+def test_a_label_leaves_out_key_shaped_values_and_values_under_short_credential_names(secret: str) -> None:
+    def make(creds: str, pwd: str, setting: str, model: str) -> Callable[[str], str]:
+        def agent(message: str) -> str:
+            return creds[:0] + pwd[:0] + setting[:0] + model + message
+
+        return agent
+
+    assert agent_label(make("anything", "hunter2", secret, "claude-3-5-sonnet-20241022")) == (
+        "make(model='claude-3-5-sonnet-20241022')"
+    )
