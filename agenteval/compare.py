@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from agenteval._gc import fewer_collections
 from agenteval._presentation import presenter
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, EvalSetChangedWarning, warn_user
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.summarize import scored_metric_results
 from agenteval.evalset.identity import case_hash
@@ -446,10 +446,19 @@ def compare(
     Returns:
         The comparison; its tables are computed when accessed.
 
+    Two reports of different eval sets (other ids) are compared too, with an
+    :class:`~agenteval.errors.EvalSetChangedWarning`: only cases with the same id and content pair.
+
     Raises:
         ConfigError: ``confidence`` is not strictly between 0 and 1, or ``seed`` is not a
             non-negative int.
     """
+    if baseline.eval_set_id != candidate.eval_set_id:
+        warn_user(
+            f"comparing reports of different eval sets ({baseline.eval_set_id!r} and {candidate.eval_set_id!r}):"
+            " only cases with the same id and content pair; compare two evaluations of one eval set",
+            EvalSetChangedWarning,
+        )
     return Comparison(baseline, candidate, confidence=confidence, seed=seed)
 
 

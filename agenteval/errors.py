@@ -26,7 +26,7 @@ The hierarchy::
     ├── NoMetricsWarning        an evaluation with no metrics at all
     ├── DroppedDataWarning      data in an imported file (ADK, pydantic-evals) that agenteval has no place for
     ├── MissingEvalSetWarning   a report re-aggregated without its eval set: aggregators get cases rebuilt from it
-    ├── EvalSetChangedWarning   a result loaded or re-scored with an eval set that differs from the one it evaluated
+    ├── EvalSetChangedWarning   a result loaded, re-scored or compared with an eval set other than the one it evaluated
     ├── MissingCassettesWarning a report bundled without the cassettes its evaluation recorded (they are not here)
     ├── ProgressWarning         a progress display that failed and was switched off
     └── CacheIdentityWarning    an agent's cache identity rests on what it cannot see, or changed as it ran
@@ -116,7 +116,7 @@ class MissingCassettesWarning(UserWarning):
 
 
 class EvalSetChangedWarning(UserWarning):
-    """A result loaded or re-scored with an eval set whose cases differ from those it evaluated."""
+    """A result used with an eval set other than the one it evaluated (loaded, re-scored or compared)."""
 
 
 class MissingEvalSetWarning(UserWarning):

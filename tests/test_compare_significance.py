@@ -437,3 +437,11 @@ def test_a_p_value_equal_to_the_level_is_not_significant() -> None:
     assert _alpha(0.95) == 0.05 and _alpha(0.99) == 0.01
     assert _significant(0.05, _alpha(0.95)) is False
     assert _significant(0.0499, _alpha(0.95)) is True
+
+
+def test_comparing_reports_of_different_eval_sets_warns(half_wrong: ae.EvaluationReport) -> None:
+    other = evaluate(range(5), eval_set(eval_set_id="another-set"))
+
+    with pytest.warns(ae.errors.EvalSetChangedWarning, match=r"different eval sets \('set' and 'another-set'\)"):
+        diff = ae.compare(half_wrong, other)
+    assert set(diff.significance["n_pairs"]) == {20}  # same ids and content: they pair
