@@ -35,6 +35,8 @@ __all__ = [
 _PLAIN: Final = (str, int, float, bool, type(None), enum.Enum)
 _CODE: Final = (types.FunctionType, types.MethodType, functools.partial, type)
 _MAX_TYPE_DEPTH: Final = 12
+_NOT_CONFIGURATION: Final = ("_", "last_")
+"""Prefixes of the fields that are not an object's configuration: private ones, and what it last did."""
 
 
 def framework_version(distribution: str) -> str:
@@ -54,10 +56,13 @@ def settings(obj: object) -> object:
     """What an object's public attributes say about how it behaves: data and code, never a client or a lock.
 
     An object of the user's class is returned as it is (the cache counts its code and state); an
-    object of a framework's class becomes its class's name and its public fields (a dataclass's or a
-    pydantic model's fields, else its attributes), keeping text, numbers, containers of those, data
-    models and callables, and leaving out the rest (a client, a connection pool: they do not decide
-    the answers; their endpoint and model name are fields of their own).
+    object of a framework's class becomes its class's name and its public fields (a dataclass's
+    constructor fields, a pydantic model's fields, else its attributes), keeping text, numbers,
+    containers of those, data models and callables, and leaving out the rest (a client, a connection
+    pool: they do not decide the answers; their endpoint and model name are fields of their own).
+    What an object records as it runs is not configuration and is left out: a dataclass's fields
+    its constructor does not take, and fields named ``last_*`` (pydantic-ai's ``TestModel`` keeps
+    ``last_model_request_parameters``).
     """
     if obj is None or isinstance(obj, (*_PLAIN, *_CODE)):
         return obj
@@ -68,14 +73,14 @@ def settings(obj: object) -> object:
 
 def _public_fields(obj: object) -> dict[str, object]:
     if dataclasses.is_dataclass(obj):
-        names = [field.name for field in dataclasses.fields(obj)]
+        names = [field.name for field in dataclasses.fields(obj) if field.init]
     elif isinstance(obj, BaseModel):
         names = list(type(obj).model_fields)
     else:
         names = list(getattr(obj, "__dict__", {}))
     found: dict[str, object] = {}
     for name in names:
-        if name.startswith("_"):
+        if name.startswith(_NOT_CONFIGURATION):
             continue
         value = getattr(obj, name, None)
         if _is_data_or_code(value):

@@ -135,12 +135,14 @@ class PydanticAIRunner(Generic[DepsT]):
     def cache_identity(self) -> object:
         """What decides the agent's answers, for the cache's keys: the agent's configuration, its tools' code.
 
-        The agent's name, model (its name, system, settings and, for a function model, its
-        function), model settings, instructions and system prompts (text, or the code of the
-        functions that make them), output type and its JSON schema, output validators, capabilities,
-        retries and end strategy; each function tool's definition (name, description, parameters'
-        schema) and code; the ``deps`` factory's code; and pydantic-ai's version. The tools of
-        another toolset (an MCP server's) are listed when the agent runs: it counts by its settings.
+        The agent's name, model (its name, system, settings and the fields its constructor takes —
+        for a function model, its function —, not what it records as it runs, such as
+        ``TestModel.last_model_request_parameters``), model settings, instructions and system
+        prompts (text, or the code of the functions that make them), output type and its JSON
+        schema, output validators, capabilities, retries and end strategy; each function tool's
+        definition (name, description, parameters' schema) and code; the ``deps`` factory's code;
+        and pydantic-ai's version. The tools of another toolset (an MCP server's) are listed when the
+        agent runs: it counts by its settings.
         """
         return {
             "pydantic-ai": framework_version("pydantic-ai-slim"),

@@ -1,16 +1,20 @@
 """The walk behind :func:`agenteval.cache.code_hash`: code by its bytecode, data by value, the rest by type.
 
 :class:`CodeHasher` walks from a function, class or object through everything that decides what its
-code does: the globals, closed-over values and default arguments its functions read, the attributes of
-its objects, the callables and data in containers, at any depth. What it cannot see (an object of a
-library class, a value too large or too deep) counts by its type's name, and, when the walk observes
-(:func:`agenteval.cache.identity.describe_agent`), is noted in :attr:`CodeHasher.unseen`; each named
-place with data (a global, an attribute, ...) gets a digest in :attr:`CodeHasher.parts`, so that a
-change while the agent ran can be named.
+code does: the globals, closed-over values and default arguments its functions read, the modules they
+import, the attributes of its objects, the callables and data in containers, at any depth. What it
+cannot see (an object of a library class, a value too large or too deep, a lookup by a name known only
+at run time) counts by its type's name, and, when the walk observes
+(:func:`agenteval.cache.identity.describe_agent`), is noted in :attr:`CodeHasher.unseen`. Each named
+place with data (a global, an attribute, ...) counts by a digest of its data, made once from the
+digests of the named places inside it (a Merkle walk: the time grows with the data, not with how deep
+it lies), kept in :attr:`CodeHasher.parts` so that a change while the agent ran can be named. Secrets
+(:func:`is_secret`) do not count.
 
 State the code writes counts by its type only: what :mod:`agenteval.cache._bytecode` finds the code
 assigning or changing in place (``self.calls += 1``, ``LOG.append(m)``, ``MEMO[key] = v``, a global it
-assigns), in the functions and in the methods of an object that its caller reaches.
+assigns, a ``defaultdict`` it looks items up in), in the functions and in the methods of an object
+that its caller reaches.
 """
 
 from __future__ import annotations
@@ -26,10 +30,14 @@ import enum
 import fractions
 import functools
 import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
 import inspect
 import ipaddress
 import json
 import logging
+import operator
 import os
 import pathlib
 import re
@@ -43,11 +51,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Secret, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefined
 
 from agenteval._secrets import is_credential_name as _is_credential_name
-from agenteval.cache._bytecode import GLOBAL, LOCAL, SUBSCRIPT, CodeFacts, Path, code_facts, under
+from agenteval._secrets import looks_like_secret
+from agenteval.cache._bytecode import ANY, GLOBAL, LOCAL, MODULE, SUBSCRIPT, CodeFacts, Path, code_facts, under
 
 __all__ = [
     "IDENTITY_METHOD",
@@ -59,17 +68,21 @@ __all__ = [
     "digest",
     "is_code",
     "is_library_module",
+    "is_secret",
     "without_credentials",
 ]
 
 is_credential_name: Final = functools.lru_cache(maxsize=8192)(_is_credential_name)
 """Whether a name is a credential's (cached: a walk asks for every name it meets)."""
 
-_KEY_FORMAT: Final = 1
+_KEY_FORMAT: Final = 2
 """Part of every key: changing how keys are made changes this, so no old entry is read as a new one."""
 
 _CREDENTIAL: Final = "<credential>"
-"""Stands for a value held under a credential's name: a key is not part of a definition."""
+"""Stands for a secret (see :func:`is_secret`): a key is not part of a definition, and is never needed to make one."""
+
+_SECRET_TYPES: Final = (Secret, SecretStr, SecretBytes)
+"""Types that say their value is a secret, whatever it is named."""
 
 IDENTITY_METHOD: Final = "cache_identity"
 """An object may describe what decides its answers (its settings, by value; code counts by its hash)."""
@@ -147,6 +160,9 @@ _MAX_NODES: Final = 50_000
 _MAX_DEPTH: Final = 40
 """The deepest nesting of containers and objects counted by value."""
 
+_SHORT_TEXT: Final = 64
+"""Text as long as this counts as itself where its digest could stand for it (a set's member, a named place's value)."""
+
 _PYTHON_MADE: Final = frozenset({"_abc_impl"})
 """Class attributes Python makes (an abstract base class's registry)."""
 
@@ -176,26 +192,34 @@ class Place:
         writes: The paths the code writes below it; ``()`` when it assigns the place itself.
         known: Whether the code reaching the value is known (a global, an attribute); ``False`` for a
             value in a default argument, a partial or what ``cache_identity()`` returns.
+        built_in: Whether the place is what one of agenteval's own runners returns as its identity.
     """
 
     label: str | None = None
     reads: frozenset[Path] = frozenset()
     writes: frozenset[Path] = frozenset()
     known: bool = False
+    built_in: bool = False
 
     def below(self, step: str) -> Place:
         """The place of a part of this one's value: an attribute, or ``[]`` for an item."""
         return Place(None, under(self.reads, (step,)), under(self.writes, (step,)), self.known)
 
     def methods_called(self) -> frozenset[str] | None:
-        """The methods the code may call on the value (``None``: unknown, so any)."""
-        if not self.known:
+        """The methods the code may call on the value (``None``: unknown, so any, as for ``getattr(x, name)()``)."""
+        if not self.known or (ANY,) in self.reads:
             return None
         return _ENTRY_METHODS | {path[0] for path in self.reads if path}
 
-    def changes_in_place(self) -> bool:
-        """Whether the code stores into the value (``x[k] = v``) or calls a method that changes a container."""
-        return (SUBSCRIPT,) in self.writes or any(len(path) == 1 and path[0] in _MUTATORS for path in self.reads)
+    def changes_in_place(self, value: object) -> bool:
+        """Whether the code changes a container in place.
+
+        It stores into it (``x[k] = v``), calls a method that changes it (``x.append(v)``), or looks an
+        item up in a ``defaultdict``, which adds the item (``memory[session].append(m)``).
+        """
+        if (SUBSCRIPT,) in self.writes or any(len(path) == 1 and path[0] in _MUTATORS for path in self.reads):
+            return True
+        return isinstance(value, collections.defaultdict) and any(path[:1] == (SUBSCRIPT,) for path in self.reads)
 
 
 _NOWHERE: Final = Place()
@@ -231,6 +255,8 @@ class CodeHasher:
         """A digest of the data at each named place, by the place's label."""
         self.parents: dict[str, str | None] = {}
         """The named place each named place is in (``None``: at the top)."""
+        self.built_in: dict[str, None] = {}
+        """The named places that are what one of agenteval's own runners returns as its identity."""
 
     # --- code ------------------------------------------------------------------------------------
 
@@ -255,7 +281,7 @@ class CodeHasher:
         if isinstance(obj, functools.partial):
             return self._partial(obj)
         if isinstance(obj, types.FunctionType):
-            return self._library_function(obj) if is_library_module(obj.__module__) else self._function(obj)
+            return self._library_function(obj) if is_library_module(_module_of(obj)) else self._function(obj)
         if isinstance(obj, types.MethodType):
             return self._method(obj)
         if isinstance(obj, staticmethod | classmethod):
@@ -266,10 +292,10 @@ class CodeHasher:
             return {"cached property": self.code(obj.func)}
         if isinstance(obj, types.CodeType):
             return self._code_object(obj)
-        if isinstance(obj, _BUILTIN_CALLABLES) or (isinstance(obj, type) and is_library_module(obj.__module__)):
+        if isinstance(obj, _BUILTIN_CALLABLES) or (isinstance(obj, type) and is_library_module(_module_of(obj))):
             return {"library": _name(obj)}
         if isinstance(obj, type):
-            with self._own(obj.__module__):
+            with self._own(_module_of(obj)):
                 return {"class": [self._class_body(cls) for cls in obj.__mro__]}
         return self._instance(obj, _AGENT if self._with_state else None)
 
@@ -284,12 +310,12 @@ class CodeHasher:
         }
         if place is None or identity is not None:
             return described
-        if is_library_module(cls.__module__):
+        if is_library_module(_module_of(cls)):
             if described["wraps"] is None:
                 self._unseen(_name(cls), place)
                 described["calls"] = self._callables_in(obj)
             return described
-        with self._own(cls.__module__):
+        with self._own(_module_of(cls)):
             described["state"] = self._state(obj, place)
         return described
 
@@ -302,7 +328,7 @@ class CodeHasher:
         ]
         kwargs = {
             name: _CREDENTIAL
-            if is_credential_name(name) and not is_code(value)
+            if is_secret(name, value)
             else self._located(value, self._parameter_place(partial.func, None, name, f"argument `{name}` of {owner}"))
             for name, value in partial.keywords.items()
         }
@@ -323,7 +349,7 @@ class CodeHasher:
             return {"method": self.code(method.__func__), "of": self.code(owner)}
         name = getattr(method.__func__, "__name__", "")
         place = Place(f"the object of `{_short(method)}`", frozenset({(name,)}), known=True)
-        with self._own(type(owner).__module__):
+        with self._own(_module_of(type(owner))):
             return {
                 "method": self.code(method.__func__),
                 "of": self._instance(owner, place if self._with_state else None),
@@ -331,47 +357,66 @@ class CodeHasher:
 
     def _function(self, function: types.FunctionType) -> object:
         code = function.__code__
-        own = _is_own_module(function.__module__)
+        module = _module_of(function)
+        own = _is_own_module(module)
         # agenteval's own code keeps no user settings: which globals it reads is enough to know of it.
         facts = _names_only(code) if own else code_facts(code)
         name = f"`{_short(function)}`"
 
-        def local(variable: str, label: str) -> Place:
-            return Place(label, under(facts.reads, (LOCAL, variable)), under(facts.writes, (LOCAL, variable)), True)
+        def rooted(root: Path, label: str) -> Place:
+            return Place(label, under(facts.reads, root), under(facts.writes, root), known=True)
 
-        with self._own(function.__module__):
+        with self._own(module):
             cells = function.__closure__ or ()
             closure = {
-                variable: self._located(_cell_contents(cell), local(variable, f"closed-over `{variable}` of {name}"))
+                variable: self._located(
+                    _cell_contents(cell), rooted((LOCAL, variable), f"closed-over `{variable}` of {name}")
+                )
                 for variable, cell in zip(code.co_freevars, cells, strict=True)
             }
-            defaults = self._defaults(function, lambda variable: local(variable, f"default `{variable}` of {name}"))
+            defaults = self._defaults(
+                function, lambda variable: rooted((LOCAL, variable), f"default `{variable}` of {name}")
+            )
             read = sorted({path[1] for path in facts.reads if path[0] == GLOBAL} - _assigned_globals(facts.writes))
             namespace = function.__globals__
             if own:
                 read = [variable for variable in read if _is_code_or_scalar(namespace.get(variable))]
             found = {
-                variable: self._located(
-                    namespace[variable],
-                    Place(
-                        f"global `{variable}` read by {name}",
-                        under(facts.reads, (GLOBAL, variable)),
-                        under(facts.writes, (GLOBAL, variable)),
-                        known=True,
-                    ),
+                variable: _CREDENTIAL
+                if is_secret(variable, namespace[variable])
+                else self._located(
+                    namespace[variable], rooted((GLOBAL, variable), f"global `{variable}` read by {name}")
                 )
-                if not (is_credential_name(variable) and not is_code(namespace[variable]))
-                else _CREDENTIAL
                 for variable in read
                 if variable in namespace
+            }
+            if (GLOBAL, ANY) in facts.reads:
+                self._unseen("globals()", Place(f"the globals {name} looks up by name"))
+            imports = {
+                imported: self._imported(
+                    imported, namespace, rooted((MODULE, imported), f"`{imported}` imported by {name}")
+                )
+                for imported in sorted({path[1] for path in facts.reads if path[0] == MODULE})
             }
             return {
                 "code": self._code_object(code),
                 "defaults": defaults,
                 "closure": closure,
                 "globals": found,
+                "imports": imports,
                 "wraps": self._wrapped(function),
             }
+
+    def _imported(self, name: str, namespace: dict[str, Any], place: Place) -> object:
+        """A module imported inside a function, as a module global counts; a library's by its name only.
+
+        A module of the user's that is not imported yet is imported, as the function will: what it
+        holds decides the answers. A library's counts by name whether it is imported yet or not.
+        """
+        module = _imported_module(name, namespace)
+        if isinstance(module, str):
+            return {"module": module}
+        return self._located(module, place)
 
     def _defaults(self, function: types.FunctionType, place: Callable[[str], Place]) -> object:
         code = function.__code__
@@ -379,9 +424,7 @@ class CodeHasher:
         names = code.co_varnames[code.co_argcount - len(positional) : code.co_argcount]
         values = {**dict(zip(names, positional, strict=True)), **(function.__kwdefaults__ or {})}
         return {
-            variable: _CREDENTIAL
-            if is_credential_name(variable) and not is_code(value)
-            else self._located(value, place(variable))
+            variable: _CREDENTIAL if is_secret(variable, value) else self._located(value, place(variable))
             for variable, value in values.items()
         }
 
@@ -422,10 +465,10 @@ class CodeHasher:
         return self.value(constant)
 
     def _class_body(self, cls: type) -> object:
-        if is_library_module(cls.__module__):
+        if is_library_module(_module_of(cls)):
             return {"library": _name(cls)}
         namespace = vars(cls)
-        changed = frozenset() if _is_own_module(cls.__module__) else self._changed_class_attributes(cls)
+        changed = frozenset() if _is_own_module(_module_of(cls)) else self._changed_class_attributes(cls)
         # Dunder data (__module__, __doc__, __dict__, __slots__, __dataclass_fields__...) is made by Python.
         members = {
             name: self._class_member(cls, name, member, changed)
@@ -435,7 +478,7 @@ class CodeHasher:
         # A pydantic model keeps its fields' defaults there rather than as class attributes.
         fields = namespace.get("__pydantic_fields__", {})
         defaults = {
-            name: _CREDENTIAL if is_credential_name(name) else self.value([info.default, info.default_factory])
+            name: _CREDENTIAL if is_secret(name, info.default) else self.value([info.default, info.default_factory])
             for name, info in fields.items()
         }
         return {"members": members, "field defaults": defaults}
@@ -443,7 +486,7 @@ class CodeHasher:
     def _class_member(self, cls: type, name: str, member: object, changed: frozenset[str]) -> object:
         if is_code(member):
             return self.value(member)
-        if is_credential_name(name):
+        if is_secret(name, member):
             return _CREDENTIAL
         if name in changed and isinstance(member, _MUTABLE_STATE):
             return {"state": type(member).__qualname__}
@@ -461,7 +504,8 @@ class CodeHasher:
         describe = getattr(obj, IDENTITY_METHOD, None)
         if not callable(describe) or isinstance(obj, type):
             return None
-        return self._located(describe(), Place(f"what `{type(obj).__qualname__}.cache_identity()` returns"))
+        label = f"what `{type(obj).__qualname__}.cache_identity()` returns"
+        return self._located(describe(), Place(label, built_in=_is_own_module(_module_of(type(obj)))))
 
     def _wrapped(self, obj: object) -> str | None:
         namespace = getattr(obj, "__dict__", None)
@@ -487,7 +531,7 @@ class CodeHasher:
         inside = containing | {id(obj)}
         return {
             name: _CREDENTIAL
-            if is_credential_name(name) and not is_code(value)
+            if is_secret(name, value)
             else self._located(
                 value,
                 Place(f"attribute `{name}` of {owner}", under(reads, (name,)), under(writes, (name,)), True),
@@ -540,7 +584,11 @@ class CodeHasher:
         return self._located(value, _NOWHERE)
 
     def _located(self, value: object, place: Place, containing: frozenset[int] = frozenset()) -> object:
-        """``value`` as it counts at ``place``; a named place with data gets a digest in :attr:`parts`."""
+        """``value`` as it counts at ``place``; a named place with data counts by its digest, kept in :attr:`parts`.
+
+        The digest is made once, here, from the digests of the named places inside (a Merkle walk):
+        what holds the place counts the digest, so no value is read again for each place around it.
+        """
         if place.label is None:
             return self._value(value, place, containing)
         self._where.append(place.label)
@@ -551,15 +599,22 @@ class CodeHasher:
             self._unseen(f"{_name(type(value))}, which could not be read: {type(error).__name__}", place)
         finally:
             self._where.pop()
-        if not self._observe or self._quiet:
+        if is_code(value):
             return form
-        if not is_code(value):
+        observed = self._observe and not self._quiet
+        small = isinstance(form, _SCALARS) and not (isinstance(form, str) and len(form) > _SHORT_TEXT)
+        if small and not observed:
+            return form
+        summary = digest(form)
+        if observed:
             label = place.label
             while label in self.parts:
                 label += "'"
-            self.parts[label] = digest(form)
+            self.parts[label] = summary
             self.parents[label] = self._where[-1] if self._where else None
-        return form
+            if place.built_in:
+                self.built_in[label] = None
+        return form if small else {"digest": summary}
 
     def _value(self, value: object, place: Place, containing: frozenset[int]) -> object:
         """A canonical, JSON-ready form of ``value``: exact for data, the code hash for code, else the type."""
@@ -570,6 +625,8 @@ class CodeHasher:
             return value
         if is_code(value):
             return {"code": self.code(value)}
+        if isinstance(value, _SECRET_TYPES):
+            return _CREDENTIAL
         if id(value) in containing:
             return {"cycle": type(value).__qualname__}
         self._nodes += 1
@@ -578,7 +635,7 @@ class CodeHasher:
             self._unseen(f"{_name(type(value))}, {reason} to count by value", place)
             return {"type": _name(type(value))}
         inside = containing | {id(value)}
-        if isinstance(value, _MUTABLE_STATE) and place.changes_in_place():
+        if isinstance(value, _MUTABLE_STATE) and place.changes_in_place(value):
             return {"state": type(value).__qualname__}
         # Copied first: an agent running in another thread may change a container as it is read.
         if isinstance(value, list | tuple | collections.deque | array.array):
@@ -590,13 +647,14 @@ class CodeHasher:
                 [self._value(key, _NOWHERE, inside), self._dict_value(key, element, item, inside)]
                 for key, element in list(value.items())
             ]
-            return {"dict": sorted(pairs, key=canonical_text)}
+            return {"dict": _sorted_pairs(pairs)}
         if isinstance(value, set | frozenset):
-            return {"set": sorted(canonical_text(self._value(element, _NOWHERE, inside)) for element in list(value))}
+            members = (_member(canonical_text(self._value(element, _NOWHERE, inside))) for element in list(value))
+            return {"set": sorted(members)}
         return self._object_value(value, place, inside)
 
     def _dict_value(self, key: object, value: object, place: Place, containing: frozenset[int]) -> object:
-        if isinstance(key, str) and is_credential_name(key) and not is_code(value):
+        if is_secret(key, value):
             return _CREDENTIAL
         return self._value(value, place, containing)
 
@@ -623,7 +681,7 @@ class CodeHasher:
         return {"type": kind, "calls": calls} if calls else {"type": kind}
 
     def _user_object(self, value: object, place: Place, containing: frozenset[int]) -> object:
-        with self._own(type(value).__module__):
+        with self._own(_module_of(type(value))):
             return {
                 "class": self.code(type(value)),
                 "wraps": self._wrapped(value),
@@ -638,16 +696,19 @@ class CodeHasher:
         else:
             fields = dict(vars(value))
         return {
-            name: _CREDENTIAL
-            if is_credential_name(name) and not is_code(item)
-            else self._value(item, place.below(name), containing)
+            name: _CREDENTIAL if is_secret(name, item) else self._value(item, place.below(name), containing)
             for name, item in sorted(fields.items())
         }
 
     def _module(self, module: types.ModuleType, place: Place) -> object:
-        """A module: its name, and the attributes the code reads of it (``config.MODEL``, ``helpers.fmt``)."""
-        read = sorted({path[0] for path in place.reads if path and path[0] != SUBSCRIPT})
+        """A module: its name, and the attributes the code reads of it (``config.MODEL``, ``helpers.fmt``).
+
+        What the code looks up by a name known only at run time (``getattr(config, name)``) is named.
+        """
+        read = sorted({path[0] for path in place.reads if path and path[0] not in (SUBSCRIPT, ANY)})
         library = is_library_module(module.__name__)
+        if not library and any(path[:1] == (ANY,) for path in place.reads):
+            self._unseen("attributes looked up by a name known only at run time", place)
         found: dict[str, object] = {}
         with self._quieted(library):
             for name in read:
@@ -655,7 +716,7 @@ class CodeHasher:
                     item = getattr(module, name)
                 except Exception:  # a lazy module's attribute that fails to load: not there
                     continue
-                if is_credential_name(name) and not is_code(item):
+                if is_secret(name, item):
                     found[name] = _CREDENTIAL
                     continue
                 label = f"`{module.__name__}.{name}`" + (f" ({place.label})" if place.label else "")
@@ -697,15 +758,32 @@ class CodeHasher:
 
 def digest(value: object) -> str:
     """The SHA-256 hex digest of ``value``'s canonical JSON form, with the key format."""
-    data = {"format": _KEY_FORMAT, "value": value}
-    # ASCII: a lone surrogate in a string would not encode as UTF-8.
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    # ASCII (json's default): a lone surrogate in a string would not encode as UTF-8.
+    return hashlib.sha256(canonical_text({"format": _KEY_FORMAT, "value": value}).encode()).hexdigest()
 
 
 def canonical_text(value: object) -> str:
     """A JSON-ready form as sorted, compact JSON text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _member(text: str) -> str:
+    if len(text) <= _SHORT_TEXT:
+        return text
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _sorted_pairs(pairs: list[list[object]]) -> list[list[object]]:
+    """A dict's ``[key, value]`` forms in a fixed order: by the keys' text (by the pairs' when two keys read alike).
+
+    Sorting by the keys alone keeps a nested dict's values from being written out at every level.
+    """
+    if all(type(pair[0]) is str for pair in pairs):
+        return sorted(pairs, key=operator.itemgetter(0))
+    keys = [canonical_text(pair[0]) for pair in pairs]
+    if len(set(keys)) < len(keys):
+        return sorted(pairs, key=canonical_text)
+    return [pair for _, pair in sorted(zip(keys, pairs, strict=True), key=lambda keyed: keyed[0])]
 
 
 def is_code(value: object) -> bool:
@@ -714,8 +792,25 @@ def is_code(value: object) -> bool:
 
 
 def without_credentials(fields: dict[str, object]) -> dict[str, object]:
-    """``fields`` without the values held under a credential's name (code excepted)."""
-    return {name: value for name, value in fields.items() if is_code(value) or not is_credential_name(name)}
+    """``fields`` without the secrets among them (see :func:`is_secret`)."""
+    return {name: value for name, value in fields.items() if not is_secret(name, value)}
+
+
+def is_secret(name: object, value: object) -> bool:
+    """Whether a value is left out of every hash, as a secret: a rotated key must not change an agent's identity.
+
+    A value of pydantic's ``SecretStr``, ``SecretBytes`` or ``Secret``, whatever its name; and a value
+    held under a credential's name (:func:`agenteval._secrets.is_credential_name`: ``api_key``,
+    ``token``, ``password``) that looks like a secret (:func:`agenteval._secrets.looks_like_secret`: a
+    known token shape, or a long key-like run; bytes by their hex). Anything else counts, whatever
+    its name: ``PROMPT_KEY = "v1"``, ``STOP_TOKEN = "</s>"``, ``sort_key="asc"``, and code under a
+    credential's name.
+    """
+    if isinstance(value, _SECRET_TYPES):
+        return True
+    if not isinstance(name, str) or not isinstance(value, str | bytes | bytearray) or not is_credential_name(name):
+        return False
+    return looks_like_secret(value if isinstance(value, str) else bytes(value).hex())
 
 
 def closed_over(value: object) -> object:
@@ -770,10 +865,62 @@ def _library_directories() -> tuple[str, ...]:
     return tuple(sorted(os.path.join(os.path.realpath(directory), "") for directory in directories))
 
 
-def _is_own_module(module: str) -> bool:
+def _is_own_module(module: str | None) -> bool:
     """Agenteval's own modules, its examples (an agent like a user's) excepted."""
+    if module is None:
+        return False
     own = module == _OWN_PACKAGE or module.startswith(_OWN_PACKAGE + ".")
     return own and not (module == _OWN_EXAMPLES or module.startswith(_OWN_EXAMPLES + "."))
+
+
+_HEAP_TYPE: Final = 1 << 9
+"""``Py_TPFLAGS_HEAPTYPE``: a class made by a ``class`` statement or ``type()``, not one built into Python."""
+
+
+def _module_of(obj: object) -> str | None:
+    """The module a function or class was defined in; ``None`` for code run by ``exec`` without ``__name__``.
+
+    Such a function's ``__module__`` is ``None`` and such a class's ``"builtins"``: both are the user's code.
+    """
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str):
+        return None
+    if module == "builtins" and isinstance(obj, type) and obj.__flags__ & _HEAP_TYPE:
+        return None
+    return module
+
+
+def _imported_module(name: str, namespace: dict[str, Any]) -> types.ModuleType | str:
+    """The user's module an import in a function names (imported now if it is not yet), else its absolute name.
+
+    A library's module (or one that cannot be found or imported) is its name: it counts by name,
+    whether it is imported yet or not.
+    """
+    try:
+        absolute = importlib.util.resolve_name(name, namespace.get("__package__") or None)
+    except (ImportError, ValueError):  # a relative import outside a package fails when the function runs too
+        return name
+    module = sys.modules.get(absolute)
+    if module is not None:
+        return absolute if is_library_module(absolute) else module
+    try:
+        spec = importlib.util.find_spec(absolute)
+    except Exception:  # a parent package that fails to import, or is not a package
+        return absolute
+    if spec is None or _is_library_spec(spec):
+        return absolute
+    try:
+        return importlib.import_module(absolute)
+    except Exception:  # the function fails the same way when it runs: its code and the name still count
+        return absolute
+
+
+def _is_library_spec(spec: importlib.machinery.ModuleSpec) -> bool:
+    """Whether a module not imported yet is of the standard library or an installed package."""
+    if spec.origin in ("built-in", "frozen"):
+        return True
+    places = [spec.origin] if spec.origin else list(spec.submodule_search_locations or ())
+    return bool(places) and all(os.path.realpath(place).startswith(_library_directories()) for place in places)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -803,7 +950,7 @@ def _is_code_or_scalar(value: object) -> bool:
 
 
 def _is_user_class(cls: type) -> bool:
-    return not is_library_module(cls.__module__)
+    return not is_library_module(_module_of(cls))
 
 
 def _is_callable_code(value: object) -> bool:
@@ -819,7 +966,7 @@ def _user_methods(cls: type) -> dict[str, list[types.FunctionType]]:
     """The functions of each method of ``cls`` defined outside libraries (a property's accessors, what they wrap)."""
     methods: dict[str, list[types.FunctionType]] = {}
     for owner in reversed(cls.__mro__):
-        if is_library_module(owner.__module__):
+        if is_library_module(_module_of(owner)):
             continue
         for name, member in vars(owner).items():
             functions = list(_functions_of(member))
@@ -836,7 +983,7 @@ def _library_self_facts(cls: type) -> tuple[frozenset[Path], frozenset[Path]]:
     place (``self.cache[key] = v``); a plain assignment is a setter, whose value is the object's
     configuration.
     """
-    return _library_facts_of(tuple(base for base in cls.__mro__[1:] if is_library_module(base.__module__)))
+    return _library_facts_of(tuple(base for base in cls.__mro__[1:] if is_library_module(_module_of(base))))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -844,7 +991,7 @@ def _library_facts_of(bases: tuple[type, ...]) -> tuple[frozenset[Path], frozens
     reads: set[Path] = set()
     updates: set[Path] = set()
     for base in bases:
-        if base.__module__.partition(".")[0] in _GENERIC_BASES:
+        if (_module_of(base) or "").partition(".")[0] in _GENERIC_BASES:
             continue
         for name, member in vars(base).items():
             if name in _SETUP_METHODS:
@@ -873,7 +1020,7 @@ def _may_update(code: types.CodeType) -> bool:
 
 
 def _library_defines(cls: type, name: str) -> bool:
-    return any(name in vars(base) for base in cls.__mro__[1:] if is_library_module(base.__module__))
+    return any(name in vars(base) for base in cls.__mro__[1:] if is_library_module(_module_of(base)))
 
 
 def _functions_of(member: object) -> Iterator[types.FunctionType]:
@@ -912,7 +1059,7 @@ def _simple_value(value: object) -> object:
         return repr(value)
     if isinstance(value, logging.Logger | logging.LoggerAdapter):
         return str(getattr(value, "name", None) or getattr(getattr(value, "logger", None), "name", ""))
-    if isinstance(value, _TYPE_FORMS) or type(value).__module__ == "typing":
+    if isinstance(value, _TYPE_FORMS) or _module_of(type(value)) == "typing":
         return _ADDRESS.sub("", repr(value))  # Annotated[..., <function f at 0x...>]
     return None
 
@@ -958,6 +1105,6 @@ def _short(obj: object) -> str:
 def _name(obj: object) -> str:
     """``module.qualname`` of a function or class (of an object's class otherwise)."""
     named = obj if hasattr(obj, "__qualname__") else type(obj)
-    module = getattr(named, "__module__", None) or getattr(getattr(named, "__objclass__", None), "__module__", None)
+    module = _module_of(named) or _module_of(getattr(named, "__objclass__", None))
     qualname = getattr(named, "__qualname__", type(named).__qualname__)
     return f"{module}.{qualname}" if module else str(qualname)

@@ -40,6 +40,8 @@ class AgentIdentity:
             as a client), each as a phrase: ``global `client` read by `my_agent` (openai.OpenAI)``.
         parts: A digest of the data at each named place (a global, an attribute, a closed-over
             value), by the place's name; :meth:`changed_since` compares them.
+        built_in: The named places that are what one of agenteval's own runners (a framework
+            runner, a function runner) returns as its identity: the framework's configuration.
     """
 
     name: str
@@ -48,6 +50,7 @@ class AgentIdentity:
     digest: str
     unseen: tuple[str, ...] = ()
     parts: Mapping[str, str] = field(default_factory=dict, repr=False)
+    built_in: frozenset[str] = field(default=frozenset(), repr=False)
     _parents: Mapping[str, str | None] = field(default_factory=dict, repr=False)
 
     def changed_since(self, before: AgentIdentity) -> list[str]:
@@ -85,6 +88,7 @@ def describe_agent(agent: object, agent_version: str = "") -> AgentIdentity:
         digest=digest({"agent": name, "code": code, "version": agent_version}),
         unseen=tuple(hasher.unseen),
         parts=dict(hasher.parts),
+        built_in=frozenset(hasher.built_in),
         _parents=dict(hasher.parents),
     )
 
@@ -104,17 +108,33 @@ def warn_unseen(identity: AgentIdentity) -> None:
 
 
 def warn_changed(before: AgentIdentity, after: AgentIdentity) -> None:
-    """Warn about data of the agent that changed while it ran, once per place: the next evaluation will miss."""
+    """Warn about data of the agent that changed while it ran, once per place: the next evaluation will miss.
+
+    A change inside what one of agenteval's runners counts as its framework agent's configuration is
+    said apart: the user cannot describe that agent, so either their code changes its configuration
+    as it runs, or the runner counts state the framework writes (agenteval's bug).
+    """
     fresh = _not_yet_warned(after, after.changed_since(before))
-    if not fresh:
-        return
-    it, does = ("it", "does") if len(fresh) == 1 else ("they", "do")
-    warn_user(
-        f"{_listed(fresh)} changed while the agent ran, so the next evaluation will not find this one's work in"
-        f" the cache (the agent's identity counts {'it' if it == 'it' else 'them'}); if {it} {does} not decide the"
-        f" answers of `{after.name}`, give the agent a cache_identity() method that returns what does",
-        CacheIdentityWarning,
-    )
+    runners = [place for place in fresh if place in after.built_in]
+    users = [place for place in fresh if place not in after.built_in]
+    if users:
+        it, does = ("it", "does") if len(users) == 1 else ("they", "do")
+        warn_user(
+            f"{_listed(users)} changed while the agent ran, so the next evaluation will not find this one's work in"
+            f" the cache (the agent's identity counts {'it' if it == 'it' else 'them'}); if {it} {does} not decide"
+            f" the answers of `{after.name}`, give the agent a cache_identity() method that returns what does",
+            CacheIdentityWarning,
+        )
+    if runners:
+        warn_user(
+            f"{_listed(runners)} changed while the agent ran, so the next evaluation will not find this one's work in"
+            f" the cache: `{after.name}` counts the framework agent's configuration (instructions, model and its"
+            " settings, tools), and part of it changed as the agent ran. If your code does not change the agent's"
+            " configuration while it runs, this is a bug in agenteval's runner (it counts state the framework"
+            " writes): please report it, with the framework's version. The cache does not serve stale answers"
+            " because of it; it only misses",
+            CacheIdentityWarning,
+        )
 
 
 def _not_yet_warned(identity: AgentIdentity, places: tuple[str, ...] | list[str]) -> list[str]:

@@ -49,8 +49,11 @@ def code_hash(obj: object) -> str:
     - a function: its bytecode, constants (nested functions, lambdas and comprehensions included),
       names, arguments and flags (``async``, generator); and, each as below, its default arguments,
       the values it closes over, the globals it reads by name (a global it also assigns does not
-      count: a counter would change the hash on every call), and the attributes it reads of a module
-      (``config.MODEL``, ``helpers.fmt``);
+      count: a counter would change the hash on every call), the attributes it reads of a module
+      (``config.MODEL``, ``helpers.fmt``, ``getattr(config, "MODEL")``), and the modules it imports
+      in its body (``from config import PROMPT``, ``import config as c``, ``from . import cfg``) with
+      the attributes it reads of them: a module of the user's is imported if it is not yet, as the
+      function would; one of the standard library or an installed package counts by its name;
     - a ``functools.partial``: its function and its arguments;
     - a bound method: its function, and its object as an object counts;
     - a class: the methods, properties, nested classes and plain attributes (a dataclass's or
@@ -64,25 +67,35 @@ def code_hash(obj: object) -> str:
       its qualified name, and the callables a library function closes over (a framework's decorator
       keeps the user's function there);
     - what ``functools.wraps`` or ``functools.lru_cache`` wraps (``__wrapped__``), and the callables
-      an object of a library class holds in its attributes.
+      an object of a library class holds in its attributes. A function or class made by ``exec``
+      without a module name counts by its code like any other.
 
     A value counts wherever it is found (a global, a closed-over value, a default, an attribute, an
     item of a container at any depth): a callable by its code hash as above; text, numbers, lists,
     tuples, dicts, sets, enum members, dataclasses, pydantic models, bytes, dates, paths and compiled
-    patterns by value; an object of the user's class as above; a value under a credential's name
-    (``api_key=``, ``token``: see :func:`agenteval._secrets.is_credential_name`) not at all.
+    patterns by value; an object of the user's class as above. A secret does not count at all (see
+    :func:`agenteval.cache._hasher.is_secret`): a pydantic ``SecretStr``, or a value under a
+    credential's name (``api_key=``, ``token``: :func:`agenteval._secrets.is_credential_name`) that
+    looks like a secret (:func:`agenteval._secrets.looks_like_secret`: ``sk-...``, a long key-like
+    run); any other value counts whatever its name (``PROMPT_KEY = "v1"``, ``STOP_TOKEN = "</s>"``).
+    A named place's data (a global, an attribute...) counts by its digest, made once from the
+    digests of the places inside it, so the hash takes time with the data, not with its depth.
 
     State the code writes as it runs counts by its type only, so that calling the agent does not
     change its hash: what its functions, and the methods of its objects that run (those the code
     calls, ``__call__``, ``run``, and the overrides of a library's methods; for a library base class,
     those that read and assign an attribute) assign or change in place: ``self.calls += 1``,
-    ``self.log.append(m)``, ``CALLS[key] += 1``, ``LOG.append(m)``, ``nonlocal total; total += 1``.
+    ``self.log.append(m)``, ``CALLS[key] += 1``, ``USAGE["tokens"] += len(m)``, ``LOG.append(m)``,
+    ``nonlocal total; total += 1``; and a ``defaultdict`` it looks items up in, which adds them
+    (``self.memory[session].append(m)``).
 
     What it cannot see counts by its type's name: an object of a library's class without a known
     identity (an HTTP client, a lock, a socket), a value past 50,000 counted values or nested more
-    than 40 deep, a value changed through a function it is passed to; and files, environment
-    variables, the model behind an API name and the versions of installed packages are not seen at
-    all. :func:`agenteval.cache.describe_agent` names what it cannot see; ``agent_version=`` is for it.
+    than 40 deep, a value changed through a function it is passed to; what it looks up by a name
+    known only at run time (``globals()[name]``, ``getattr(config, name)``, ``vars(config)``) is
+    named but not counted; and files, environment variables, the model behind an API name and the
+    versions of installed packages are not seen at all. :func:`agenteval.cache.describe_agent` names
+    what it cannot see; ``agent_version=`` is for it.
     Line numbers, file names and comments do not count, so moving a function, or defining it again
     from the same source, keeps its hash; a docstring does count. The hash of a function also differs
     between Python versions, whose bytecode differs.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import json
 import sys
 import textwrap
 import types
@@ -49,7 +50,7 @@ def importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     """A directory on ``sys.path`` for modules the agent imports (a config module, helpers)."""
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
-    for name in ("agent_config", "agent_helpers"):
+    for name in ("agent_config", "agent_helpers", "agent_package", "agent_package.config", "agent_package.agent"):
         sys.modules.pop(name, None)
 
 
@@ -184,24 +185,127 @@ def test_a_module_attribute_the_agent_reads_counts(importable: Path) -> None:
     assert code_hash(example.agent) != before
 
 
+FIRST_KEY = "sk-proj-4f9a2b7c1d8e6f3a0b5c9d2e"
+ROTATED_KEY = "sk-proj-8e1c5a9f3b7d2c6e0a4f8b1d"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "from agent_config import PROMPT\n    return PROMPT + message",
+        "import agent_config as config\n    return config.PROMPT + message",
+        "import agent_config\n    return agent_config.PROMPT + message",
+        "def inner():\n        from agent_config import PROMPT\n        return PROMPT\n    return inner() + message",
+    ],
+    ids=["from import", "import as", "import", "in a nested function"],
+)
+def test_a_module_the_agent_imports_inside_its_function_counts(importable: Path, body: str) -> None:
+    (importable / "agent_config.py").write_text('PROMPT = "alpha"\n')
+    agent = define(f"def agent(message, turn=None):\n    {body}\n").agent
+    before = code_hash(agent)
+    config = sys.modules["agent_config"]
+
+    config.PROMPT = "beta"  # type: ignore[attr-defined]
+    assert code_hash(agent) != before
+    config.PROMPT = "alpha"  # type: ignore[attr-defined]
+    assert code_hash(agent) == before
+
+
+def test_a_relative_import_inside_the_agent_counts(importable: Path) -> None:
+    package = importable / "agent_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "config.py").write_text('PROMPT = "alpha"\n')
+    (package / "agent.py").write_text(
+        "def agent(message, turn=None):\n    from .config import PROMPT\n    return PROMPT + message\n"
+    )
+    from agent_package.agent import agent  # type: ignore[import-not-found]
+
+    before = describe_agent(agent)
+    sys.modules["agent_package.config"].PROMPT = "beta"  # type: ignore[attr-defined]
+
+    assert describe_agent(agent).code_hash != before.code_hash
+    assert before.unseen == ()
+
+
 def test_credentials_the_agent_reads_do_not_count() -> None:
-    source = """
-        API_KEY = "sk-first"
-        SETTINGS = {"model": "gpt-4o", "token": "t-first"}
+    source = f"""
+        import pydantic
+
+        API_KEY = "{FIRST_KEY}"
+        SETTINGS = {{"model": "gpt-4o", "token": "ghp_k3Jd8sLq0Zx7Vb2Nm5Rt9Yw4"}}
 
         class Bot:
-            def __init__(self, api_key):
+            def __init__(self, api_key, secret=pydantic.SecretStr("hunter2")):
                 self.api_key = api_key
+                self.secret = secret
 
             def __call__(self, message, turn=None):
-                return message + API_KEY + SETTINGS["model"] + self.api_key
+                return message + API_KEY + SETTINGS["model"] + self.api_key + str(self.secret)
         """
-    rotated = source.replace("sk-first", "sk-second").replace("t-first", "t-second")
-
-    assert code_hash(define(rotated).Bot("sk-2")) == code_hash(define(source).Bot("sk-1"))
-    assert code_hash(define(source.replace('"gpt-4o"', '"gpt-4o-mini"')).Bot("sk-1")) != code_hash(
-        define(source).Bot("sk-1")
+    rotated = source.replace(FIRST_KEY, ROTATED_KEY).replace(
+        "ghp_k3Jd8sLq0Zx7Vb2Nm5Rt9Yw4", "ghp_Qw8eR2tY6uI0oP4aS7dF1gH5"
     )
+    first = describe_agent(define(source).Bot("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"))
+
+    assert describe_agent(define(rotated).Bot("AKIAIOSFODNN7EXAMPLE")).digest == first.digest
+    assert first.unseen == ()
+    assert describe_agent(define(source.replace('"gpt-4o"', '"gpt-4o-mini"')).Bot("k" * 40)).digest != first.digest
+
+
+@pytest.mark.parametrize(
+    ("source", "edit"),
+    [
+        (
+            'PROMPTS = {"v1": "upper", "v2": "lower"}\nPROMPT_KEY = "v1"\n\n'
+            "def agent(message, turn=None):\n    return PROMPTS[PROMPT_KEY] + message\n",
+            ('PROMPT_KEY = "v1"', 'PROMPT_KEY = "v2"'),
+        ),
+        (
+            'STOP_TOKEN = ""\n\ndef agent(message, turn=None):\n    return message + STOP_TOKEN\n',
+            ('STOP_TOKEN = ""', 'STOP_TOKEN = "</s>"'),
+        ),
+        (
+            'def make_agent(model, sort_key="asc"):\n    def agent(message, turn=None):\n'
+            '        return model + str(sorted(message, reverse=sort_key == "desc"))\n    return agent\n\n'
+            'agent = make_agent("m")\n',
+            ('make_agent("m")', 'make_agent("m", "desc")'),
+        ),
+        (
+            'def answer(message, turn=None, *, answer_key="final"):\n    return message + answer_key\n\n'
+            'agent = functools.partial(answer, answer_key="final")\n',
+            ('answer_key="final")', 'answer_key="draft")'),
+        ),
+        (
+            'def agent(message, turn=None, auth="none"):\n    return message + auth\n',
+            ('auth="none"', 'auth="basic"'),
+        ),
+        (
+            'OPTIONS = {"sort_key": "name", "model": "gpt-4o"}\n\n'
+            "def agent(message, turn=None):\n    return message + OPTIONS['sort_key']\n",
+            ('"sort_key": "name"', '"sort_key": "date"'),
+        ),
+        (
+            "class Bot:\n    def __init__(self, stop):\n        self.stop_token = stop\n\n"
+            "    def __call__(self, message, turn=None):\n        return message + self.stop_token\n\n"
+            "agent = Bot('</s>')\n",
+            ("'</s>'", "'<|end|>'"),
+        ),
+        (
+            "class Options(pydantic.BaseModel):\n    cache_key: str = 'v1'\n\n"
+            "def agent(message, turn=None):\n    return message + Options().cache_key\n",
+            ("'v1'", "'v2'"),
+        ),
+    ],
+    ids=["global", "global text", "closure", "partial", "default", "dict key", "attribute", "field default"],
+)
+def test_a_setting_named_like_a_credential_counts_by_its_value(source: str, edit: tuple[str, str]) -> None:
+    source = "import functools\nimport pydantic\n\n" + source
+    edited = source.replace(*edit)
+    assert edited != source
+
+    assert code_hash(define(edited).agent) != code_hash(define(source).agent)
+    assert code_hash(define(source).agent) == code_hash(define(source).agent)
 
 
 # --- callables reachable from the agent count by their code ---------------------------------------
@@ -394,6 +498,57 @@ def test_a_tool_object_that_wraps_a_function_counts_by_the_functions_code(attrib
 
         agent = Bot()
         """,
+        """
+        USAGE = {"tokens": 0}
+        TOTALS = [0]
+        MEMO = {}
+
+        def key(message):
+            return message.lower()
+
+        def agent(message, turn=None):
+            USAGE["tokens"] += len(message)
+            TOTALS[0] += len(message.split())
+            MEMO[key(message)] = message
+            return message
+        """,
+        """
+        class Bot:
+            def __init__(self):
+                self.prompt = "Be brief."
+                self.total = 0
+                self.stats = {"tokens": 0}
+
+            def __call__(self, message, turn=None):
+                self.total += len(message)
+                self.stats["tokens"] += len(message)
+                return self.prompt + message
+
+        agent = Bot()
+        """,
+        """
+        import collections
+
+        class Bot:
+            def __init__(self):
+                self.prompt = "Be brief."
+                self.memory = collections.defaultdict(list)
+
+            def __call__(self, message, turn=None):
+                self.memory[str(turn)].append(message)
+                return self.prompt + message
+
+        agent = Bot()
+        """,
+        """
+        import collections
+
+        MEMORY = collections.defaultdict(list)
+
+        def agent(message, turn=None):
+            MEMORY[message[:1]].append(message)
+            return message
+        """,
     ],
     ids=[
         "object's counter and log",
@@ -402,6 +557,10 @@ def test_a_tool_object_that_wraps_a_function_counts_by_the_functions_code(attrib
         "global object's log",
         "alias",
         "attribute's method",
+        "global counters updated with a call",
+        "object's counters updated with a call",
+        "object's defaultdict memory",
+        "global defaultdict memory",
     ],
 )
 def test_state_the_agent_changes_as_it_runs_does_not_count(source: str) -> None:
@@ -485,6 +644,63 @@ def test_a_value_that_cannot_be_read_is_named_and_does_not_stop_the_evaluation()
     unseen = describe_agent(example.agent).unseen
 
     assert unseen == ("global `CLIENT` read by `agent` (user_agents.Proxy, which could not be read: RuntimeError)",)
+
+
+def test_a_function_made_by_exec_without_a_module_name_counts_by_its_code() -> None:
+    def made(source: str) -> Any:
+        namespace: dict[str, Any] = {}
+        exec(source, namespace)  # no __name__: the function's __module__ is None
+        return namespace["real"]
+
+    example = define(WRAPPER)
+    example._agents["v1"] = made("def real(message, turn=None):\n    return message.upper()\n")
+    first = describe_agent(example.agent)
+    example._agents["v1"] = made("def real(message, turn=None):\n    return message.lower()\n")
+    second = describe_agent(example.agent)
+
+    assert first.unseen == second.unseen == ()
+    assert first.code_hash != second.code_hash
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ('return globals()["PROMPT"] + message', "the globals `agent` looks up by name (globals())"),
+        ('return vars(config)["PROMPT"] + message', "global `config` read by `agent`"),
+        ("return getattr(config, turn or 'PROMPT') + message", "global `config` read by `agent`"),
+    ],
+    ids=["globals()", "vars(module)", "getattr(module, name)"],
+)
+def test_globals_looked_up_by_a_name_known_at_run_time_are_named(importable: Path, body: str, named: str) -> None:
+    (importable / "agent_config.py").write_text('PROMPT = "alpha"\n')
+    example = define(f'import agent_config as config\nPROMPT = "alpha"\n\ndef agent(message, turn=None):\n    {body}\n')
+
+    unseen = describe_agent(example.agent).unseen
+
+    assert len(unseen) == 1 and unseen[0].startswith(named), unseen
+
+
+def test_an_attribute_read_with_getattr_and_a_constant_name_counts(importable: Path) -> None:
+    (importable / "agent_config.py").write_text('PROMPT = "alpha"\n')
+    example = define(
+        'import agent_config\n\ndef agent(message, turn=None):\n    return getattr(agent_config, "PROMPT")\n'
+    )
+    before = describe_agent(example.agent)
+
+    sys.modules["agent_config"].PROMPT = "beta"  # type: ignore[attr-defined]
+
+    assert describe_agent(example.agent).digest != before.digest
+    assert before.unseen == ()
+
+
+def test_globals_looked_up_at_run_time_warn_once_with_a_cache(tmp_path: Path) -> None:
+    example = define(
+        'PROMPT = "Answer: "\n\ndef agent(message, turn=None):\n    return globals()["PROMPT"] + message\n'
+    )
+
+    with pytest.warns(CacheIdentityWarning, match=r"the globals `agent` looks up by name") as caught:
+        cached_inferences(tmp_path, example.agent)
+    assert "agent_version=" in str(caught[0].message)
 
 
 def test_a_plain_agent_has_nothing_unseen() -> None:
@@ -617,3 +833,49 @@ def test_enum_dataclass_and_pydantic_values_do_not_warn() -> None:
         return message + str(values)
 
     assert describe_agent(agent).unseen == ()
+
+
+def test_describing_an_agent_takes_time_with_its_data_not_with_how_deep_it_lies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agenteval.cache import _hasher
+
+    serialized: list[int] = []
+
+    def dumps(value: object, **options: Any) -> str:
+        text = json.dumps(value, **options)
+        serialized.append(len(text))
+        return text
+
+    monkeypatch.setattr(_hasher, "json", types.SimpleNamespace(dumps=dumps))
+    example = define(
+        """
+        class Node:
+            def __init__(self, child, payload=None):
+                self.child = child
+                self.payload = payload
+
+        def tree(depth):
+            node = Node(None, {"text": ["z" * 200_000]})
+            for _ in range(depth - 1):
+                node = Node(node)
+            return node
+
+        class Bot:
+            def __init__(self, depth):
+                self.tree = tree(depth)
+
+            def __call__(self, message, turn=None):
+                return message
+        """
+    )
+
+    def work(depth: int) -> int:
+        serialized.clear()
+        describe_agent(example.Bot(depth))
+        return sum(serialized)
+
+    shallow, deep = work(1), work(30)
+
+    assert 200_000 < shallow < 3 * 200_000
+    assert deep < 3 * 200_000

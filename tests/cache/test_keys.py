@@ -77,11 +77,14 @@ class Stateful:
 
 class Settings(pydantic.BaseModel):
     model: str = "gpt-4o"
-    api_key: str = "sk-in-the-code"
+    api_key: str = "sk-proj-4f9a2b7c1d8e6f3a0b5c9d2e"
 
     def run(self, message):
         return message.title()
 """
+
+
+SECRET_IN_THE_CODE = "sk-proj-4f9a2b7c1d8e6f3a0b5c9d2e"
 
 
 def define(source: str = EXAMPLE, *, filename: str = "<notebook cell 1>", module: str = "user_agents") -> Any:
@@ -217,16 +220,32 @@ def test_a_partials_function_and_arguments_count() -> None:
 def test_a_credential_passed_to_a_partial_does_not_count() -> None:
     example = define()
 
-    with_key = functools.partial(example.agent, api_key="sk-first", options={"token": "t-1", "temperature": 0})
-    with_other_key = functools.partial(example.agent, api_key="sk-second", options={"token": "t-2", "temperature": 0})
-    warmer = functools.partial(example.agent, api_key="sk-first", options={"token": "t-1", "temperature": 1})
+    first, second = "sk-proj-4f9a2b7c1d8e6f3a0b5c9d2e", "sk-proj-8e1c5a9f3b7d2c6e0a4f8b1d"
+    with_key = functools.partial(
+        example.agent, api_key=first, options={"token": "xoxb-1234-5678-abcdef", "temperature": 0}
+    )
+    with_other_key = functools.partial(
+        example.agent, api_key=second, options={"token": "xoxb-9876-5432-fedcba", "temperature": 0}
+    )
+    warmer = functools.partial(
+        example.agent, api_key=first, options={"token": "xoxb-1234-5678-abcdef", "temperature": 1}
+    )
 
     assert code_hash(with_key) == code_hash(with_other_key)
     assert code_hash(warmer) != code_hash(with_key)
 
 
+def test_a_setting_under_a_credentials_name_that_is_not_a_secret_counts() -> None:
+    example = define()
+
+    def keyed(sort_key: str) -> str:
+        return code_hash(functools.partial(example.agent, sort_key=sort_key, options={"stop_token": sort_key}))
+
+    assert keyed("name") != keyed("date")
+
+
 def test_a_default_under_a_credentials_name_does_not_count() -> None:
-    edited = define(EXAMPLE.replace('api_key: str = "sk-in-the-code"', 'api_key: str = "sk-rotated"'))
+    edited = define(EXAMPLE.replace(SECRET_IN_THE_CODE, "sk-proj-8e1c5a9f3b7d2c6e0a4f8b1d"))
 
     assert code_hash(edited.Settings) == code_hash(define().Settings)
 

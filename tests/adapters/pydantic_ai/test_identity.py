@@ -10,9 +10,13 @@ from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
 
 import agenteval as ae
 from agenteval.adapters.pydantic_ai import PydanticAIRunner
+from agenteval.cache import identity as identity_module
+from agenteval.errors import CacheIdentityWarning
+from agenteval.runner import TurnRequest
 from tests.adapters.identity_checks import cached_inferences, define_function, identity
 from tests.adapters.pydantic_ai.test_runner import _weather_model
 
@@ -132,3 +136,33 @@ def test_a_tool_taking_the_run_context_counts_too() -> None:
     lookup_again.__name__ = lookup_again.__qualname__ = "lookup"
 
     assert identity(PydanticAIRunner(agent(tools=[lookup]))) != identity(PydanticAIRunner(agent(tools=[lookup_again])))
+
+
+def test_a_test_model_counts_by_its_settings_not_by_what_it_records_as_it_runs(tmp_path: Path) -> None:
+    def runner(text: str) -> PydanticAIRunner[None]:
+        return PydanticAIRunner(Agent(TestModel(custom_output_text=text), instructions="Answer briefly."))
+
+    first = runner("Sunny.")
+
+    assert identity(runner("Rain.")) != identity(first)
+    assert cached_inferences(tmp_path, first, WEATHER_SET) == [False, False]
+    assert cached_inferences(tmp_path, first, WEATHER_SET) == [True, True]
+
+
+def test_configuration_changed_while_the_agent_ran_is_not_the_users_to_describe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(identity_module, "_warned", set())
+    model_settings: dict[str, Any] = {"temperature": 0.1}
+
+    def deps(request: TurnRequest) -> None:
+        model_settings["temperature"] = 0.9
+
+    runner = PydanticAIRunner(agent(model_settings=model_settings), deps=deps)
+    with pytest.warns(CacheIdentityWarning, match=r"changed while the agent ran") as caught:
+        cached_inferences(tmp_path, runner, WEATHER_SET)
+
+    message = str(caught[0].message)
+    assert "PydanticAIRunner" in message
+    assert "bug" in message
+    assert "give the agent a cache_identity() method" not in message
