@@ -204,4 +204,4 @@ def test_a_case_whose_every_run_errored_fails_whatever_the_aggregator(aggregator
     assert list(table["score"]) == [0.0, 0.0]
     assert (table["error_type"] == "agent").all()
     # The table leaves out the reference's prefix, which repeats the row's case and session.
-    assert table.loc["a", "error_message"].startswith("run 1: RuntimeError: model down (raised at ")
+    assert str(table.loc["a", "error_message"]).startswith("run 1: RuntimeError: model down (raised at ")

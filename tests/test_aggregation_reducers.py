@@ -162,8 +162,9 @@ def test_at_least_k_beyond_the_runs_of_a_case_is_an_aggregator_error_saying_so()
 
     row = strict.case_table.iloc[0]
     assert (row["status"], row["error_type"]) == ("failed", "aggregator")
-    assert "at_least_k(4) needs at least 4 runs of a case, and this case has 3: evaluate with num_runs=4" in (
-        row["error_message"]
+    assert (
+        "at_least_k(4) needs at least 4 runs of a case, and this case has 3: evaluate with num_runs=4"
+        in (row["error_message"])
     )
 
 

@@ -90,7 +90,8 @@ def test_long_cells_are_folded_and_escaped(comparison: ae.Comparison) -> None:
 
 
 def test_a_note_says_when_the_eval_sets_differ() -> None:
-    diff = ae.compare(evaluate(wrong="3"), evaluate(wrong="3", eval_set_id="other"))
+    with pytest.warns(ae.errors.EvalSetChangedWarning, match="different eval sets"):
+        diff = ae.compare(evaluate(wrong="3"), evaluate(wrong="3", eval_set_id="other"))
 
     assert "the two reports evaluated different eval sets" in visible_text(diff._repr_html_())
 
