@@ -25,12 +25,10 @@ from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry
 from agenteval.report import EvaluationReport
-from agenteval.runner.function import FunctionRunner
 from agenteval.service.options import ServiceOptions
 
 __all__ = [
     "DEFAULT_CACHE_DIRECTORY",
-    "answering_agent",
     "CacheOption",
     "Resumed",
     "check_cache_option",
@@ -72,19 +70,21 @@ def open_cache(value: CacheOption, opened: dict[Path, Cache]) -> Cache | None:
 def work_reuse(
     cache: Cache | None,
     options: ServiceOptions,
-    runner: object,
-    agent_version: str,
+    agent: object,
+    identity: AgentIdentity,
     cases: Sequence[EvalCase],
     metrics: Sequence[EvalMetric],
 ) -> WorkReuse:
-    """What the service consults for finished work of this evaluation (cases as evaluated, session inputs filled)."""
+    """What the service consults for finished work of this evaluation (cases as evaluated, session inputs filled).
+
+    ``agent`` is what answers the cases (:func:`agenteval.runner.function.plain_agent`) and ``identity`` its
+    :func:`~agenteval.cache.identity.describe_agent`, made once per evaluation.
+    """
     evaluators = {
         metric.metric_name: options.registry.get(metric.evaluator)
         for metric in metrics
         if metric.evaluator in options.registry
     }
-    agent = answering_agent(runner)
-    identity = describe_agent(agent, agent_version)
     if cache is not None:
         warn_unseen(identity)
     reuse = _AgentWorkReuse(
@@ -98,14 +98,6 @@ def work_reuse(
     )
     reuse.remember_metrics(metrics)
     return reuse
-
-
-def answering_agent(runner: object) -> object:
-    """What the identity of ``runner`` is taken from: an agent function's function, else the runner itself.
-
-    A ``"module:function"`` factory counts by that name (its code is imported only on the workers).
-    """
-    return runner.function if isinstance(runner, FunctionRunner) else runner
 
 
 class _AgentWorkReuse(WorkReuse):

@@ -31,7 +31,7 @@ from agenteval.aggregation import (
     AllPassAggregator,
     finite_score,
 )
-from agenteval.cache.keys import code_hash
+from agenteval.cache.identity import AgentIdentity, describe_agent
 from agenteval.cache.reuse import WorkReuse
 from agenteval.cache.store import Cache
 from agenteval.cassettes import CassetteMode, Cassettes
@@ -52,7 +52,7 @@ from agenteval.notebook.progress import create_progress
 from agenteval.ray_executor import RayExecutor
 from agenteval.report import PARTIAL_PREFIX, EvaluationReport, build_report, warn_if_eval_set_changed
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
-from agenteval.runner.function import AgentFunction, FunctionRunner, as_runner
+from agenteval.runner.function import AgentFunction, as_runner, plain_agent
 from agenteval.runner.tool_replay import ToolReplay
 from agenteval.service._metric_checks import check_metrics, check_registered
 from agenteval.service.callbacks import Callbacks
@@ -435,11 +435,16 @@ class Evaluator:
                 raise ConfigError(f"{no_metrics}: strict=True refuses to run without them; {fix}")
             warn_user(f"{no_metrics}, so every case will be not_evaluated; {fix}", NoMetricsWarning)
         ordering = _with_session_inputs(ordering, self.app_name)
+        # Walked once: the result records its code hash, and the cache keys inferences by it.
+        agent = plain_agent(self._answering(options))
+        identity = describe_agent(agent, options.agent_version)
         # Described before the runs, of the eval set as evaluated, whatever the agent does.
         with limited_depth(depth_limit):
-            provenance = self._provenance(options, ordering, eval_metrics, started_at, selected)
+            provenance = self._provenance(options, ordering, eval_metrics, started_at, selected, agent, identity)
         cassettes = _cassettes(options)
-        reuse, resumed = await self._finished_work(options, ordering, selected, eval_metrics, provenance, resume)
+        reuse, resumed = await self._finished_work(
+            options, ordering, selected, eval_metrics, provenance, resume, agent, identity
+        )
         recorder = RunRecorder()
         callbacks = options.callbacks.merged(recorder.callbacks())
         if observer is not None:
@@ -481,6 +486,8 @@ class Evaluator:
         metrics: list[EvalMetric],
         provenance: Provenance,
         resume: EvaluationReport | str | None,
+        agent: object,
+        identity: AgentIdentity,
     ) -> tuple[WorkReuse | None, Resumed | None]:
         """What the service consults for work already done (``cache=``, ``resume=``), if anything."""
         resumed = await Resumed.of(resume, options.result_manager, self.app_name) if resume is not None else None
@@ -489,7 +496,7 @@ class Evaluator:
             return None, None
         wanted = {case.eval_id for case in selected}
         evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
-        reuse = work_reuse(cache, options, self._answering(options), options.agent_version, evaluated, metrics)
+        reuse = work_reuse(cache, options, agent, identity, evaluated, metrics)
         if resumed is not None:
             resumed.take(reuse, eval_set, provenance.eval_set_hash)
         reuse.prefetch(range(1, options.num_runs + 1), evaluated)
@@ -668,8 +675,10 @@ class Evaluator:
         metrics: list[EvalMetric],
         started_at: float,
         selected: Sequence[EvalCase] | None = None,
+        agent: object = None,
+        identity: AgentIdentity | None = None,
     ) -> Provenance:
-        answering = self._answering(options)
+        """What produced the evaluation; ``agent`` and its ``identity`` are left out (``None``) when re-scoring."""
         return Provenance.describe(
             eval_set,
             metrics,
@@ -677,9 +686,9 @@ class Evaluator:
             app_name=self.app_name,
             eval_set_id=eval_set.eval_set_id,
             agent=agent_name(self.runner) if self.runner is not None else "",
-            agent_label=agent_label(_agent_object(answering), options.agent_version) if answering is not None else "",
+            agent_label=agent_label(agent, options.agent_version) if agent is not None else "",
             agent_version=options.agent_version,
-            agent_code_hash=code_hash(_agent_object(answering)) if answering is not None else "",
+            agent_code_hash=identity.code_hash if agent is not None and identity is not None else "",
             turn_timeout=options.turn_timeout,
             cache_enabled=options.cache not in (None, False),
             cassette=_cassette_path(options.cassette),
@@ -969,11 +978,6 @@ _AGENT_PROVENANCE = ("agent", "agent_label", "agent_version", "agent_code_hash",
 """What a re-scored report's provenance takes from the original's: the agent whose turns it scores."""
 
 
-def _agent_object(answering: object) -> object:
-    """The agent itself: a plain agent function rather than the runner that wraps it."""
-    return answering.function if isinstance(answering, FunctionRunner) else answering
-
-
 def _cassette_path(cassette: str | os.PathLike[str] | Cassettes | None) -> str:
     if cassette is None:
         return ""
@@ -982,7 +986,7 @@ def _cassette_path(cassette: str | os.PathLike[str] | Cassettes | None) -> str:
 
 def agent_name(runner: Runner) -> str:
     """A readable name for the agent: its function's for a plain agent function, else its class's."""
-    return qualified_name(runner.function if isinstance(runner, FunctionRunner) else runner)
+    return qualified_name(plain_agent(runner))
 
 
 class _NoAgent:

@@ -18,7 +18,7 @@ from agenteval.errors import CaseFailure, ConfigError, MissingDependencyError, d
 from agenteval.evalresult.models import ErrorType
 from agenteval.evalset.models import EvalCase
 from agenteval.runner.base import Runner
-from agenteval.runner.function import FunctionRunner, as_runner
+from agenteval.runner.function import as_runner, plain_agent
 from agenteval.service._inference import CaseInference, infer_case
 from agenteval.service.local import _end_sessions
 from agenteval.service.options import ServiceOptions
@@ -58,11 +58,6 @@ class _Work:
             turn_timeout=self.turn_timeout,
             tool_replay=self.tool_replay,
         )
-
-
-def _sendable(runner: Runner | None) -> Any:
-    """What is pickled for a runner: the function of a :class:`FunctionRunner` (whose lock cannot be pickled)."""
-    return runner.function if isinstance(runner, FunctionRunner) else runner
 
 
 def _load_factory(factory: AgentFactory | str) -> AgentFactory:
@@ -382,9 +377,9 @@ class RayExecutor:
         import ray
 
         work = _Work(
-            agent=None if self.agent_factory is not None else _sendable(runner),
+            agent=None if self.agent_factory is not None else plain_agent(runner),
             user_simulator=options.user_simulator,
-            expected_runner=_sendable(options.expected_runner),
+            expected_runner=plain_agent(options.expected_runner),
             tool_mock_model=options.tool_mock_model,
             max_simulated_turns=options.max_simulated_turns,
             turn_timeout=options.turn_timeout,

@@ -30,7 +30,7 @@ from agenteval.evaluation import Evaluator
 from agenteval.metric.criterion import JudgeModelOptions
 from agenteval.metric.models import EvalMetric
 from agenteval.report import EvaluationReport
-from agenteval.runner.function import FunctionRunner
+from agenteval.runner.function import plain_agent
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -131,7 +131,7 @@ async def areplay_bundle(path: str | os.PathLike[str], agent: object | None = No
             original.app_name or "replay", agent, cassette=cassettes, cassette_mode="replay", **settings
         )
         replayed = await evaluator.aevaluate(eval_set, metrics=_keyed(original.eval_metrics))
-    same_code = None if not recorded_hash else code_hash(_plain(agent)) == recorded_hash
+    same_code = None if not recorded_hash else code_hash(plain_agent(agent)) == recorded_hash
     return ReplayOutcome(original, replayed, _lined_up(original, replayed), same_code)
 
 
@@ -146,7 +146,7 @@ def _bundled_agent(name: str, recorded_hash: str, path: object) -> object:
             f"bundle {path} was made with agent {name!r}, which cannot be imported here (an agent defined in a"
             f" notebook cannot); {advice}"
         )
-    if recorded_hash and code_hash(_plain(found)) != recorded_hash:
+    if recorded_hash and code_hash(plain_agent(found)) != recorded_hash:
         raise ConfigError(
             f"the importable {name!r} is not the code bundle {path} was made with (its code hash differs); {advice}"
             " to replay with it anyway"
@@ -167,11 +167,6 @@ def _imported(name: str) -> object | None:
                 return None
         return found
     return None
-
-
-def _plain(agent: object) -> object:
-    """The agent as the evaluation hashed it: a plain function, not a runner around it."""
-    return agent.function if isinstance(agent, FunctionRunner) else agent
 
 
 def _keyed(metrics: Sequence[EvalMetric]) -> list[EvalMetric]:

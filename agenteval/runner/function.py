@@ -30,7 +30,7 @@ from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.tool_replay import TurnReplay
 from agenteval.runner.toolmock import ToolMocks, static_result
 
-__all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner"]
+__all__ = ["MAX_THREADS", "AgentFunction", "FunctionRunner", "Turn", "as_runner", "plain_agent"]
 
 MAX_THREADS = 128
 """Most turns of a plain (blocking) agent function that run at once; async agents have no such cap."""
@@ -723,3 +723,11 @@ def _framework_adapter(agent: object) -> tuple[str, str] | None:
             if cls.__name__ == name and (module == package or module.startswith(package + ".")):
                 return adapter
     return None
+
+
+def plain_agent(agent: object) -> object:
+    """The agent itself: an agent function rather than the :class:`FunctionRunner` around it, else ``agent``.
+
+    What is named, hashed and sent to other processes (a runner's lock cannot be pickled).
+    """
+    return agent.function if isinstance(agent, FunctionRunner) else agent
