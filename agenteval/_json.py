@@ -13,7 +13,6 @@ import numbers
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from difflib import get_close_matches
 from functools import cache
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Self, TypeVar, cast, get_args, get_origin
@@ -33,6 +32,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 from pydantic_core import to_json as json_bytes
 
+from agenteval._names import did_you_mean
 from agenteval.errors import ConfigError
 
 __all__ = [
@@ -340,15 +340,10 @@ M = TypeVar("M", bound=WireModel)
 def _unknown_keywords(model: type[WireModel], data: Mapping[str, Any]) -> str:
     """The constructor's error for keywords of ``data`` that ``model`` has no field for."""
     unknown = [key for key in data if key not in model._keywords]
-    described = ", ".join(f"{key!r}{_closest(key, model._keywords)}" for key in unknown)
+    described = ", ".join(f"{key!r}{did_you_mean(key, model._keywords)}" for key in unknown)
     noun = "an unknown field" if len(unknown) == 1 else "unknown fields"
     fields = ", ".join(model.model_fields) or "none"
     return f"{model.__name__}() got {noun} {described}; its fields are: {fields}"
-
-
-def _closest(key: str, known: frozenset[str]) -> str:
-    close = get_close_matches(key, sorted(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @cache
@@ -409,7 +404,7 @@ def _unknown_keys(raw: object, built: object, path: str) -> Iterator[str]:
     if isinstance(raw, dict) and isinstance(built, WireModel):
         model = type(built)
         for key in built.model_extra or {}:
-            fix = _closest(key, model._keywords) or f" ({model.__name__} takes: {', '.join(_json_keys(model))})"
+            fix = did_you_mean(key, model._keywords) or f" ({model.__name__} takes: {', '.join(_json_keys(model))})"
             yield f"{_joined(path, key)}{fix}"
         for key, name in _model_keywords(model).items():
             if key in raw:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Iterable
+from difflib import get_close_matches
 
 from agenteval._secrets import is_credential_name, looks_like_secret
 
-__all__ = ["agent_label", "qualified_name", "short_name"]
+__all__ = ["agent_label", "did_you_mean", "qualified_name", "short_name"]
 
 _SHOWN_VALUE = 40
 """The most characters of one argument's ``repr`` a label shows."""
@@ -110,3 +111,9 @@ def _unwrapped(obj: object) -> object:
         elif (wrapped := getattr(obj, "__wrapped__", None)) is not None:
             obj = wrapped
     return obj
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name closest to ``name``, or ``""`` when none is close."""
+    close = get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

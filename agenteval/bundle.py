@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
 import zipfile
@@ -35,7 +33,7 @@ from agenteval._files import dump_models, ensure_inside, parse_json
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
-from agenteval.evalresult.provenance import git_revision, package_version
+from agenteval.evalresult.provenance import current_environment, package_version
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 
@@ -83,12 +81,13 @@ def current_packages() -> dict[str, str]:
 
 
 def bundle_environment() -> dict[str, Any]:
-    """This process's environment, as a bundle records it."""
+    """This process's environment, as a bundle records it: a result's (see ``Provenance``) and every package."""
+    environment = current_environment()
     return {
-        "agentevalVersion": package_version(),
-        "pythonVersion": sys.version.split()[0],
-        "platform": platform.platform(),
-        "gitRevision": git_revision(Path.cwd()),
+        "agentevalVersion": environment["agenteval_version"],
+        "pythonVersion": environment["python_version"],
+        "platform": environment["platform"],
+        "gitRevision": environment["git_revision"],
         "packages": current_packages(),
     }
 

@@ -23,7 +23,7 @@ from agenteval._files import refuse_unknown_fields, unknown_fields_refused
 from agenteval._gc import fewer_collections
 from agenteval._json import limited_depth
 from agenteval._loop_watchdog import watching
-from agenteval._names import agent_label, qualified_name
+from agenteval._names import agent_label, did_you_mean, qualified_name
 from agenteval._reanalysis import original_aggregator
 from agenteval._terminal import printable
 from agenteval._validate import check_names
@@ -59,7 +59,6 @@ from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService
 from agenteval.service.options import (
     ServiceOptions,
-    _did_you_mean,
 )
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
@@ -527,7 +526,7 @@ class Evaluator:
         if not known:
             return f"; app {self.app_name!r} has no eval sets in this {type(options.eval_set_manager).__name__}"
         listed = ", ".join(map(repr, known[:10])) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
-        closest = _did_you_mean(eval_set_id, known)
+        closest = did_you_mean(eval_set_id, known)
         return f"; app {self.app_name!r} has {len(known)} eval set{'s' if len(known) != 1 else ''}: {listed}{closest}"
 
     def _answering(self, options: EvaluationOptions) -> object:

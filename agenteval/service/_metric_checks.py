@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
+from agenteval._names import did_you_mean
 from agenteval.errors import AgentEvalError, ConfigError, SkippedMetricWarning, describe_exception, rewrap, warn_user
 from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry, use_metric_registry
-from agenteval.service.options import ServiceOptions, _did_you_mean
+from agenteval.service.options import ServiceOptions
 
 __all__ = ["check_metrics", "check_registered"]
 
@@ -77,7 +78,7 @@ def check_registered(metrics: Sequence[EvalMetric | None], registry: EvaluatorRe
         if metric is None or metric.evaluator in registry:
             continue
         unknown = f"metric {metric.metric_name!r} names evaluator {metric.evaluator!r}, which is not registered"
-        closest = _did_you_mean(metric.evaluator, registered)
+        closest = did_you_mean(metric.evaluator, registered)
         fix = f"register one with registry.register({metric.evaluator!r}, ...) (registered: {', '.join(registered)})"
         if strict:
             raise ConfigError(f"{unknown}{closest}: strict=True refuses to skip it; correct its evaluatorName or {fix}")

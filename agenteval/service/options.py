@@ -8,9 +8,9 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from difflib import get_close_matches
 from typing import Any, Self, get_args, get_type_hints
 
+from agenteval._names import did_you_mean
 from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
@@ -151,7 +151,7 @@ class ServiceOptions:
         unknown = sorted(set(overrides) - nullable.keys())
         if unknown:
             known = sorted(nullable)
-            named = [f"{name!r}{_did_you_mean(name, known)}" for name in unknown]
+            named = [f"{name!r}{did_you_mean(name, known)}" for name in unknown]
             raise ConfigError(f"unknown option {', '.join(named)}; the options are: {', '.join(known)}")
         values = {name: value for name, value in overrides.items() if value is not None or nullable[name]}
         return replace(self, **values) if values else self
@@ -181,8 +181,3 @@ def _nullable_options(cls: type[ServiceOptions]) -> dict[str, bool]:
         hints = get_type_hints(cls)
         known = _NULLABLE[cls] = {option.name: type(None) in get_args(hints[option.name]) for option in fields(cls)}
     return known
-
-
-def _did_you_mean(name: str, known: list[str]) -> str:
-    close = get_close_matches(name, known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
