@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import queue
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from jupyter_client.manager import KernelManager
+from tests.notebook._kernel import cell_messages
 
 SETUP = """
 import time
@@ -25,40 +22,11 @@ BLOCKING_AGENT = """async def agent(message):
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[Any]:
-    manager = KernelManager()
-    manager.start_kernel()
-    client = manager.client()
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-    try:
-        yield client
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-
-
 def _run(client: Any, code: str) -> tuple[int, str]:
     """Execute ``code`` as a cell: its execution count and what it wrote to stdout and stderr."""
-    msg_id = client.execute(code)
-    count, text = 0, ""
-    while True:
-        try:
-            message = client.get_iopub_msg(timeout=60)
-        except queue.Empty:  # pragma: no cover - a hung kernel
-            pytest.fail("the kernel did not finish executing the cell")
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = message["msg_type"], message["content"]
-        if kind == "error":
-            pytest.fail("\n".join(content["traceback"]))
-        if kind == "execute_input":
-            count = content["execution_count"]
-        if kind == "stream":
-            text += content["text"]
-        if kind == "status" and content["execution_state"] == "idle":
-            return count, text
+    sent = cell_messages(client, code)
+    count = next(content["execution_count"] for kind, content in sent if kind == "execute_input")
+    return count, "".join(content["text"] for kind, content in sent if kind == "stream")
 
 
 def test_the_watchdog_names_the_cell_of_an_async_agent_blocking_the_loop(kernel: Any) -> None:

@@ -21,14 +21,12 @@ from agenteval.evaluation_run import EvaluationRun
 from agenteval.notebook import _env
 from agenteval.notebook._live_board import COLOURS, LiveBoard
 from agenteval.notebook._score_histogram import ScoreHistogram
-from tests.notebook import test_kernel_display
+from tests.notebook._kernel import cell_messages, cell_outputs
 from tests.notebook.test_html_export import find_chromium
 
 APP = "board-app"
 METRICS = [ae.EvalMetric.final_response()]
 GREEN, RED, GREY = COLOURS["passed"], COLOURS["failed"], COLOURS["pending"]
-kernel = test_kernel_display.kernel  # the module-scoped fixture: a real Jupyter kernel for this module
-run_cell = test_kernel_display._run
 EMBED_JS = Path(sys.prefix) / "share" / "agenteval" / "html-manager" / "embed.js"
 """The ipywidgets HTML manager, fetched by scripts/widget_embed.sh (the browser test needs it, offline)."""
 
@@ -343,10 +341,10 @@ run
 
 
 def test_a_run_displayed_in_a_real_kernel_shows_the_board_and_goes_on_in_the_background(kernel: Any) -> None:
-    (board,) = run_cell(kernel, KERNEL_CELL)
+    (board,) = cell_outputs(kernel, KERNEL_CELL)
     assert "application/vnd.jupyter.widget-view+json" in board, f"the run showed as {sorted(board)} only"
 
-    (done,) = run_cell(kernel, "report = await run\nrun.done, report.passed, len(run.cases)")
+    (done,) = cell_outputs(kernel, "report = await run\nrun.done, report.passed, len(run.cases)")
 
     assert done["text/plain"] == "(True, True, 5)"
 
@@ -374,19 +372,11 @@ async def test_beside_the_widget_the_board_is_plain_html_of_where_the_run_stands
 
 def outputs_of(client: Any, code: str) -> list[tuple[str, dict[str, Any], str]]:
     """Execute ``code``: each display message it sent, as (kind, data, display id)."""
-    msg_id = client.execute(code)
-    sent: list[tuple[str, dict[str, Any], str]] = []
-    while True:
-        message = client.get_iopub_msg(timeout=60)
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = message["msg_type"], message["content"]
-        if kind == "error":
-            pytest.fail("\n".join(content["traceback"]))
-        if kind in ("display_data", "update_display_data"):
-            sent.append((kind, content["data"], content.get("transient", {}).get("display_id", "")))
-        if kind == "status" and content["execution_state"] == "idle":
-            return sent
+    return [
+        (kind, content["data"], content.get("transient", {}).get("display_id", ""))
+        for kind, content in cell_messages(client, code)
+        if kind in ("display_data", "update_display_data")
+    ]
 
 
 def test_in_a_kernel_the_run_s_end_writes_the_final_board_into_the_output_a_saved_notebook_keeps(kernel: Any) -> None:
