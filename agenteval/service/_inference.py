@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
+from agenteval._code_location import raised_at
 from agenteval._json import depth_message, depth_problem, lone_surrogate_path
 from agenteval._loop_watchdog import activity
 from agenteval._secrets import redact_free_text
-from agenteval._tracebacks import raised_at
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
