@@ -200,6 +200,8 @@ def eval_set_changes(provenance: Provenance | None, eval_set: EvalSet) -> list[s
     """
     if provenance is None:
         return None
+    if provenance.eval_set is eval_set:  # a report as its evaluation made it: nothing to hash
+        return []
     if provenance.eval_set is not None:
         recorded = provenance.eval_set.eval_cases
         wanted = {case.eval_id for case in recorded}

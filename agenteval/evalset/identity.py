@@ -54,11 +54,16 @@ def eval_set_hash(eval_set: EvalSet | Iterable[EvalCase]) -> str:
 def changed_cases(before: Iterable[EvalCase], after: Iterable[EvalCase]) -> list[str]:
     """The ids of the cases that differ between two versions of an eval set, in ``after``'s order then ``before``'s.
 
-    A case differs when its :func:`case_hash` does, or when only one version has it.
+    A case differs when its :func:`case_hash` does, or when only one version has it; a case that is
+    the same object in both is not hashed.
     """
-    old = {case.eval_id: case_hash(case) for case in before}
-    new = {case.eval_id: case_hash(case) for case in after}
-    edited = [eval_id for eval_id, digest in new.items() if old.get(eval_id) != digest]
+    old = {case.eval_id: case for case in before}
+    new = {case.eval_id: case for case in after}
+    edited = [
+        eval_id
+        for eval_id, case in new.items()
+        if (was := old.get(eval_id)) is None or (was is not case and case_hash(was) != case_hash(case))
+    ]
     return edited + [eval_id for eval_id in old if eval_id not in new]
 
 
