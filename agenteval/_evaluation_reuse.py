@@ -10,18 +10,18 @@ see, and, when the evaluation ends, what of the agent's data changed while it ra
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from agenteval.cache.identity import AgentIdentity, describe_agent, warn_changed, warn_unseen
 from agenteval.cache.keys import settings_hash, value_hash
-from agenteval.cache.reuse import WorkReuse, case_hashes
+from agenteval.cache.reuse import WorkReuse
 from agenteval.cache.store import Cache
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.provenance import ReusedWork
 from agenteval.evalset.identity import changed_cases
-from agenteval.evalset.models import EvalCase, EvalSet
+from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry
 from agenteval.report import EvaluationReport
@@ -72,13 +72,14 @@ def work_reuse(
     options: ServiceOptions,
     agent: object,
     identity: AgentIdentity,
-    cases: Sequence[EvalCase],
+    hashes: Mapping[str, str],
     metrics: Sequence[EvalMetric],
 ) -> WorkReuse:
     """What the service consults for finished work of this evaluation (cases as evaluated, session inputs filled).
 
     ``agent`` is what answers the cases (:func:`agenteval.runner.function.plain_agent`) and ``identity`` its
-    :func:`~agenteval.cache.identity.describe_agent`, made once per evaluation.
+    :func:`~agenteval.cache.identity.describe_agent`, made once per evaluation; ``hashes`` the
+    :func:`~agenteval.evalset.identity.case_hashes` of the eval set's cases (as evaluated, session inputs filled).
     """
     evaluators = {
         metric.metric_name: options.registry.get(metric.evaluator)
@@ -91,7 +92,7 @@ def work_reuse(
         cache,
         agent=_answering(options, identity),
         scoring=_scoring(options),
-        case_hashes=case_hashes(cases),
+        case_hashes=hashes,
         evaluators=evaluators,
         answering=agent,
         identity=identity,

@@ -42,6 +42,7 @@ from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalresult.provenance import Provenance
+from agenteval.evalset.identity import case_hashes
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
 from agenteval.evaluation_run import EvaluationRun
 from agenteval.evaluators.registry import EvaluatorRegistry
@@ -437,12 +438,16 @@ class Evaluator:
         # Walked once: the result records its code hash, and the cache keys inferences by it.
         agent = plain_agent(self._answering(options))
         identity = describe_agent(agent, options.agent_version)
+        # Hashed once too: for the provenance's eval-set hash and the cache's keys.
+        hashes = case_hashes(ordering.eval_cases)
         # Described before the runs, of the eval set as evaluated, whatever the agent does.
         with limited_depth(depth_limit):
-            provenance = self._provenance(options, ordering, eval_metrics, started_at, selected, agent, identity)
+            provenance = self._provenance(
+                options, ordering, eval_metrics, started_at, selected, agent, identity, hashes
+            )
         cassettes = _cassettes(options)
         reuse, resumed = await self._finished_work(
-            options, ordering, selected, eval_metrics, provenance, resume, agent, identity
+            options, ordering, selected, eval_metrics, provenance, resume, agent, identity, hashes
         )
         recorder = RunRecorder()
         callbacks = options.callbacks.merged(recorder.callbacks())
@@ -487,6 +492,7 @@ class Evaluator:
         resume: EvaluationReport | str | None,
         agent: object,
         identity: AgentIdentity,
+        hashes: Mapping[str, str],
     ) -> tuple[WorkReuse | None, Resumed | None]:
         """What the service consults for work already done (``cache=``, ``resume=``), if anything."""
         resumed = await Resumed.of(resume, options.result_manager, self.app_name) if resume is not None else None
@@ -495,7 +501,7 @@ class Evaluator:
             return None, None
         wanted = {case.eval_id for case in selected}
         evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
-        reuse = work_reuse(cache, options, agent, identity, evaluated, metrics)
+        reuse = work_reuse(cache, options, agent, identity, hashes, metrics)
         if resumed is not None:
             resumed.take(reuse, eval_set, provenance.eval_set_hash)
         reuse.prefetch(range(1, options.num_runs + 1), evaluated)
@@ -676,12 +682,14 @@ class Evaluator:
         selected: Sequence[EvalCase] | None = None,
         agent: object = None,
         identity: AgentIdentity | None = None,
+        hashes: Mapping[str, str] | None = None,
     ) -> Provenance:
         """What produced the evaluation; ``agent`` and its ``identity`` are left out (``None``) when re-scoring."""
         return Provenance.describe(
             eval_set,
             metrics,
             evaluated=None if selected is None else [case.eval_id for case in selected],
+            hashes=hashes,
             app_name=self.app_name,
             eval_set_id=eval_set.eval_set_id,
             agent=agent_name(self.runner) if self.runner is not None else "",

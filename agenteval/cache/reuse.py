@@ -27,7 +27,6 @@ from agenteval.cache.keys import definition_score_key, evaluator_version, infere
 from agenteval.errors import AgentEvalError
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultDetails
-from agenteval.evalset.identity import case_hash
 from agenteval.evalset.models import EvalCase, EvalMode, Invocation
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.evaluators.base import EvaluateResult, MetricEvaluator, PerInvocationResult
@@ -376,11 +375,6 @@ class WorkReuse:
                 found.update(from_cache)
                 self.read_from_cache = self.read_from_cache or bool(from_cache)
         return found
-
-
-def case_hashes(cases: Sequence[EvalCase]) -> dict[str, str]:
-    """The content hash of each case, by id."""
-    return {case.eval_id: case_hash(case) for case in cases}
 
 
 def _inference_text(result: InferenceResult) -> str:

@@ -155,6 +155,7 @@ class Provenance(CamelModel):
         metrics: Sequence[EvalMetric],
         *,
         evaluated: Sequence[str] | None = None,
+        hashes: Mapping[str, str] | None = None,
         **values: object,
     ) -> Provenance:
         """Provenance for an evaluation of ``eval_set`` with ``metrics`` here and now, hashes included.
@@ -165,6 +166,7 @@ class Provenance(CamelModel):
             evaluated: The ids of the cases evaluated, which :attr:`eval_set` keeps (default: all) but for
                 a case holding a value nested deeper than a result may hold (:func:`agenteval._json.depth_limit`):
                 such a case fails, and its expectations could not be saved.
+            hashes: The cases' :func:`~agenteval.evalset.identity.case_hashes`, when already made.
             **values: Other fields.
         """
         wanted = {case.eval_id for case in eval_set.eval_cases} if evaluated is None else set(evaluated)
@@ -172,7 +174,7 @@ class Provenance(CamelModel):
         kept = eval_set if len(cases) == len(eval_set.eval_cases) else eval_set.model_copy(update={"eval_cases": cases})
         return cls.model_validate(
             {
-                "eval_set_hash": eval_set_hash(eval_set),
+                "eval_set_hash": eval_set_hash(eval_set, hashes),
                 "eval_set": kept,
                 **current_environment(),
                 **values,

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agenteval.evalset.models import EvalCase, EvalSet
 
-__all__ = ["case_hash", "changed_cases", "eval_set_hash"]
+__all__ = ["case_hash", "case_hashes", "changed_cases", "eval_set_hash"]
 
 _TIMESTAMP = "creationTimestamp"
 _SESSION = "sessionInput"
@@ -41,14 +41,21 @@ def case_hash(case: EvalCase) -> str:
     return _hash(_behaviour(case))
 
 
-def eval_set_hash(eval_set: EvalSet | Iterable[EvalCase]) -> str:
+def case_hashes(cases: Iterable[EvalCase]) -> dict[str, str]:
+    """The :func:`case_hash` of each case, by id."""
+    return {case.eval_id: case_hash(case) for case in cases}
+
+
+def eval_set_hash(eval_set: EvalSet | Iterable[EvalCase], hashes: Mapping[str, str] | None = None) -> str:
     """The hash of an eval set's cases (see the module's docstring), as ``sha256:<hex>``.
 
     Args:
         eval_set: The eval set, or its cases.
+        hashes: Their :func:`case_hashes`, when already made (the cases' ids are unique then).
     """
     cases = eval_set.eval_cases if isinstance(eval_set, EvalSet) else eval_set
-    return _hash({"cases": sorted(case_hash(case) for case in cases)})
+    digests = hashes.values() if hashes is not None else (case_hash(case) for case in cases)
+    return _hash({"cases": sorted(digests)})
 
 
 def changed_cases(before: Iterable[EvalCase], after: Iterable[EvalCase]) -> list[str]:
