@@ -8,6 +8,8 @@ Every function here is pure and returns a SHA-256 hex digest of a canonical JSON
 - :func:`score_key`: what was scored, the metric's full definition (criterion, threshold, judge model
   and settings) and the evaluator's version (:func:`evaluator_version`: its code and agenteval's version).
 
+Both hold :data:`ENTRY_FORMAT`, the shape of the entries they find.
+
 :func:`code_hash` follows the code and the data an agent reaches; what it cannot see is listed there.
 """
 
@@ -27,6 +29,7 @@ from agenteval.metric.criterion import JudgeModelOptions
 from agenteval.metric.models import EvalMetric
 
 __all__ = [
+    "ENTRY_FORMAT",
     "agent_identity",
     "code_hash",
     "definition_score_key",
@@ -39,6 +42,10 @@ __all__ = [
 ]
 
 _JUDGE_CONNECTION: Final = ("provider_name", "model_name", "variant", "base_url")
+
+ENTRY_FORMAT: Final = 2
+"""The shape of the cache's entries (:mod:`agenteval.cache.reuse`), in every key: bumped when an entry's model
+changes, so that an entry of an older shape is never looked up (it is evicted in time, as unused)."""
 
 
 def code_hash(obj: object) -> str:
@@ -174,7 +181,9 @@ def inference_key(case_hash: str, run_id: int, agent_identity: str) -> str:
     Returns:
         A SHA-256 hex digest.
     """
-    return digest({"kind": "inference", "case": case_hash, "run": run_id, "agent": agent_identity})
+    return digest(
+        {"kind": "inference", "format": ENTRY_FORMAT, "case": case_hash, "run": run_id, "agent": agent_identity}
+    )
 
 
 def score_key(inference_hash: str, metric: EvalMetric, evaluator_version: str) -> str:
@@ -229,7 +238,7 @@ def metric_definition(metric: EvalMetric, evaluator_version: str) -> str:
 
 def definition_score_key(inference_hash: str, definition: str) -> str:
     """:func:`score_key` from a :func:`metric_definition` made once for many inferences."""
-    return digest({"kind": "score", "inference": inference_hash, "definition": definition})
+    return digest({"kind": "score", "format": ENTRY_FORMAT, "inference": inference_hash, "definition": definition})
 
 
 def evaluator_version(evaluator: object) -> str:

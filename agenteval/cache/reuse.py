@@ -17,9 +17,9 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from agenteval._json import CamelModel
 from agenteval._terminal import printable
@@ -45,32 +45,44 @@ _FLUSH_ENTRIES: Final = 500
 """New entries are written together at most this long after the first of them, or once this many wait:
 a transaction per entry would cost more than most agents' turns, and a killed process loses at most this."""
 
+_E = TypeVar("_E", bound="_Entry")
+
 _INFERENCE: Final = "inference"
 _SCORE: Final = "score"
 
 
-class _InferenceEntry(CamelModel):
+class _Entry(CamelModel):
+    """An entry as the cache keeps it: every field required, no other, types exact (see :func:`_parsed`).
+
+    A change to an entry model must bump :data:`agenteval.cache.keys.ENTRY_FORMAT`: entries of the old
+    shape are then never looked up.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _InferenceEntry(_Entry):
     """What the agent did in one run of one case, as the cache keeps it."""
 
-    session_id: str = ""
-    user_id: str = ""
-    inferences: list[Invocation] = Field(default_factory=list)
-    expected_inferences: list[Invocation] = Field(default_factory=list)
-    execution_traces: list[ExecutionTrace | None] = Field(default_factory=list)
+    session_id: str
+    user_id: str
+    inferences: list[Invocation]
+    expected_inferences: list[Invocation]
+    execution_traces: list[ExecutionTrace | None]
 
 
-class _TurnScore(CamelModel):
-    score: float = 0.0
+class _TurnScore(_Entry):
+    score: float
     status: EvalStatus
-    details: EvalMetricResultDetails | None = None
+    details: EvalMetricResultDetails | None
 
 
-class _ScoreEntry(CamelModel):
+class _ScoreEntry(_Entry):
     """What an evaluator returned for one metric of one inference, as the cache keeps it."""
 
-    overall_score: float = 0.0
+    overall_score: float
     overall_status: EvalStatus
-    turns: list[_TurnScore] = Field(default_factory=list)
+    turns: list[_TurnScore]
 
 
 @dataclass(slots=True)
@@ -97,9 +109,8 @@ class CaseScores:
         text = self._found.get(metric.metric_name)
         if text is None:
             return None
-        try:
-            entry = _ScoreEntry.model_validate_json(text)
-        except ValidationError:
+        entry = _parsed(_ScoreEntry, text)
+        if entry is None:
             return None
         self._reuse.log.scores.add((self._run_id, self._case_id, metric.metric_name))
         return EvaluateResult(
@@ -204,10 +215,9 @@ class WorkReuse:
         text = self._read(_INFERENCE, [key]).get(key)
         if text is None:
             return None
-        try:
-            entry = _InferenceEntry.model_validate_json(text)
-        except ValidationError:
-            return None  # written by another version: computed again and replaced
+        entry = _parsed(_InferenceEntry, text)
+        if entry is None:
+            return None
         self._inference_hashes[(run_id, case.eval_id)] = _text_hash(key, text)
         self.log.inferences.add((run_id, case.eval_id))
         return InferenceResult(
@@ -375,6 +385,17 @@ class WorkReuse:
                 found.update(from_cache)
                 self.read_from_cache = self.read_from_cache or bool(from_cache)
         return found
+
+
+def _parsed(model: type[_E], text: str) -> _E | None:
+    """The entry ``text`` holds, or ``None`` (a miss: the work is done again and replaces it) for another shape.
+
+    Strictly: an entry of the other kind, or a damaged one, must not be taken for an empty one.
+    """
+    try:
+        return model.from_json(text)
+    except ValidationError:
+        return None
 
 
 def _inference_text(result: InferenceResult) -> str:
