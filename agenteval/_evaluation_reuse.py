@@ -16,12 +16,13 @@ from typing import Any, Final
 
 from agenteval.cache.identity import AgentIdentity, describe_agent, warn_changed, warn_unseen
 from agenteval.cache.keys import settings_hash, value_hash
-from agenteval.cache.reuse import WorkReuse
+from agenteval.cache.reuse import WorkReuse, metric_definition_hash
 from agenteval.cache.store import Cache
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.provenance import ReusedWork
 from agenteval.evalset.identity import changed_cases
 from agenteval.evalset.models import EvalSet
+from agenteval.evaluators.base import MetricEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry
 from agenteval.report import EvaluationReport
@@ -32,6 +33,7 @@ __all__ = [
     "CacheOption",
     "Resumed",
     "check_cache_option",
+    "metric_definitions",
     "open_cache",
     "reused_work",
     "work_reuse",
@@ -81,11 +83,7 @@ def work_reuse(
     :func:`~agenteval.cache.identity.describe_agent`, made once per evaluation; ``hashes`` the
     :func:`~agenteval.evalset.identity.case_hashes` of the eval set's cases (as evaluated, session inputs filled).
     """
-    evaluators = {
-        metric.metric_name: options.registry.get(metric.evaluator)
-        for metric in metrics
-        if metric.evaluator in options.registry
-    }
+    evaluators = _evaluators(options, metrics)
     if cache is not None:
         warn_unseen(identity)
     reuse = _AgentWorkReuse(
@@ -99,6 +97,21 @@ def work_reuse(
     )
     reuse.remember_metrics(metrics)
     return reuse
+
+
+def metric_definitions(options: ServiceOptions, metrics: Sequence[EvalMetric]) -> dict[str, str]:
+    """Each metric's definition hash, by name, as the cache's score keys hold it: for the provenance.
+
+    ``resume=`` takes a finished score only when its metric's hash is the same then and now. Made before
+    agenteval adds its own callbacks (progress, recording) to ``options``, as :func:`work_reuse` is.
+    """
+    evaluators = _evaluators(options, metrics)
+    scoring = _scoring(options)
+    return {
+        metric.metric_name: metric_definition_hash(metric, evaluators[metric.metric_name], scoring)
+        for metric in metrics
+        if metric.metric_name in evaluators
+    }
 
 
 class _AgentWorkReuse(WorkReuse):
@@ -162,7 +175,8 @@ class Resumed:
                 " result does not hold the cases it ran; resume with the report itself (exc.report), or run again"
             )
         inferences = [[item for item in run if item.eval_case_id in unchanged] for run in report.inference_results]
-        reuse.resuming(inferences, report.result.eval_case_results, report.eval_metrics)
+        definitions = report.provenance.metric_definitions if report.provenance is not None else {}
+        reuse.resuming(inferences, report.result.eval_case_results, report.eval_metrics, definitions)
 
 
 def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
@@ -181,6 +195,15 @@ def reused_work(reuse: WorkReuse, resumed: Resumed | None) -> ReusedWork | None:
     if resumed is not None:
         sources.append(f"resume of {resumed.result_id or 'an unsaved report'}")
     return ReusedWork(sources=sources, inferences=sorted(log.inferences), scores=sorted(log.scores))
+
+
+def _evaluators(options: ServiceOptions, metrics: Sequence[EvalMetric]) -> dict[str, MetricEvaluator]:
+    """The registered evaluator of each metric, by metric name (none for a metric whose evaluator is not)."""
+    return {
+        metric.metric_name: options.registry.get(metric.evaluator)
+        for metric in metrics
+        if metric.evaluator in options.registry
+    }
 
 
 def _answering(options: ServiceOptions, identity: AgentIdentity) -> str:

@@ -24,7 +24,7 @@ from pydantic import ConfigDict, ValidationError
 from agenteval._json import CamelModel
 from agenteval._terminal import printable
 from agenteval.cache.keys import definition_score_key, evaluator_version, inference_key, metric_definition
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultDetails
 from agenteval.evalset.models import EvalCase, EvalMode, Invocation
@@ -36,7 +36,7 @@ from agenteval.status import EvalStatus
 if TYPE_CHECKING:
     from agenteval.cache.store import Cache
 
-__all__ = ["CaseScores", "ReuseLog", "WorkReuse"]
+__all__ = ["CaseScores", "ReuseLog", "WorkReuse", "metric_definition_hash"]
 
 _log = logging.getLogger("agenteval")
 
@@ -264,19 +264,20 @@ class WorkReuse:
         partial: Sequence[Sequence[InferenceResult]],
         cases: Sequence[EvalCaseResult],
         metrics: Sequence[EvalMetric],
+        definitions: Mapping[str, str],
     ) -> None:
         """Take the finished work of an interrupted evaluation: its successful inferences and their scores.
 
         Args:
             partial: The partial report's inferences, per run (index 0 is run 1).
             cases: The partial report's case results.
-            metrics: The metrics the partial report was scored with: a metric's scores are taken only
-                when it is defined now as it was then.
+            metrics: The metrics the partial report was scored with.
+            definitions: Their :func:`metric_definition_hash` then, by name, as its provenance records them:
+                a metric's scores are taken only when its hash is the same now. Empty for a report saved
+                before they were recorded: its scores are then taken when the metric's configuration is
+                the same, and a warning says what is not compared.
         """
-        then = {metric.metric_name: metric.to_dict() for metric in metrics}
-        self._resumable = {
-            name for name, (metric, _) in self._definitions.items() if then.get(name) == metric.to_dict()
-        }
+        self._resumable = self._unchanged_metrics(metrics, definitions)
         scored = {(case.run_id or 1, case.eval_id): case for case in cases}
         for run_id, inferences in enumerate(partial, start=1):
             for inference in inferences:
@@ -289,6 +290,21 @@ class WorkReuse:
                 case = scored.get((run_id, inference.eval_case_id))
                 if case is not None:
                     self._seed_scores(_text_hash(key, text), case)
+
+    def _unchanged_metrics(self, metrics: Sequence[EvalMetric], definitions: Mapping[str, str]) -> set[str]:
+        """The names of the metrics defined now as they were when the partial report was scored."""
+        if definitions:
+            return {name for name, (_, definition) in self._definitions.items() if definitions.get(name) == definition}
+        then = {metric.metric_name: metric.to_dict() for metric in metrics}
+        unchanged = {name for name, (metric, _) in self._definitions.items() if then.get(name) == metric.to_dict()}
+        if unchanged:
+            warn_user(
+                "resume: the report does not record its metrics' definition hashes (an older agenteval saved it), so"
+                " its finished scores are taken when the metric's configuration is unchanged; judge= and the"
+                " evaluators' code are not compared: if either changed since, run again without resume=",
+                UserWarning,
+            )
+        return unchanged
 
     def write(self, kind: str, entries: dict[str, str]) -> None:
         """Keep entries for the cache: written with others every :data:`_FLUSH_SECONDS` or :data:`_FLUSH_ENTRIES`."""
@@ -354,8 +370,7 @@ class WorkReuse:
         evaluator = self._evaluators.get(metric.metric_name)
         if evaluator is None:
             return None
-        scoring = hashlib.sha256(f"{evaluator_version(evaluator)}\n{self._scoring}".encode()).hexdigest()
-        definition = metric_definition(metric, scoring)
+        definition = metric_definition_hash(metric, evaluator, self._scoring)
         self._definitions[metric.metric_name] = (metric, definition)
         return definition
 
@@ -396,6 +411,18 @@ def _parsed(model: type[_E], text: str) -> _E | None:
         return model.from_json(text)
     except ValidationError:
         return None
+
+
+def metric_definition_hash(metric: EvalMetric, evaluator: MetricEvaluator, scoring: str) -> str:
+    """What a metric's score keys hold of it: its :func:`~agenteval.cache.keys.metric_definition` with its evaluator.
+
+    Args:
+        metric: The metric, as configured (before a case's rubrics).
+        evaluator: Its evaluator: its code and settings count (:func:`~agenteval.cache.keys.evaluator_version`).
+        scoring: A hash of what else decides scores (a judge override, named compares).
+    """
+    version = hashlib.sha256(f"{evaluator_version(evaluator)}\n{scoring}".encode()).hexdigest()
+    return metric_definition(metric, version)
 
 
 def _inference_text(result: InferenceResult) -> str:

@@ -92,6 +92,11 @@ class Provenance(CamelModel):
     """The metric configuration, in order (secrets are never written, ``${VAR}`` references are)."""
     metrics_hash: str = ""
     """Content hash of :attr:`metrics`."""
+    metric_definitions: dict[str, str] = Field(default_factory=dict)
+    """Each metric's definition hash, by name, as the cache's score keys hold it: its configuration, its
+    evaluator's code and settings, a judge override and named compares (see
+    :func:`agenteval._evaluation_reuse.metric_definitions`). ``resume=`` takes a finished score only when its
+    metric's hash is the same now; empty in results saved before agenteval recorded it."""
     agent: str = ""
     """The agent's name: its function's, or its class's (``module.qualname``; never its state)."""
     agent_label: str = ""
