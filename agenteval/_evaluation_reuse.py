@@ -26,6 +26,7 @@ from agenteval.evaluators.base import MetricEvaluator
 from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import active_metric_registry
 from agenteval.report import EvaluationReport
+from agenteval.service.callbacks import Callbacks
 from agenteval.service.options import ServiceOptions
 
 __all__ = [
@@ -207,7 +208,10 @@ def _evaluators(options: ServiceOptions, metrics: Sequence[EvalMetric]) -> dict[
 
 
 def _answering(options: ServiceOptions, identity: AgentIdentity) -> str:
-    """Who answers the cases: the agent (or what makes it), and the simulator and expected runner that take part."""
+    """Who answers the cases: the agent (or what makes it), and the simulator and expected runner that take part.
+
+    And the callbacks that run before the agent: what they put in the context is what it reads.
+    """
     helpers = (options.user_simulator, options.expected_runner, options.tool_mock_model)
     return value_hash(
         {
@@ -216,12 +220,16 @@ def _answering(options: ServiceOptions, identity: AgentIdentity) -> str:
             "max simulated turns": options.max_simulated_turns,
             # Replayed tool results change what the agent sees.
             "tool replay": value_hash(vars(options.tool_replay)) if options.tool_replay is not None else None,
+            "callbacks": _callbacks(options.callbacks, _BEFORE_THE_AGENT),
         }
     )
 
 
 def _scoring(options: ServiceOptions) -> str:
-    """What decides scores besides the metric and its evaluator: a judge override and named compares."""
+    """What decides scores besides the metric and its evaluator: a judge override and named compares.
+
+    And the callbacks that can change the result scored or what the evaluators read in the context.
+    """
     judge = options.judge
     registry = options.metric_registry or active_metric_registry()
     return value_hash(
@@ -229,5 +237,35 @@ def _scoring(options: ServiceOptions) -> str:
             "judge": settings_hash(judge) if judge is not None else None,
             "judge samples": options.judge_num_samples,
             "named compares": vars(registry),
+            "callbacks": _callbacks(options.callbacks, _BEFORE_SCORING),
         }
     )
+
+
+_BEFORE_THE_AGENT: Final = ("before_inference_set", "before_inference_case")
+"""The callbacks whose context the agent runs under."""
+
+_BEFORE_SCORING: Final = ("after_inference_case", "before_evaluate_set", "before_evaluate_case")
+"""The callbacks that run between the agent and the case's scoring: they may change the result scored, and the
+evaluators run under their context. The others run after what they could change (``after_evaluate_*``) or
+alongside it (``after_inference_set``, while cases are scored), and their contexts reach only later ``after_*``
+callbacks."""
+
+
+def _callbacks(callbacks: Callbacks, points: tuple[str, ...]) -> str:
+    """A hash of the code and settings of the callbacks of ``points``, counted as the agent's code is.
+
+    The state they write counts by its type, so a callback that counts or logs keeps the hash; agenteval's
+    own callbacks only watch, and do not count.
+    """
+    chains: dict[str, list[object]] = {
+        point: [named.callback for named in getattr(callbacks, point) if not _agentevals(named.callback)]
+        for point in points
+    }
+    return value_hash(chains)
+
+
+def _agentevals(callback: object) -> bool:
+    """Whether a callback is agenteval's own (a progress display, a live run's observer): it only watches."""
+    module = getattr(callback, "__module__", None)
+    return isinstance(module, str) and (module == "agenteval" or module.startswith("agenteval."))

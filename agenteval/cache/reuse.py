@@ -140,8 +140,10 @@ class WorkReuse:
     Args:
         cache: Where entries are read and new work is written (``None``: only ``seeded`` entries).
         agent: :func:`~agenteval.cache.agent_identity` of what answers the cases (the agent, with the
-            user simulator and expected runner that take part in inference).
-        scoring: A hash of the settings besides the metric that change scores (a judge override).
+            user simulator and expected runner that take part in inference and the callbacks that run
+            before it).
+        scoring: A hash of the settings besides the metric that change scores (a judge override, named
+            compares, the callbacks that run between the agent and the scoring).
         case_hashes: The content hash of each case evaluated, by case id.
         evaluators: The evaluator of each metric, by metric name.
     """
