@@ -17,7 +17,15 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel
 
 from agenteval._async import run_sync
-from agenteval._evaluation_reuse import CacheOption, Resumed, check_cache_option, open_cache, reused_work, work_reuse
+from agenteval._evaluation_reuse import (
+    CacheOption,
+    Resumed,
+    check_cache_option,
+    metric_definitions,
+    open_cache,
+    reused_work,
+    work_reuse,
+)
 from agenteval._evaluation_support import RunOutcome, RunRecorder, in_runs
 from agenteval._files import refuse_unknown_fields, unknown_fields_refused
 from agenteval._gc import fewer_collections
@@ -699,6 +707,7 @@ class Evaluator:
             turn_timeout=options.turn_timeout,
             cache_enabled=options.cache not in (None, False),
             cassette=_cassette_path(options.cassette),
+            metric_definitions=metric_definitions(options, metrics),
             aggregator=qualified_name(options.aggregator),
             judge=qualified_name(options.judge) if options.judge is not None else "",
             num_runs=options.num_runs,
