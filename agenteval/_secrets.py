@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "REDACTED",
+    "TOKEN_SHAPES",
     "is_credential_name",
     "is_env_reference",
     "literal_secrets",
@@ -44,6 +45,7 @@ _CREDENTIAL_WORDS = frozenset(
         "auth",
         "credential",
         "credentials",
+        "jwt",
         "cred",
         "creds",
         "pwd",
@@ -63,7 +65,7 @@ _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^
 _MIN_KNOWN = 6
 """Known secrets shorter than this (``EMPTY``, ``x``: placeholders) are not searched for in text."""
 
-_TOKEN_SHAPES = re.compile(
+TOKEN_SHAPES = re.compile(
     r"\b(?:"
     r"sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic and compatible endpoints
     r"|(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{16,}"  # GitHub
@@ -72,6 +74,7 @@ _TOKEN_SHAPES = re.compile(
     r"|AIza[0-9A-Za-z_-]{30,}"  # Google API key
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"  # a JWT
     r")"
+    r"|(?:\b|(?<=bot))[0-9]{6,12}:[A-Za-z0-9_-]{30,}"  # a Telegram bot token, also in its /bot<token>/ URLs
 )
 """Credentials recognisable by their shape alone."""
 
@@ -97,15 +100,16 @@ _LONG_RUN = 24
 def looks_like_secret(value: object) -> bool:
     """Whether a value looks like a key, token or password rather than a setting.
 
-    A string is secret-like when it has a known token shape (``sk-…``, ``ghp_…``, ``AKIA…``, a JWT), or a
-    run between separators (``-``, ``_``, ``.``, ``/``, ``:`` …) of 24 characters or more, or of 12 or more
-    that mixes letters with digits (``planted7f3a9c1e``) or has upper case letters after lower case ones
-    more than once (``wJalrXUtnFEMI``). Names and versions (``gpt-4o-mini``, ``claude-3-5-sonnet-20241022``,
+    A string is secret-like when it has a known token shape (:data:`TOKEN_SHAPES`: ``sk-…``, ``ghp_…``,
+    ``AKIA…``, a JWT, a Telegram bot token), or a run between separators (``-``, ``_``, ``.``, ``/``,
+    ``:`` …) of 24 characters or more, or of 12 or more that mixes letters with digits
+    (``planted7f3a9c1e``) or has upper case letters after lower case ones more than once
+    (``wJalrXUtnFEMI``). Names and versions (``gpt-4o-mini``, ``claude-3-5-sonnet-20241022``,
     ``prompt-v2``, ``</s>``) are not. Anything but a string is not.
     """
     if not isinstance(value, str):
         return False
-    if _TOKEN_SHAPES.search(value):
+    if TOKEN_SHAPES.search(value):
         return True
     return any(_key_like(run) for run in _RUN.findall(value))
 
@@ -151,8 +155,8 @@ def is_credential_name(name: str) -> bool:
     """Whether a key of that name holds a credential.
 
     Its last word (of camelCase, snake_case, kebab-case or dotted names) is key, token, secret,
-    password, passphrase, authorization, auth or credential (``api_token``, ``secretKey``,
-    ``Authorization``, ``X-Api-Key``, ``credentials``), or it is a misspelt ``apiKey``
+    password, passphrase, authorization, auth, credential or jwt (``api_token``, ``secretKey``,
+    ``Authorization``, ``X-Api-Key``, ``credentials``, ``jwt``), or it is a misspelt ``apiKey``
     (:func:`looks_like_api_key`). ``maxTokens``, ``keyPrefix`` and ``tokenizer`` are not.
     """
     words = _WORD.findall(name)
@@ -191,7 +195,7 @@ def redact_free_text(text: str) -> str:
     credential (``needs an API key: set SHOP_KEY``): assignments are left alone, unlike :func:`redact`.
     """
     text = _AUTH_HEADER.sub(lambda match: f"{match['scheme']} {REDACTED}", strip_userinfo(text))
-    return _TOKEN_SHAPES.sub(REDACTED, text)
+    return TOKEN_SHAPES.sub(REDACTED, text)
 
 
 def redact(text: str, known: Iterable[str] = ()) -> str:
@@ -208,7 +212,7 @@ def redact(text: str, known: Iterable[str] = ()) -> str:
     text = strip_userinfo(text)
     text = _AUTH_HEADER.sub(lambda match: f"{match['scheme']} {REDACTED}", text)
     text = _ASSIGNMENT.sub(_redacted_assignment, text)
-    return _TOKEN_SHAPES.sub(REDACTED, text)
+    return TOKEN_SHAPES.sub(REDACTED, text)
 
 
 def _redacted_assignment(match: re.Match[str]) -> str:

@@ -435,7 +435,7 @@ def test_a_cassette_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
     cassettes = Cassettes(tmp_path, "replay")
 
     with (
-        pytest.raises(ConfigError, match=f"cassette file {file} cannot be read.*record"),
+        pytest.raises(ConfigError, match=f"cassette file {file} is damaged: it is not valid YAML.*record"),
         cassettes.active(),
         cassettes.case("set", "case", 1),
     ):
