@@ -303,6 +303,8 @@ class _CaseRun:
     lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     """Guards ``cassette``: entries of one case-run may run in several threads."""
     _opening: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _loading: bool = field(init=False, default=False)
+    """Whether vcrpy is adding the interactions read from the file (its hooks see them too)."""
     _saving: threading.Lock = field(init=False, default_factory=threading.Lock)
     """Writes one at a time, each of what the cassette held when it began: the last written is the newest."""
 
@@ -325,12 +327,26 @@ class _CaseRun:
                 # In replay mode the router never lets vcrpy record; its miss raises CassetteMissError.
                 "record_mode": RecordMode.ALL if self.mode == "record" else RecordMode.NEW_EPISODES,
                 "match_on": (method, scheme, host, port, _path, _query, _body),
-                "before_record_request": self.scrubber.request,
-                "before_record_response": self.scrubber.response,
+                "before_record_request": self._scrubbed_request,
+                "before_record_response": self._scrubbed_response,
             }
-            cassette = Cassette(**options) if self.mode == "record" else Cassette.load(**options)
+            if self.mode == "record":
+                cassette = Cassette(**options)
+            else:
+                self._loading = True
+                try:
+                    cassette = Cassette.load(**options)
+                finally:
+                    self._loading = False
             with self.lock:
                 self.cassette = cassette
+
+    def _scrubbed_request(self, request: Any) -> Any:
+        return self.scrubber.loaded_request(request) if self._loading else self.scrubber.request(request)
+
+    def _scrubbed_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        # What the file holds is replayed as it is: it was scrubbed when it was recorded.
+        return response if self._loading else self.scrubber.response(response)
 
     def can_play(self, request: Any) -> bool:
         if self.mode == "replay":
@@ -643,18 +659,38 @@ class _Scrubber:
         self._known: tuple[str, ...] = ()
         """The secrets learnt, longest first: one that holds another is replaced whole."""
         self._lock = threading.Lock()
+        self._last: tuple[Any, Any] | None = None
+        """The last request scrubbed, and its scrubbed copy: vcrpy asks for one request's several times."""
 
     def request(self, request: Any) -> Any:
         """A copy of a vcrpy request without credentials: what is matched and recorded."""
+        last = self._last
+        if last is not None and last[0] is request:
+            return last[1]
+        scrubbed = self._scrubbed(request, replace=True)
+        self._last = (request, scrubbed)
+        return scrubbed
+
+    def loaded_request(self, request: Any) -> Any:
+        """A request read from a cassette, without the credentials an older agenteval named fewer of.
+
+        Only those found by name are removed: a token an older version left in a URL path or a body
+        matches the placeholder of the live request anyway, and searching every text of a large
+        cassette for secrets would double the time it takes to read.
+        """
+        return self._scrubbed(request, replace=False)
+
+    def _scrubbed(self, request: Any, *, replace: bool) -> Any:
         from vcr.request import Request
 
         # Everything is learnt first, so a secret is replaced wherever it appears in the request.
         headers = {name: value for name, value in request.headers.items() if not self._secret_header(name, value)}
         uri = self._uri_without_secrets(request.uri)
-        form = _is_form(request.headers.get("content-type"))
-        body = self._body_without_secrets(request.body_bytes, form)
-        headers = {name: self.text(value) if isinstance(value, str) else value for name, value in headers.items()}
-        return Request(request.method, self._uri_replaced(uri), self._body_replaced(body), headers)
+        body = self._body_without_secrets(request.body_bytes, _is_form(request.headers.get("content-type")))
+        if replace:
+            headers = {name: self.text(value) if isinstance(value, str) else value for name, value in headers.items()}
+            uri, body = self._uri_replaced(uri), self._body_replaced(body)
+        return Request(request.method, uri, body, headers)
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:
         """A recorded response (vcrpy passes a copy) without ``Set-Cookie``, its credentials replaced."""
