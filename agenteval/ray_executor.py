@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import logging
 import os
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ AgentFactory = Callable[[], Any]
 """Returns the agent (a :class:`~agenteval.runner.Runner` or an agent function); called once per worker."""
 
 _INFERENCE = TypeAdapter(CaseInference)
+_NODE_CHECK_SECONDS = 2.0
+"""How often a case waiting for a new worker to start looks whether this process's own Ray node died."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,17 +105,18 @@ class _CaseWorker:
         )
         return ip, node_id, os.getpid(), error
 
+    def load(self, token: str, work: _Work) -> None:
+        """Keep one evaluation's agent and options under ``token``, in place of an earlier evaluation's."""
+        agent = as_runner(work.agent) if work.agent is not None else None
+        self._work = {token: (agent, work.options())}
+
     async def infer(
-        self, case_json: str, run_id: int, session_id: str, context: EvalContext, token: str, work: list[Any]
+        self, case_json: str, run_id: int, session_id: str, context: EvalContext, token: str
     ) -> tuple[bytes, str, str, bytes]:
         """Run one case with agenteval's :func:`infer_case`; return its inference or its failure, as JSON.
 
-        ``work`` holds the reference to the :class:`_Work`, fetched only the first time ``token`` is seen.
+        ``token`` names the evaluation whose work :meth:`load` was given.
         """
-        if token not in self._work:
-            shared: _Work = await work[0]
-            agent = as_runner(shared.agent) if shared.agent is not None else None
-            self._work = {token: (agent, shared.options())}  # one evaluation's work at a time
         agent, options = self._work[token]
         runner = agent if agent is not None else self._agent
         assert runner is not None
@@ -144,6 +148,8 @@ def _factory_name(factory: AgentFactory | str) -> str:
 class _Actor:
     handle: Any
     where: str = "a node not yet known"
+    token: str = ""
+    """The evaluation whose work the actor holds (:meth:`_CaseWorker.load`)."""
 
 
 @dataclass(slots=True)
@@ -155,6 +161,9 @@ class _Pool:
     idle: list[_Actor] = field(default_factory=list)
     waiting: list[asyncio.Future[None]] = field(default_factory=list)
     loop: asyncio.AbstractEventLoop | None = None
+    lost_node: str | None = None
+    """This process's own Ray node, once the cluster has found it dead: no case can run any more."""
+    node_checked_at: float = -float("inf")
 
     def bind(self) -> asyncio.AbstractEventLoop:
         """The running loop; a new one (an interrupted notebook cell's loop is gone) frees every actor."""
@@ -163,12 +172,45 @@ class _Pool:
             self.loop, self.idle, self.waiting = loop, list(self.actors), []
         return loop
 
-    def wake(self) -> None:
-        """Let the first waiting case look again: an actor was freed, or a slot."""
+    def wake(self, *, everyone: bool = False) -> None:
+        """Let the first waiting case look again: an actor was freed, or a slot; ``everyone``: no case can run."""
         for waiter in self.waiting:
             if not waiter.done():
                 waiter.set_result(None)
-                return
+                if not everyone:
+                    return
+
+    def check_own_node(self) -> None:
+        """Fail the case if this process's Ray node died (asking the cluster at most once a second).
+
+        Called when a worker died or is slow to start: a driver whose node died can start no worker (the
+        cluster takes it for gone), so its cases would wait for ever.
+
+        Raises:
+            CaseFailure: The node died.
+        """
+        now = time.monotonic()
+        if self.lost_node is None and now - self.node_checked_at >= 1.0:
+            self.node_checked_at = now
+            self.lost_node = _lost_own_node()
+            if self.lost_node is not None:
+                self.wake(everyone=True)
+        self.fail_if_node_lost()
+
+    def fail_if_node_lost(self) -> None:
+        """Fail the case if this process's Ray node was found dead.
+
+        Raises:
+            CaseFailure: It was.
+        """
+        if self.lost_node is not None:
+            raise CaseFailure(
+                f"this process's Ray node, {self.lost_node}, died (its raylet ended), and a driver cannot use the"
+                " cluster without its own node: the case did not run. Run the evaluation from a node that runs no"
+                " workers (`ray start --num-cpus=0`), with cache= so that the next evaluation takes every finished"
+                " case from the cache; restart this process (the notebook kernel) before using Ray again",
+                error_type=ErrorType.OTHER,
+            )
 
 
 class RayExecutor:
@@ -258,7 +300,7 @@ class RayExecutor:
         self.agent_factory = agent_factory
         self.start_timeout = float(start_timeout)
         self._pool: _Pool | None = None
-        self._work: tuple[_Work, str, Any] | None = None
+        self._work: tuple[_Work, str] | None = None
 
     def __repr__(self) -> str:
         return f"RayExecutor(address={self.address!r}, max_in_flight={self.max_in_flight!r})"
@@ -279,8 +321,6 @@ class RayExecutor:
             CaseFailure: What fails the case, as the local executor words it, or a worker that died
                 ``max_retries + 1`` times (naming the nodes).
         """
-        import ray
-
         if self._pool is None:
             await self.aconnect()
         pool = self._connected_pool()
@@ -291,28 +331,21 @@ class RayExecutor:
             actor = await self._acquire(pool)
             if actor is None:
                 deaths.append(f"a worker that did not start within {self.start_timeout:g} s")
+                pool.check_own_node()
                 continue
             try:
-                ref = actor.handle.infer.remote(case_json, run_id, session_id, context, token, [work])
-            except Exception as exc:
-                # Nothing was sent: the actor is as it was.
-                self._release(pool, actor)
-                raise CaseFailure(
-                    f"the case cannot be sent to the Ray workers: {describe_exception(exc)}; the values callbacks put"
-                    " in the evaluation context must be picklable",
-                    error_type=ErrorType.CALLBACK,
-                ) from exc
-            try:
-                inference, failure, error_type, traces = await ref
-            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
-                self._discard(pool, actor)
-                deaths.append(f"{actor.where} ({type(exc).__name__})")
+                if actor.token != token:
+                    await self._call(pool, actor, "load", (token, work), _unsendable_work)
+                    actor.token = token
+                reply = await self._call(
+                    pool, actor, "infer", (case_json, run_id, session_id, context, token), _unsendable_case
+                )
+            except _WorkerDied as died:
+                deaths.append(died.where)
+                pool.check_own_node()
                 continue
-            except BaseException:
-                ray.cancel(ref, force=False)
-                self._discard(pool, actor)
-                raise
             self._release(pool, actor)
+            inference, failure, error_type, traces = reply
             if failure:
                 raise CaseFailure(failure, _INFERENCE.validate_json(traces).traces, error_type=error_type)
             return _INFERENCE.validate_json(inference)
@@ -321,6 +354,38 @@ class RayExecutor:
             f"{'; '.join(deaths)}: see the Ray logs of those nodes (out of memory, a crash in native code)",
             error_type=ErrorType.OTHER,
         )
+
+    async def _call(
+        self,
+        pool: _Pool,
+        actor: _Actor,
+        method: str,
+        args: tuple[Any, ...],
+        unsendable: Callable[[Exception], Exception],
+    ) -> Any:
+        """Call ``actor``'s ``method`` with ``args`` and wait for its result.
+
+        Raises:
+            _WorkerDied: The actor died (it is out of the pool).
+            Exception: ``unsendable``'s error, when the call's arguments cannot be sent (the actor stays idle).
+        """
+        import ray
+
+        try:
+            ref = getattr(actor.handle, method).remote(*args)
+        except Exception as exc:
+            # Nothing was sent: the actor is as it was.
+            self._release(pool, actor)
+            raise unsendable(exc) from exc
+        try:
+            return await ref
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+            self._discard(pool, actor)
+            raise _WorkerDied(f"{actor.where} ({type(exc).__name__})") from exc
+        except BaseException:
+            ray.cancel(ref, force=False)
+            self._discard(pool, actor)
+            raise
 
     def shutdown(self) -> None:
         """Kill the worker actors; the next case starts new ones. They also end with this process."""
@@ -373,9 +438,13 @@ class RayExecutor:
         capacity = max(1, fits if fits is not None else int(total.get("CPU", 1)))
         return min(self.max_in_flight, capacity) if self.max_in_flight is not None else capacity
 
-    def _shared_work(self, runner: Runner, options: ServiceOptions) -> tuple[str, Any]:
-        import ray
+    def _shared_work(self, runner: Runner, options: ServiceOptions) -> tuple[str, _Work]:
+        """The evaluation's work and its token: each actor is given it once (:meth:`_CaseWorker.load`).
 
+        It is sent by value, not kept in the object store with ``ray.put``: an object this process owns on
+        its own node is one Ray recovers when that node dies, and that recovery writes to the node's dead
+        object store, where Ray ends this process at once (``_exit(1)``) rather than report an error.
+        """
         work = _Work(
             agent=None if self.agent_factory is not None else plain_agent(runner),
             user_simulator=options.user_simulator,
@@ -386,35 +455,28 @@ class RayExecutor:
             tool_replay=options.tool_replay,
         )
         if self._work is None or not self._work[0].same(work):
-            try:
-                ref = ray.put(work)
-            except Exception as exc:
-                raise ConfigError(
-                    f"the agent or an option (user_simulator, expected_runner, tool_mock_model, tool_replay) cannot"
-                    f" be sent to the Ray workers: {describe_exception(exc)}; pass"
-                    " RayExecutor(agent_factory='module:function') to build the agent on each worker instead"
-                ) from exc
-            self._work = (work, uuid.uuid4().hex, ref)
-        return self._work[1], self._work[2]
+            self._work = (work, uuid.uuid4().hex)
+        return self._work[1], self._work[0]
 
     async def _acquire(self, pool: _Pool) -> _Actor | None:
         """An idle actor, a new one while the pool has room, else the next one freed; ``None``: it died starting."""
         import ray
 
         loop = pool.bind()
-        while not pool.idle and len(pool.actors) >= pool.slots:
+        while not pool.idle and len(pool.actors) >= pool.slots and pool.lost_node is None:
             waiter = loop.create_future()
             pool.waiting.append(waiter)
             try:
                 await waiter
             finally:
                 pool.waiting.remove(waiter)
+        pool.fail_if_node_lost()
         if pool.idle:
             return pool.idle.pop()
         actor = _Actor(self._new_actor())
         pool.actors.append(actor)
         try:
-            ip, node_id, pid, error = await asyncio.wait_for(_awaited(actor.handle.start.remote()), self.start_timeout)
+            ip, node_id, pid, error = await self._started(pool, actor)
         except (ray.exceptions.RayActorError, TimeoutError):
             # A worker that cannot be scheduled (a node died with the resources it held) never starts.
             self._discard(pool, actor)
@@ -427,6 +489,28 @@ class RayExecutor:
             self._discard(pool, actor)
             raise CaseFailure(f"{error}, on {actor.where}", error_type=ErrorType.AGENT)
         return actor
+
+    async def _started(self, pool: _Pool, actor: _Actor) -> tuple[str, str, int, str | None]:
+        """Wait for a new actor to start, looking every few seconds whether this process's node died.
+
+        Raises:
+            TimeoutError: It did not start within ``start_timeout``.
+            CaseFailure: This process's node died.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.start_timeout
+        start = asyncio.ensure_future(_awaited(actor.handle.start.remote()))
+        try:
+            while not start.done():
+                if loop.time() >= deadline:
+                    raise TimeoutError
+                await asyncio.wait({start}, timeout=min(_NODE_CHECK_SECONDS, deadline - loop.time()))
+                if not start.done():
+                    pool.check_own_node()
+            started: tuple[str, str, int, str | None] = start.result()
+            return started
+        finally:
+            start.cancel()
 
     def _new_actor(self) -> Any:
         import ray
@@ -454,6 +538,45 @@ class RayExecutor:
             pool.actors.remove(actor)
         ray.kill(actor.handle, no_restart=True)
         pool.wake()
+
+
+class _WorkerDied(Exception):
+    """The actor running a call died; ``where`` names it."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+
+def _unsendable_work(exc: Exception) -> Exception:
+    return ConfigError(
+        f"the agent or an option (user_simulator, expected_runner, tool_mock_model, tool_replay) cannot be sent to"
+        f" the Ray workers: {describe_exception(exc)}; pass RayExecutor(agent_factory='module:function') to build"
+        " the agent on each worker instead"
+    )
+
+
+def _unsendable_case(exc: Exception) -> Exception:
+    return CaseFailure(
+        f"the case cannot be sent to the Ray workers: {describe_exception(exc)}; the values callbacks put in the"
+        " evaluation context must be picklable",
+        error_type=ErrorType.CALLBACK,
+    )
+
+
+def _lost_own_node() -> str | None:
+    """This process's Ray node, named, if the cluster has found it dead; ``None`` while it lives or is not known."""
+    import ray
+
+    node_id = ray.get_runtime_context().get_node_id()
+    try:
+        nodes = ray.nodes()  # type: ignore[no-untyped-call]
+    except Exception:  # the cluster does not answer: nothing is known
+        return None
+    for node in nodes:
+        if node["NodeID"] == node_id and not node["Alive"]:
+            return f"{node['NodeManagerAddress']} (node id {node_id[:12]})"
+    return None
 
 
 async def _awaited(ref: Any) -> Any:

@@ -1,0 +1,129 @@
+"""The raylet of the driver's own node dies mid-evaluation: the driver ends with a report, and the cache keeps its work.
+
+Ray cannot carry on a driver whose node died (the cluster takes the driver for dead: it kills the driver's
+workers and starts no new ones); until agenteval streams results to disk, what the driver can do is end the
+evaluation with every case accounted for, so that the report, the save and the cache's last write happen.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agenteval as ae
+from agenteval.service import AfterEvaluateCaseArgs
+from tests.ray import agents
+from tests.ray.cluster import ROOT, driver_cluster
+from tests.test_evaluation import final_response, make_case, turn
+
+pytest.importorskip("ray")
+
+CASES = 200
+FINISHED_BEFORE_KILL = 6
+
+
+def slow_cases() -> ae.EvalSet:
+    cases = [make_case(f"slow{n}", turn(f"say slow{n}", f"slow{n}")) for n in range(CASES)]
+    return ae.EvalSet(eval_set_id="slow", eval_cases=cases)
+
+
+def slow_agent() -> agents.Slow:
+    return agents.Slow(0.3, os.devnull)
+
+
+def drive(address: str, cache: str, finished: str, socket_file: str, report_file: str) -> None:
+    """The driver: records each case as it is scored, and the report (or that there was none) at the end."""
+    import ray
+
+    ray.init(address=address, logging_level=logging.WARNING)
+    node_id = ray.get_runtime_context().get_node_id()
+    nodes = ray.nodes()  # type: ignore[no-untyped-call]
+    Path(socket_file).write_text(next(node["RayletSocketName"] for node in nodes if node["NodeID"] == node_id))
+
+    def record(context: ae.EvalContext, args: AfterEvaluateCaseArgs) -> None:
+        status = args.result.final_eval_status if args.result is not None else "none"
+        with Path(finished).open("a") as file:
+            file.write(f"{args.inference_result.eval_case_id} {status}\n")
+
+    callbacks = ae.Callbacks().register_after_evaluate_case("record", record)
+    report = None
+    try:
+        report = ae.Evaluator(
+            "app", slow_agent(), executor=ae.RayExecutor(address), cache=cache, callbacks=callbacks, progress=False
+        ).evaluate(slow_cases(), metrics=[final_response()])
+    finally:
+        cases = report.cases[["eval_id", "status", "error_message"]].to_dict("records") if report is not None else None
+        Path(report_file).write_text(json.dumps(cases))
+
+
+DRIVER = "import sys; from tests.ray.test_ray_driver_node import drive; drive(*sys.argv[1:])"
+
+
+@pytest.mark.timeout(420)
+def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_its_finished_cases_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    cache, finished, socket_file, report_file = (tmp_path / name for name in ("cache", "finished", "socket", "report"))
+    with driver_cluster() as cluster, (tmp_path / "driver.log").open("w") as log:
+        driver = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                DRIVER,
+                cluster.address,
+                str(cache),
+                str(finished),
+                str(socket_file),
+                str(report_file),
+            ],
+            env=cluster.env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while driver.poll() is None and time.monotonic() < deadline:
+                if finished.exists() and len(finished.read_text().splitlines()) >= FINISHED_BEFORE_KILL:
+                    break
+                time.sleep(0.1)
+            assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-5000:]
+            before_kill = {line.split()[0] for line in finished.read_text().splitlines() if line.endswith(" passed")}
+            assert len(before_kill) >= FINISHED_BEFORE_KILL - 1  # at most the one being written now is cut short
+
+            cluster.kill_raylet(socket_file.read_text())
+            killed_at = time.monotonic()
+            returncode = driver.wait(timeout=240)
+            ended_in = time.monotonic() - killed_at
+        finally:
+            if driver.poll() is None:
+                driver.kill()
+                driver.wait()
+
+    output = (tmp_path / "driver.log").read_text()
+    assert returncode == 0, output[-5000:]  # Ray did not end the process: the evaluation returned its report
+    assert ended_in < 180, ended_in
+    cases = {case["eval_id"]: case for case in json.loads(report_file.read_text())}
+    assert len(cases) == CASES
+    passed = {eval_id for eval_id, case in cases.items() if case["status"] == "passed"}
+    assert before_kill <= passed
+    lost = [case["error_message"] for case in cases.values() if case["status"] != "passed"]
+    assert lost, "the raylet died after the last case had finished"  # the test needs cases left to run
+    named = r"this process's Ray node, \S+ \(node id [0-9a-f]{12}\), died \(its raylet ended\).*the case did not run"
+    assert all(re.search(named, message) for message in lost), lost
+
+    # The next evaluation, here without Ray, takes every case that passed from the cache and runs only the rest.
+    rerun = ae.Evaluator("app", slow_agent(), cache=cache, parallelism=32, progress=False).evaluate(
+        slow_cases(), metrics=[final_response()]
+    )
+    reused = dict(zip(rerun.cases["eval_id"], rerun.cases["cached_inference"], strict=True))
+    assert {eval_id for eval_id, cached in reused.items() if cached} == passed
+    assert rerun.passed
