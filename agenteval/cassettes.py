@@ -701,7 +701,7 @@ class _Scrubber:
                 headers[name] = values
                 continue
             for value in [values] if isinstance(values, str) else values:
-                self._learn_header(str(value))
+                self._learn_header(name, str(value))
             if name.lower() != "set-cookie":
                 headers[name] = PLACEHOLDER if isinstance(values, str) else [PLACEHOLDER for _ in values]
         body = response.get("body")
@@ -761,24 +761,34 @@ class _Scrubber:
     def _secret_header(self, name: str, value: object) -> bool:
         if not self._named(name):
             return False
-        self._learn_header(str(value))
+        self._learn_header(name, str(value))
         return True
 
-    def _learn_header(self, value: str) -> None:
-        """Learn a header's value, and its parts: the token of ``Bearer <token>``, the values of ``a=1; b=2``."""
+    def _learn_header(self, name: str, value: str) -> None:
+        """Learn a credential header's value: a cookie's values, the token of ``Bearer <token>``."""
+        lowered = name.lower()
+        if lowered in ("cookie", "set-cookie"):
+            pairs = value.split(";") if lowered == "cookie" else value.split(";")[:1]  # then Path=/, HttpOnly
+            for pair in pairs:
+                self.learn(pair.partition("=")[2].strip().strip('"'))
+            return
         self.learn(value)
-        for part in re.split(r"[\s,;]+", value):
-            self.learn(part.partition("=")[2].strip('"') or part)
+        self.learn(value.rsplit(maxsplit=1)[-1] if value.strip() else "")
 
-    def _learn_all(self, value: object) -> None:
+    def _learn_named(self, value: object) -> None:
+        """Learn a credential entry's value: a string, the strings of a list, a mapping's credential entries.
+
+        Not every string inside: under ``api_key`` in a tool's JSON schema are its type and description.
+        """
         if isinstance(value, str):
             self.learn(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                self._learn_all(item)
         elif isinstance(value, list):
             for item in value:
-                self._learn_all(item)
+                self._learn_named(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if self._named(key):
+                    self._learn_named(item)
 
     def _replaced_match(self, match: re.Match[str]) -> str:
         found = match[0]
@@ -833,7 +843,7 @@ class _Scrubber:
             kept = {}
             for key, item in value.items():
                 if self._named(key) and not is_env_reference(item):
-                    self._learn_all(item)
+                    self._learn_named(item)
                 else:
                     kept[key] = self._json_without_secrets(item)
             return kept
@@ -869,15 +879,16 @@ class _Scrubber:
         return value
 
     def _placeholder(self, value: Any) -> Any:
-        """``value`` with every string in it learnt and replaced by the placeholder."""
+        """A credential entry's value, learnt, its strings (those of a list too) replaced by the placeholder.
+
+        A mapping keeps all but its own credential entries (``"token": {"expires_in": 3600}``).
+        """
         if isinstance(value, str) and value:
             self.learn(value)
             return PLACEHOLDER
-        if isinstance(value, dict):
-            return {key: self._placeholder(item) for key, item in value.items()}
         if isinstance(value, list):
             return [self._placeholder(item) for item in value]
-        return value
+        return self._json_with_placeholders(value) if isinstance(value, dict) else value
 
     def _body_replaced(self, body: Any) -> Any:
         parsed = _json(body)
@@ -910,9 +921,13 @@ class _Scrubber:
 
 
 def _spreads(value: str) -> bool:
-    """Whether a credential is distinctive enough to be replaced wherever it appears (``hunter22``, a token)."""
-    if PLACEHOLDER in value or value.isdigit() or len(value) < _MIN_SPREAD:
-        return False
+    """Whether a credential is distinctive enough to be replaced wherever it appears (``hunter22``, a token).
+
+    One of eight characters or more, with no space, that is not a number nor a single word
+    (``password``, ``Bearer``) unless it is sixteen characters or more.
+    """
+    if PLACEHOLDER in value or value.isdigit() or len(value) < _MIN_SPREAD or any(char.isspace() for char in value):
+        return False  # a word, a number or prose: searching for it would replace what is no secret
     return len(value) >= 2 * _MIN_SPREAD or not _WORD.fullmatch(value)
 
 

@@ -46,6 +46,8 @@ SECRET = "s3cr3t-value-4711"
         "basicAuth",
         "apiKye",
         "openaiApiKey",
+        "jwt",
+        "id_jwt",
     ],
 )
 def test_credential_names(name: str) -> None:
@@ -95,6 +97,11 @@ def test_strip_userinfo(text: str, expected: str) -> None:
         (f"password={SECRET}&user=me", f"password={REDACTED}&user=me"),
         ("https://u:p@host/v1 failed", "https://host/v1 failed"),
         ("an sk-proj-ABCDEFGHIJKLMNOPQRST key", f"an {REDACTED} key"),
+        (
+            "GET /bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe failed",
+            f"GET /bot{REDACTED}/getMe failed",
+        ),
+        ("at 2024-06-11 12:30:45 the build 20240611:done", "at 2024-06-11 12:30:45 the build 20240611:done"),
         ("api_key='${JUDGE_KEY}'", "api_key='${JUDGE_KEY}'"),
         ("max_tokens=2000, tokenizer: jieba", "max_tokens=2000, tokenizer: jieba"),
         ("tests.agents.WeatherAgent", "tests.agents.WeatherAgent"),

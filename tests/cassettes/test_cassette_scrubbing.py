@@ -25,6 +25,7 @@ import requests
 import agenteval as ae
 from agenteval.cassettes import PLACEHOLDER, Cassettes
 from agenteval.errors import CassetteMissError, ConfigError
+from tests.llm._chat_server import ChatServer, Reply
 from tests.test_evaluation import final_response
 
 CLIENT_SECRET = "cs-live-9f8e7d6c5b4a3f2e1d0c"
@@ -284,6 +285,54 @@ def test_a_token_in_the_url_path_is_replaced_and_the_request_still_replays(
     cassettes = Cassettes(tmp_path, "replay")
     with cassettes.active(), cassettes.case("set", "case", 1):
         assert requests.get(f"{server.url}{path}", timeout=5).json()["path"] == kept
+
+
+def test_what_only_sits_beside_a_credential_is_kept(tmp_path: Path) -> None:
+    # The description under a tool's "password" property and the HttpOnly of a cookie are no secrets:
+    # they must not be searched for and replaced in the model's reply.
+    reply = "Your session password is kept HttpOnly."
+    tool = {"name": "login", "parameters": {"properties": {"password": {"type": "string", "description": reply}}}}
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
+    cookie = {"Set-Cookie": "session=c00k1e-5e55i0n-0123456789; Path=/; HttpOnly"}
+
+    def call(url: str) -> Any:
+        return requests.post(f"{url}/chat/completions", json=body, timeout=5).json()["choices"][0]["message"]["content"]
+
+    with ChatServer([Reply(reply, headers=cookie)]) as server:
+        cassettes = Cassettes(tmp_path, "record")
+        with cassettes.active(), cassettes.case("set", "case", 1):
+            assert call(server.url) == reply
+    raw = written(tmp_path)
+    assert b"c00k1e-5e55i0n-0123456789" not in raw
+    assert b"HttpOnly" in raw and reply.encode() in raw
+
+    cassettes = Cassettes(tmp_path, "replay")
+    with cassettes.active(), cassettes.case("set", "case", 1):
+        assert call(server.url) == reply
+
+
+def test_a_cassette_recorded_before_form_fields_and_signatures_were_scrubbed_still_replays(tmp_path: Path) -> None:
+    def call(url: str) -> list[int]:
+        with httpx.Client() as client:
+            signed = client.get(f"{url}/files/report.pdf", params={"X-Amz-Expires": "300", "sig": SAS_SIGNATURE})
+            token = client.post(f"{url}/oauth/token", data={"client_id": "agent", "client_secret": CLIENT_SECRET})
+        return [signed.status_code, token.status_code]
+
+    with OAuthServer() as server:
+        cassettes = Cassettes(tmp_path, "record")
+        with cassettes.active(), cassettes.case("set", "case", 1):
+            assert call(server.url) == [200, 200]
+    file = tmp_path / "set" / "case" / "run-1.yaml"
+    text = file.read_text(encoding="utf-8")
+    # What an older agenteval wrote: it kept both.
+    text = text.replace("X-Amz-Expires=300\n", f"X-Amz-Expires=300&sig={SAS_SIGNATURE}\n")
+    text = text.replace("body: client_id=agent\n", f"body: client_id=agent&client_secret={CLIENT_SECRET}\n")
+    assert text.count(SAS_SIGNATURE) == 1 and text.count(CLIENT_SECRET) == 1
+    file.write_text(text, encoding="utf-8")
+
+    cassettes = Cassettes(tmp_path, "replay")
+    with cassettes.active(), cassettes.case("set", "case", 1):
+        assert call(server.url) == [200, 200]
 
 
 class CompressedServer:
