@@ -24,13 +24,15 @@ No credential enters a cassette, so a replay needs no key (:class:`_Scrubber` do
 - responses lose ``Set-Cookie``; their headers and JSON or form body entries named like
   credentials (``access_token``, ``refresh_token``, ``X-Api-Key``) keep their name with
   :data:`PLACEHOLDER` as value, so the code that reads them still finds one;
-- every value removed so is replaced by :data:`PLACEHOLDER` wherever else it appears in the
-  cassette (a server echoing the request, a later request using a token from a response), as are
-  token-shaped strings anywhere (``sk-…``, ``ghp_…``, ``AKIA…``, JWTs, a Telegram ``/bot<token>/``)
-  and what the user declares (``scrub_names``, ``scrub_patterns``).
+- every value removed so (unless it is shorter than eight characters, holds a space, or is a number
+  or a single word) is replaced by :data:`PLACEHOLDER` wherever else it appears in the cassette (a
+  server echoing the request, a later request using a token from a response), as are token-shaped
+  strings anywhere (:data:`~agenteval._secrets.TOKEN_SHAPES`: ``sk-…``, ``ghp_…``, ``AKIA…``, JWTs,
+  a Telegram ``/bot<token>/``) and what the user declares (``scrub_names``, ``scrub_patterns``).
+  Other path segments (ids, model names) are kept.
 
 A request is matched in its scrubbed form, and a placeholder in a recorded request matches any text
-in the live one, so a scrubbed cassette replays.
+in the live one (and the other way round), so a scrubbed cassette replays.
 """
 
 from __future__ import annotations
@@ -726,20 +728,7 @@ class _Scrubber:
     def known_replaced(self, value: Any) -> Any:
         """A copy of a JSON-like value (strings, bytes, lists and dicts) with the secrets learnt replaced."""
         known = self._known
-        if isinstance(value, str):
-            for secret in known:
-                if secret in value:
-                    value = value.replace(secret, PLACEHOLDER)
-            return value
-        if isinstance(value, bytes):
-            text = value.decode("utf-8", "surrogateescape")
-            replaced = self.known_replaced(text)
-            return value if replaced == text else replaced.encode("utf-8", "surrogateescape")
-        if isinstance(value, dict):
-            return {name: self.known_replaced(item) for name, item in value.items()}
-        if isinstance(value, list | tuple):
-            return type(value)(self.known_replaced(item) for item in value)
-        return value
+        return _known_replaced(value, known) if known else value
 
     def learn(self, value: str) -> None:
         """Replace ``value`` from now on wherever it appears, unless it is too short or common to search for."""
@@ -918,6 +907,23 @@ class _Scrubber:
         if isinstance(values, list):
             return [self.text(value) if isinstance(value, str) else value for value in values]
         return values
+
+
+def _known_replaced(value: Any, known: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        for secret in known:
+            if secret in value:
+                value = value.replace(secret, PLACEHOLDER)
+        return value
+    if isinstance(value, bytes):
+        text = value.decode("utf-8", "surrogateescape")
+        replaced = _known_replaced(text, known)
+        return value if replaced == text else replaced.encode("utf-8", "surrogateescape")
+    if isinstance(value, dict):
+        return {name: _known_replaced(item, known) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_known_replaced(item, known) for item in value)
+    return value
 
 
 def _spreads(value: str) -> bool:
