@@ -256,25 +256,22 @@ class LocalService:
             result.status = EvalStatus.PASSED
             return await self._after_inference_case(request, options, case_context, result, start, reused=True)
         try:
-            with (
-                use_context(case_context),
-                activity(_case_label(case.eval_id, request.run_id)),
-                self._recording(request, case.eval_id),
-            ):
-                end_error = None
-                if self._executor is not None:
-                    produced = await self._executor.infer_case(
-                        self.runner, case, options, session_id, case_context, run_id=request.run_id
-                    )
-                else:
-                    try:
-                        produced = await infer_case(
+            with use_context(case_context), activity(_case_label(case.eval_id, request.run_id)):
+                async with self._recording(request, case.eval_id):
+                    end_error = None
+                    if self._executor is not None:
+                        produced = await self._executor.infer_case(
                             self.runner, case, options, session_id, case_context, run_id=request.run_id
                         )
-                    finally:
-                        end_error = await _end_sessions(self.runner, options, session_id)
-                if end_error is not None:
-                    raise CaseFailure(end_error, error_type=ErrorType.AGENT)
+                    else:
+                        try:
+                            produced = await infer_case(
+                                self.runner, case, options, session_id, case_context, run_id=request.run_id
+                            )
+                        finally:
+                            end_error = await _end_sessions(self.runner, options, session_id)
+                    if end_error is not None:
+                        raise CaseFailure(end_error, error_type=ErrorType.AGENT)
         except CaseFailure as failure:
             result.execution_traces = failure.traces
             result = _failed_inference(
@@ -324,8 +321,8 @@ class LocalService:
 
     def _recording(
         self, request: InferenceRequest | EvaluateRequest, case_id: str
-    ) -> contextlib.AbstractContextManager[None]:
-        """Routes the HTTP traffic of one case-run to its cassette, when cassettes are on."""
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """Routes one case-run's HTTP traffic to its cassette (read and written off the loop), if cassettes are on."""
         if self._cassettes is None:
             return contextlib.nullcontext()
         return self._cassettes.case(request.eval_set_id, case_id, request.run_id)
@@ -431,12 +428,11 @@ class LocalService:
             try:
                 metrics = request.evaluate_config.eval_metrics
                 scores = self._reuse.scores(request.run_id, inference, metrics) if self._reuse is not None else None
-                with (
-                    use_context(case_context),
-                    activity(f"scoring {_case_label(case_id, request.run_id)}"),
-                    self._recording(request, case_id),
-                ):
-                    result = await score_case(inference, metrics, options, cases, case_context, request.run_id, scores)
+                with use_context(case_context), activity(f"scoring {_case_label(case_id, request.run_id)}"):
+                    async with self._recording(request, case_id):
+                        result = await score_case(
+                            inference, metrics, options, cases, case_context, request.run_id, scores
+                        )
                 if self._reuse is not None:
                     taken = self._reuse.log.scores
                     reused = all((request.run_id, case_id, metric.metric_name) in taken for metric in metrics)

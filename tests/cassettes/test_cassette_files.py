@@ -201,3 +201,32 @@ def test_an_evaluation_fails_the_case_of_a_damaged_cassette_and_says_why(tmp_pat
     assert f"cassette file {file} is damaged" in str(cases.loc["damaged", "error_message"])
     assert len(server.received) == sent
     assert file.read_bytes() == damaged
+
+
+def test_an_evaluation_reads_a_large_cassette_without_stalling_its_other_cases(tmp_path: Path) -> None:
+    worst: list[float] = []
+
+    with ChatServer(default=Reply("ok")) as server:
+
+        async def agent(message: str) -> str:
+            if message == "ticker":
+                longest, last = 0.0, time.perf_counter()
+                for _ in range(300):
+                    await asyncio.sleep(0.002)
+                    now = time.perf_counter()
+                    longest, last = max(longest, now - last), now
+                worst.append(longest)
+                return "ok"
+            async with httpx.AsyncClient() as client:
+                response = await client.post(f"{server.url}/chat/completions", json={"model": "m", "messages": []})
+            return str(response.json()["choices"][0]["message"]["content"])
+
+        big_cassette(tmp_path / "set" / "big" / "run-1.yaml", server.url, interactions=200, body_size=100_000)
+        ev = ae.Evaluator("app", agent, cassette=tmp_path, cassette_mode="auto", progress=False)
+        cases = [ae.EvalCase.of("big", "big", expect="ok"), ae.EvalCase.of("ticker", "ticker", expect="ok")]
+        report = ev.evaluate(ae.EvalSet.of("set", cases), metrics=[final_response()])
+
+    assert report.passed, report.cases.to_dict("records")
+    assert (tmp_path / "set" / "big" / "run-1.yaml").read_text(encoding="utf-8").count("- request:") == 201
+    # Reading and writing the 44 MB cassette takes about a second: on the loop, it stalled the ticker as long.
+    assert worst[0] < 0.2, f"the other case's loop stalled {worst[0]:.2f} s"
