@@ -112,6 +112,39 @@ _CODE_TYPES: Final = (
 
 _SCALARS: Final = (str, int, float, bool, type(None))
 
+_SCALAR_TYPES: Final = frozenset(_SCALARS)
+"""The exact types that count as themselves: a subclass's object (a ``str`` subclass with methods) is an object too."""
+
+_CONTAINERS: Final = (list, tuple, collections.deque, array.array, dict, types.MappingProxyType, set, frozenset)
+"""What counts by its items."""
+
+_CONTAINER_TYPES: Final = frozenset(_CONTAINERS)
+
+_BUILTIN_VALUES: Final = (*_CONTAINERS, *_SCALARS)
+
+if typing.TYPE_CHECKING:  # array.array takes no parameter at run time before Python 3.12
+    _BuiltinValue: typing.TypeAlias = (
+        list[Any]
+        | tuple[Any, ...]
+        | collections.deque[Any]
+        | array.array[Any]
+        | dict[Any, Any]
+        | types.MappingProxyType[Any, Any]
+        | set[Any]
+        | frozenset[Any]
+        | str
+        | int
+        | float
+        | None
+    )
+
+_PYTHON_MADE_DESCRIPTORS: Final = (
+    types.MemberDescriptorType,
+    types.GetSetDescriptorType,
+    type(vars(collections.namedtuple("_Pair", "first"))["first"]),  # a named tuple's field
+)
+"""Class attributes Python makes for slots and named tuple fields: their values are the objects', counted there."""
+
 _MUTABLE_STATE: Final = (list, dict, set, bytearray, collections.deque)
 """Containers a method can change in place; see :data:`_MUTATORS`."""
 
@@ -224,6 +257,8 @@ class Place:
 
 _NOWHERE: Final = Place()
 _AGENT: Final = Place("the agent", known=True)
+_SETTINGS: Final = Place("the object")
+"""An object not run through known methods (a judge, an evaluator): what any of its methods writes is state."""
 
 
 class CodeHasher:
@@ -233,8 +268,11 @@ class CodeHasher:
     name where they close, which is the same in every process since the walk's order is fixed.
 
     Args:
-        state: Whether an object passed to :meth:`code` counts with its attributes (an agent), or by
-            its class and ``cache_identity()`` only (the caller counts its settings).
+        state: Whether an object passed to :meth:`code` is an agent, whose state is what the methods
+            agenteval runs it by (``__call__``, ``run``) and those they call write; else (a judge's or
+            an evaluator's settings) what any of its methods writes is state. Either way its other
+            attributes count by value, and an object reached from it through code (what a partial,
+            a ``staticmethod`` or ``__wrapped__`` holds) counts as the latter.
         observe: Whether to note what cannot be seen and keep a digest of each named place.
     """
 
@@ -242,7 +280,7 @@ class CodeHasher:
         # The objects are kept so that their ids are not reused by others during the walk.
         self._done: dict[int, tuple[object, str]] = {}
         self._walking: set[int] = set()
-        self._with_state = state
+        self._top = _AGENT if state else _SETTINGS
         self._observe = observe
         self._quiet = 0
         self._nodes = 0
@@ -261,7 +299,11 @@ class CodeHasher:
     # --- code ------------------------------------------------------------------------------------
 
     def code(self, obj: object) -> str:
-        """The hash of ``obj``'s code (see :func:`agenteval.cache.code_hash`)."""
+        """The hash of ``obj``'s code (see :func:`agenteval.cache.code_hash`), ``obj`` run as ``state`` says."""
+        return self._code(obj, self._top)
+
+    def _code(self, obj: object, place: Place = _NOWHERE) -> str:
+        """The hash of code the walk reaches; an object at ``place`` (by default, one called: any method may run)."""
         key = id(obj)
         if key in self._done:
             return self._done[key][1]
@@ -269,14 +311,14 @@ class CodeHasher:
             return digest({"recursive": _name(obj)})
         self._walking.add(key)
         try:
-            result = digest(self._describe(obj))
+            result = digest(self._describe(obj, place))
         finally:
             self._walking.discard(key)
         self._done[key] = (obj, result)
         return result
 
-    def _describe(self, obj: object) -> object:
-        if isinstance(obj, _SCALARS):
+    def _describe(self, obj: object, place: Place) -> object:
+        if type(obj) in _SCALAR_TYPES:
             return {"value": obj}  # a factory's "module:function" name; no agent
         if isinstance(obj, functools.partial):
             return self._partial(obj)
@@ -285,11 +327,11 @@ class CodeHasher:
         if isinstance(obj, types.MethodType):
             return self._method(obj)
         if isinstance(obj, staticmethod | classmethod):
-            return {"wraps": self.code(obj.__func__)}
+            return {"wraps": self._code(obj.__func__)}
         if isinstance(obj, property):
-            return {"property": [self.code(part) if part is not None else None for part in _accessors(obj)]}
+            return {"property": [self._code(part) if part is not None else None for part in _accessors(obj)]}
         if isinstance(obj, functools.cached_property):
-            return {"cached property": self.code(obj.func)}
+            return {"cached property": self._code(obj.func)}
         if isinstance(obj, types.CodeType):
             return self._code_object(obj)
         if isinstance(obj, _BUILTIN_CALLABLES) or (isinstance(obj, type) and is_library_module(_module_of(obj))):
@@ -297,26 +339,28 @@ class CodeHasher:
         if isinstance(obj, type):
             with self._own(_module_of(obj)):
                 return {"class": [self._class_body(cls) for cls in obj.__mro__]}
-        return self._instance(obj, _AGENT if self._with_state else None)
+        return self._instance(obj, place)
 
-    def _instance(self, obj: object, place: Place | None) -> object:
-        """An object: its class's code, what it wraps, its ``cache_identity()`` and (``place`` given) its state."""
+    def _instance(self, obj: object, place: Place) -> object:
+        """An object: its class's code, what it wraps, its ``cache_identity()``, else its state and data."""
         cls = type(obj)
         identity = self._identity(obj)
         described: dict[str, object] = {
-            "instance of": self.code(cls),
+            "instance of": self._code(cls),
             "wraps": self._wrapped(obj),
             "identity": identity,
         }
-        if place is None or identity is not None:
+        if identity is not None:
             return described
         if is_library_module(_module_of(cls)):
             if described["wraps"] is None:
                 self._unseen(_name(cls), place)
-                described["calls"] = self._callables_in(obj)
+                described["calls"] = self._code_held(obj)
             return described
         with self._own(_module_of(cls)):
             described["state"] = self._state(obj, place)
+            if isinstance(obj, _BUILTIN_VALUES):
+                described["data"] = self._builtin_value(obj, place, frozenset({id(obj)}))
         return described
 
     def _partial(self, partial: functools.partial[Any]) -> object:
@@ -332,7 +376,7 @@ class CodeHasher:
             else self._located(value, self._parameter_place(partial.func, None, name, f"argument `{name}` of {owner}"))
             for name, value in partial.keywords.items()
         }
-        return {"partial": self.code(partial.func), "args": args, "kwargs": kwargs}
+        return {"partial": self._code(partial.func), "args": args, "kwargs": kwargs}
 
     def _parameter_place(self, function: object, names: tuple[str, ...] | None, key: int | str, label: str) -> Place:
         """The place of a value bound to a parameter of ``function`` (by position or by name)."""
@@ -346,14 +390,11 @@ class CodeHasher:
     def _method(self, method: types.MethodType) -> object:
         owner = method.__self__
         if isinstance(owner, type):
-            return {"method": self.code(method.__func__), "of": self.code(owner)}
+            return {"method": self._code(method.__func__), "of": self._code(owner)}
         name = getattr(method.__func__, "__name__", "")
         place = Place(f"the object of `{_short(method)}`", frozenset({(name,)}), known=True)
         with self._own(_module_of(type(owner))):
-            return {
-                "method": self.code(method.__func__),
-                "of": self._instance(owner, place if self._with_state else None),
-            }
+            return {"method": self._code(method.__func__), "of": self._instance(owner, place)}
 
     def _function(self, function: types.FunctionType) -> object:
         code = function.__code__
@@ -429,14 +470,16 @@ class CodeHasher:
         }
 
     def _library_function(self, function: types.FunctionType) -> object:
-        """A function of the standard library or a package: its name, and the callables it closes over.
+        """A function of the standard library or a package: its name, what it wraps, and the code it closes over.
 
-        A framework's decorator keeps the user's function in a closure (``function_tool``): it counts.
+        A framework's decorator keeps the user's function in a closure (``function_tool``), and
+        ``functools.singledispatch`` its implementations in a closed-over dict: they count.
         """
         described: dict[str, object] = {"library": _name(function)}
-        calls = [
-            self.code(value) for cell in function.__closure__ or () if _is_callable_code(value := _cell_contents(cell))
-        ]
+        wrapped = self._wrapped(function)
+        if wrapped is not None:
+            described["wraps"] = wrapped
+        calls = self._code_in([_cell_contents(cell) for cell in function.__closure__ or ()])
         if calls:
             described["calls"] = calls
         return described
@@ -456,7 +499,7 @@ class CodeHasher:
 
     def _constant(self, constant: object) -> object:
         if isinstance(constant, types.CodeType):
-            return {"code": self.code(constant)}
+            return {"code": self._code(constant)}
         if isinstance(constant, frozenset):
             # A set's order follows string hashes, which differ between processes.
             return {"set": sorted(canonical_text(self._constant(item)) for item in constant)}
@@ -486,6 +529,8 @@ class CodeHasher:
     def _class_member(self, cls: type, name: str, member: object, changed: frozenset[str]) -> object:
         if is_code(member):
             return self.value(member)
+        if isinstance(member, _PYTHON_MADE_DESCRIPTORS):
+            return {"descriptor": type(member).__qualname__}
         if is_secret(name, member):
             return _CREDENTIAL
         if name in changed and isinstance(member, _MUTABLE_STATE):
@@ -510,14 +555,27 @@ class CodeHasher:
     def _wrapped(self, obj: object) -> str | None:
         namespace = getattr(obj, "__dict__", None)
         wrapped = namespace.get("__wrapped__") if isinstance(namespace, dict) else None
-        return self.code(wrapped) if wrapped is not None else None
+        return self._code(wrapped) if wrapped is not None else None
 
-    def _callables_in(self, obj: object) -> list[str]:
-        """The code hashes of the callables an object of a library class holds (a tool object's function)."""
+    def _code_held(self, obj: object) -> list[object]:
+        """The code an object of a library class holds in its attributes (a tool object's function, a list of tools)."""
         namespace = getattr(obj, "__dict__", None)
         if not isinstance(namespace, dict):
             return []
-        return [self.code(value) for _, value in sorted(namespace.items()) if _is_callable_code(value)]
+        return self._code_in([value for _, value in sorted(namespace.items())])
+
+    def _code_in(self, values: list[object]) -> list[object]:
+        """The callables of the user's code among ``values`` by their code, and the containers holding one by value.
+
+        For values a library's function or object holds: the rest is the library's business.
+        """
+        found: list[object] = []
+        for value in values:
+            if _is_callable_code(value):
+                found.append(self._code(value))
+            elif _holds_code(value):
+                found.append(self.value(value))
+        return found
 
     # --- objects' state ----------------------------------------------------------------------------
 
@@ -620,11 +678,11 @@ class CodeHasher:
         """A canonical, JSON-ready form of ``value``: exact for data, the code hash for code, else the type."""
         if () in place.writes:
             # The code assigns the place itself (self.calls += 1, nonlocal): what it holds is state.
-            return {"state": self.code(type(value)) if _is_user_class(type(value)) else _name(type(value))}
-        if isinstance(value, _SCALARS):
+            return {"state": self._code(type(value)) if _is_user_class(type(value)) else _name(type(value))}
+        if type(value) in _SCALAR_TYPES:
             return value
         if is_code(value):
-            return {"code": self.code(value)}
+            return {"code": self._code(value)}
         if isinstance(value, _SECRET_TYPES):
             return _CREDENTIAL
         if id(value) in containing:
@@ -637,21 +695,27 @@ class CodeHasher:
         inside = containing | {id(value)}
         if isinstance(value, _MUTABLE_STATE) and place.changes_in_place(value):
             return {"state": type(value).__qualname__}
+        if isinstance(value, _CONTAINERS) and type(value) in _CONTAINER_TYPES:  # a subclass may be the user's class
+            return self._builtin_value(value, place, inside)
+        return self._object_value(value, place, inside)
+
+    def _builtin_value(self, value: _BuiltinValue, place: Place, containing: frozenset[int]) -> object:
+        """What a container or a scalar holds, whatever its class (an ``OrderedDict``, a user's ``str`` subclass)."""
+        if isinstance(value, _SCALARS):
+            return value  # JSON writes an object of a subclass as its base's value
         # Copied first: an agent running in another thread may change a container as it is read.
         if isinstance(value, list | tuple | collections.deque | array.array):
             item = place.below(SUBSCRIPT)
-            return [self._value(element, item, inside) for element in list(value)]
+            return [self._value(element, item, containing) for element in list(value)]
         if isinstance(value, dict | types.MappingProxyType):
             item = place.below(SUBSCRIPT)
             pairs = [
-                [self._value(key, _NOWHERE, inside), self._dict_value(key, element, item, inside)]
+                [self._value(key, _NOWHERE, containing), self._dict_value(key, element, item, containing)]
                 for key, element in list(value.items())
             ]
             return {"dict": _sorted_pairs(pairs)}
-        if isinstance(value, set | frozenset):
-            members = (_member(canonical_text(self._value(element, _NOWHERE, inside))) for element in list(value))
-            return {"set": sorted(members)}
-        return self._object_value(value, place, inside)
+        members = (_member(canonical_text(self._value(element, _NOWHERE, containing))) for element in list(value))
+        return {"set": sorted(members)}
 
     def _dict_value(self, key: object, value: object, place: Place, containing: frozenset[int]) -> object:
         if is_secret(key, value):
@@ -664,29 +728,43 @@ class CodeHasher:
         simple = _simple_value(value)
         if simple is not None:
             return {kind: simple}
-        if isinstance(value, enum.Enum):
-            return {"enum": kind, "value": self._value(value.value, _NOWHERE, containing)}
         if isinstance(value, types.ModuleType):
             return self._module(value, place)
         if callable(getattr(value, IDENTITY_METHOD, None)):
-            return {"object": self.code(value)}
+            return {"object": self._code(value)}
+        if isinstance(value, enum.Enum):
+            return self._enum_member(value, containing)
         if _is_user_class(cls):
             return {"object": self._user_object(value, place, containing)}
+        if isinstance(value, _BUILTIN_VALUES):
+            return self._builtin_value(value, place, containing)
         if dataclasses.is_dataclass(value) or isinstance(value, BaseModel | types.SimpleNamespace):
             return {"fields of": kind, "fields": self._fields(value, place, containing)}
         if getattr(value, "__dict__", {}).get("__wrapped__") is not None:
-            return {"object": self.code(value)}
+            return {"object": self._code(value)}
         self._unseen(kind, place)
-        calls = self._callables_in(value)
+        calls = self._code_held(value)
         return {"type": kind, "calls": calls} if calls else {"type": kind}
 
+    def _enum_member(self, member: enum.Enum, containing: frozenset[int]) -> object:
+        """An enum member: its class's name and its value, and the class's code (its methods) for the user's enum."""
+        cls = type(member)
+        described = {"enum": _name(cls), "value": self._value(member.value, _NOWHERE, containing)}
+        if _is_user_class(cls) and not _is_own_module(_module_of(cls)):
+            described["class"] = self._code(cls)
+        return described
+
     def _user_object(self, value: object, place: Place, containing: frozenset[int]) -> object:
+        """An object of the user's class: its class's code, what it wraps, its attributes, and its items or value."""
         with self._own(_module_of(type(value))):
-            return {
-                "class": self.code(type(value)),
+            described: dict[str, object] = {
+                "class": self._code(type(value)),
                 "wraps": self._wrapped(value),
                 "state": self._state(value, place, containing),
             }
+            if isinstance(value, _BUILTIN_VALUES):
+                described["data"] = self._builtin_value(value, place, containing)
+            return described
 
     def _fields(self, value: object, place: Place, containing: frozenset[int]) -> object:
         if dataclasses.is_dataclass(value):
@@ -954,12 +1032,22 @@ def _is_user_class(cls: type) -> bool:
 
 
 def _is_callable_code(value: object) -> bool:
-    """A callable that counts by its code: a function, partial, method, or an object of a user class or wrapping one."""
-    if isinstance(value, type) or not callable(value):
+    """A callable that counts by its code: a function, partial or method, a user's class or object, or a wrapper."""
+    if isinstance(value, type):
+        return _is_user_class(value)
+    if not callable(value):
         return False
     if is_code(value):
         return not isinstance(value, _BUILTIN_CALLABLES)
     return _is_user_class(type(value)) or getattr(value, "__dict__", {}).get("__wrapped__") is not None
+
+
+def _holds_code(value: object) -> bool:
+    """Whether ``value`` is a container with a callable of the user's code among its items (a dict's values)."""
+    if not isinstance(value, _CONTAINERS) or isinstance(value, array.array):
+        return False
+    items = value.values() if isinstance(value, dict | types.MappingProxyType) else value
+    return any(_is_callable_code(item) for item in list(items))
 
 
 def _user_methods(cls: type) -> dict[str, list[types.FunctionType]]:

@@ -835,6 +835,32 @@ def test_enum_dataclass_and_pydantic_values_do_not_warn() -> None:
     assert describe_agent(agent).unseen == ()
 
 
+def test_classes_with_slots_or_named_fields_do_not_warn() -> None:
+    example = define(
+        """
+        import typing
+
+        class Point(typing.NamedTuple):
+            x: int
+            y: int = 0
+
+        class Bot:
+            __slots__ = ("prompt", "origin")
+
+            def __init__(self):
+                self.prompt = "Answer: "
+                self.origin = Point(1)
+
+            def __call__(self, message, turn=None):
+                return self.prompt + message + str(self.origin.x)
+
+        agent = Bot()
+        """
+    )
+
+    assert describe_agent(example.agent).unseen == ()
+
+
 def test_describing_an_agent_takes_time_with_its_data_not_with_how_deep_it_lies(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -17,11 +17,13 @@ import pytest
 
 from agenteval.cache import agent_identity, code_hash, evaluator_version, inference_key, score_key
 from agenteval.cache import keys as keys_module
+from agenteval.cache.keys import settings_hash
 from agenteval.errors import ConfigError
 from agenteval.evalresult.provenance import content_hash
 from agenteval.evalset.models import EvalCase
 from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
 from agenteval.metric.models import EvalMetric
+from agenteval.runner.function import as_runner
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -465,3 +467,36 @@ def test_the_evaluator_version_has_its_code_and_agentevals_version(monkeypatch: 
     assert evaluator_version(edited) != version
     monkeypatch.setattr(keys_module, "package_version", lambda: "99.0.0")
     assert evaluator_version(evaluator) != version
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        "prompter.reply",
+        "functools.partial(prompter)",
+        "functools.update_wrapper(lambda message: prompter(message), prompter)",
+        "as_runner(prompter.reply)",
+    ],
+    ids=["bound method", "partial", "wrapper", "runner of a bound method"],
+)
+def test_settings_count_the_object_behind_a_method_partial_or_wrapper(reach: str) -> None:
+    """An expected runner or simulator given as ``bot.reply``: the settings of ``bot`` decide its answers."""
+    source = """
+        class Prompter:
+            def __init__(self, prompt):
+                self.prompt = prompt
+
+            def __call__(self, message):
+                return self.reply(message)
+
+            def reply(self, message):
+                return self.prompt + message
+        """
+
+    def made(prompt: str) -> object:
+        namespace = vars(define(source))
+        namespace.update(functools=functools, as_runner=as_runner, prompter=namespace["Prompter"](prompt))
+        return eval(reach, namespace)
+
+    assert settings_hash(made("Answer: ")) == settings_hash(made("Answer: "))
+    assert settings_hash(made("Reply: ")) != settings_hash(made("Answer: "))
