@@ -29,7 +29,12 @@ __all__ = ["RayExecutor"]
 AgentFactory = Callable[[], Any]
 """Returns the agent (a :class:`~agenteval.runner.Runner` or an agent function); called once per worker."""
 
-_INFERENCE = TypeAdapter(CaseInference)
+_REPLY = TypeAdapter(tuple[CaseInference, str, str])
+"""A case's reply from its worker: its inference; or, on failure, the traces so far, the message and the error type."""
+_REPLY_PART = 64 * 1024
+"""Most bytes of a reply one call returns. Ray returns up to 100 KiB inside the call's answer; a larger value
+goes through the object store of the driver's node, and reading that store once the node's raylet has died
+ends the driver at once (``_exit(1)``)."""
 _NODE_CHECK_SECONDS = 2.0
 """How often a case waiting for a new worker to start looks whether this process's own Ray node died."""
 
@@ -86,6 +91,7 @@ class _CaseWorker:
         self._factory = factory
         self._agent: Runner | None = None
         self._work: dict[str, tuple[Runner | None, ServiceOptions]] = {}
+        self._reply = b""
 
     def start(self) -> tuple[str, str, int, str | None]:
         """Load the factory's agent; return where this worker runs and the factory's error, if any."""
@@ -112,11 +118,26 @@ class _CaseWorker:
 
     async def infer(
         self, case_json: str, run_id: int, session_id: str, context: EvalContext, token: str
-    ) -> tuple[bytes, str, str, bytes]:
-        """Run one case with agenteval's :func:`infer_case`; return its inference or its failure, as JSON.
+    ) -> tuple[bytes, int]:
+        """Run one case; return the first part of its reply (:data:`_REPLY`, as JSON) and the reply's size.
 
-        ``token`` names the evaluation whose work :meth:`load` was given.
+        ``token`` names the evaluation whose work :meth:`load` was given. The rest of the reply comes from
+        :meth:`reply_part`.
         """
+        self._reply = _REPLY.dump_json(await self._infer(case_json, run_id, session_id, context, token), by_alias=True)
+        return self.reply_part(0), len(self._reply)
+
+    def reply_part(self, start: int) -> bytes:
+        """The last reply's bytes from ``start``, at most :data:`_REPLY_PART` of them."""
+        part = self._reply[start : start + _REPLY_PART]
+        if start + _REPLY_PART >= len(self._reply):
+            self._reply = b""  # all sent
+        return part
+
+    async def _infer(
+        self, case_json: str, run_id: int, session_id: str, context: EvalContext, token: str
+    ) -> tuple[CaseInference, str, str]:
+        """Run one case with agenteval's :func:`infer_case`: its inference, or its failure."""
         agent, options = self._work[token]
         runner = agent if agent is not None else self._agent
         assert runner is not None
@@ -130,14 +151,10 @@ class _CaseWorker:
             if end_error is not None:
                 raise CaseFailure(end_error, error_type=ErrorType.AGENT)
         except CaseFailure as failure:
-            return b"", str(failure), failure.error_type, _traces(failure.traces)
+            return CaseInference(traces=failure.traces), str(failure), failure.error_type
         except Exception as exc:  # a bug in a user-supplied runner or simulator, not in the case
-            return b"", describe_exception(exc), ErrorType.AGENT, _traces([])
-        return _INFERENCE.dump_json(produced, by_alias=True), "", "", b""
-
-
-def _traces(traces: list[Any]) -> bytes:
-    return _INFERENCE.dump_json(CaseInference(traces=traces), by_alias=True)
+            return CaseInference(), describe_exception(exc), ErrorType.AGENT
+        return produced, "", ""
 
 
 def _factory_name(factory: AgentFactory | str) -> str:
@@ -337,23 +354,40 @@ class RayExecutor:
                 if actor.token != token:
                     await self._call(pool, actor, "load", (token, work), _unsendable_work)
                     actor.token = token
-                reply = await self._call(
+                part, size = await self._call(
                     pool, actor, "infer", (case_json, run_id, session_id, context, token), _unsendable_case
                 )
+                reply = await self._rest_of_reply(pool, actor, part, size)
             except _WorkerDied as died:
                 deaths.append(died.where)
                 pool.check_own_node()
                 continue
             self._release(pool, actor)
-            inference, failure, error_type, traces = reply
+            inference, failure, error_type = _REPLY.validate_json(reply)
             if failure:
-                raise CaseFailure(failure, _INFERENCE.validate_json(traces).traces, error_type=error_type)
-            return _INFERENCE.validate_json(inference)
+                raise CaseFailure(failure, inference.traces, error_type=error_type)
+            return inference
         raise CaseFailure(
             f"the Ray worker running the case died {len(deaths)} times (max_retries={self.max_retries}), on "
             f"{'; '.join(deaths)}: see the Ray logs of those nodes (out of memory, a crash in native code)",
             error_type=ErrorType.OTHER,
         )
+
+    async def _rest_of_reply(self, pool: _Pool, actor: _Actor, part: bytes, size: int) -> bytes:
+        """The whole reply of the case ``actor`` ran, ``part`` being its first part.
+
+        Each part is small enough to come inside a call's answer (:data:`_REPLY_PART`).
+
+        Raises:
+            _WorkerDied: The actor died (it is out of the pool).
+        """
+        parts = [part]
+        received = len(part)
+        while received < size:
+            part = await self._call(pool, actor, "reply_part", (received,))
+            parts.append(part)
+            received += len(part)
+        return b"".join(parts)
 
     async def _call(
         self,
@@ -361,7 +395,7 @@ class RayExecutor:
         actor: _Actor,
         method: str,
         args: tuple[Any, ...],
-        unsendable: Callable[[Exception], Exception],
+        unsendable: Callable[[Exception], Exception] | None = None,
     ) -> Any:
         """Call ``actor``'s ``method`` with ``args`` and wait for its result.
 
@@ -376,6 +410,8 @@ class RayExecutor:
         except Exception as exc:
             # Nothing was sent: the actor is as it was.
             self._release(pool, actor)
+            if unsendable is None:
+                raise
             raise unsendable(exc) from exc
         try:
             return await ref

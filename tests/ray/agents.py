@@ -67,3 +67,15 @@ class Locked:
 
     def __call__(self, text: str) -> str:
         return echo(text)
+
+
+class Long:
+    """Answers ``say X`` after ``seconds`` with ``X`` and ``size`` dots (more than 100 KiB: Ray's object store)."""
+
+    def __init__(self, seconds: float, size: int) -> None:
+        self.seconds = seconds
+        self.size = size
+
+    def __call__(self, text: str) -> str:
+        time.sleep(self.seconds)
+        return echo(text) + "." * self.size

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import subprocess
 import sys
@@ -35,11 +34,11 @@ def slow_cases() -> ae.EvalSet:
     return ae.EvalSet(eval_set_id="slow", eval_cases=cases)
 
 
-def slow_agent() -> agents.Slow:
-    return agents.Slow(0.3, os.devnull)
+def slow_agent(reply_size: int) -> agents.Long:
+    return agents.Long(0.3, reply_size)
 
 
-def drive(address: str, cache: str, finished: str, socket_file: str, report_file: str) -> None:
+def drive(address: str, cache: str, finished: str, socket_file: str, report_file: str, reply_size: str) -> None:
     """The driver: records each case as it is scored, and the report (or that there was none) at the end."""
     import ray
 
@@ -57,8 +56,13 @@ def drive(address: str, cache: str, finished: str, socket_file: str, report_file
     report = None
     try:
         report = ae.Evaluator(
-            "app", slow_agent(), executor=ae.RayExecutor(address), cache=cache, callbacks=callbacks, progress=False
-        ).evaluate(slow_cases(), metrics=[final_response()])
+            "app",
+            slow_agent(int(reply_size)),
+            executor=ae.RayExecutor(address),
+            cache=cache,
+            callbacks=callbacks,
+            progress=False,
+        ).evaluate(slow_cases(), metrics=[final_response(threshold=0.0)])
     finally:
         cases = report.cases[["eval_id", "status", "error_message"]].to_dict("records") if report is not None else None
         Path(report_file).write_text(json.dumps(cases))
@@ -68,8 +72,10 @@ DRIVER = "import sys; from tests.ray.test_ray_driver_node import drive; drive(*s
 
 
 @pytest.mark.timeout(420)
+# Ray passes values up to 100 KiB inside its messages, larger ones through the object store of the driver's node.
+@pytest.mark.parametrize("reply_size", [0, 200_000], ids=["short replies", "replies over 100 KiB"])
 def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_its_finished_cases_from_the_cache(
-    tmp_path: Path,
+    tmp_path: Path, reply_size: int
 ) -> None:
     cache, finished, socket_file, report_file = (tmp_path / name for name in ("cache", "finished", "socket", "report"))
     with driver_cluster() as cluster, (tmp_path / "driver.log").open("w") as log:
@@ -83,6 +89,7 @@ def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_it
                 str(finished),
                 str(socket_file),
                 str(report_file),
+                str(reply_size),
             ],
             env=cluster.env,
             cwd=ROOT,
@@ -121,8 +128,8 @@ def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_it
     assert all(re.search(named, message) for message in lost), lost
 
     # The next evaluation, here without Ray, takes every case that passed from the cache and runs only the rest.
-    rerun = ae.Evaluator("app", slow_agent(), cache=cache, parallelism=32, progress=False).evaluate(
-        slow_cases(), metrics=[final_response()]
+    rerun = ae.Evaluator("app", slow_agent(reply_size), cache=cache, parallelism=32, progress=False).evaluate(
+        slow_cases(), metrics=[final_response(threshold=0.0)]
     )
     reused = dict(zip(rerun.cases["eval_id"], rerun.cases["cached_inference"], strict=True))
     assert {eval_id for eval_id, cached in reused.items() if cached} == passed
