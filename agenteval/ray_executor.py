@@ -248,6 +248,15 @@ class RayExecutor:
     ``max_retries`` times, then the case fails with an error naming the node. Cancelling the
     evaluation (Ctrl-C, a cancelled task) cancels the remote work and kills the actors that ran it.
 
+    This process's own node is different: once its raylet has died, the cluster takes the driver for
+    dead (it ends the driver's actors and starts no new ones). The cases that finished keep their
+    results, and every other case fails at once with an error naming the node, so the evaluation still
+    returns its report, saves it and writes the cache. Ray itself ends the driver (exit code 1, no
+    exception) when it next touches the dead node's object store; nothing this executor sends or
+    receives goes through that store, except a value sent to the workers that pickles to more than
+    100 KiB (an agent or option that large, which ``agent_factory`` avoids; a case or context values
+    that large).
+
     ``parallelism`` still caps the cases in flight on the driver: set it to at least the number of
     actors.
 
