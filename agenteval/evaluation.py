@@ -7,9 +7,10 @@ import contextlib
 import logging
 import numbers
 import os
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -34,6 +35,7 @@ from agenteval._loop_watchdog import watching
 from agenteval._names import agent_label, did_you_mean, qualified_name
 from agenteval._reanalysis import original_aggregator
 from agenteval._terminal import printable
+from agenteval._threads import DaemonDefaultExecutor
 from agenteval._validate import check_names
 from agenteval.aggregation import (
     AllPassAggregator,
@@ -48,7 +50,7 @@ from agenteval.evalresult._prepare import check_new_result_id, new_result_id, va
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager
-from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
 from agenteval.evalset.identity import case_hashes
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
@@ -310,9 +312,10 @@ class Evaluator:
             metrics: Metrics to use instead of the metric manager's for this eval set.
             resume: Carry on an interrupted evaluation: the report it left (``exc.report``) or the id of
                 its saved partial result. Only the (run, case) pairs it did not finish run; the final
-                result takes the partial result's id, so it replaces it in the result store. Cases
-                edited since, and pairs whose agent failed, run again; metrics changed since are
-                scored again.
+                result takes the partial result's id, so it replaces it in the result store (unless
+                another evaluation resumed it first and replaced it: then it gets a new id, with a
+                warning). Cases edited since, and pairs whose agent failed, run again; metrics changed
+                since are scored again.
             **overrides: Per-call values for any constructor option.
 
         Returns:
@@ -396,8 +399,10 @@ class Evaluator:
         overrides: Mapping[str, Any],
         observer: Callbacks | None,
     ) -> EvaluationReport:
+        loop = asyncio.get_running_loop()
+        _give_daemon_default_executor(loop)
         # Watched here too, not only by evaluate(): in a notebook, a case blocking the kernel's loop is named.
-        with fewer_collections(), watching(asyncio.get_running_loop()):
+        with fewer_collections(), watching(loop):
             return await self._evaluate(eval_set, metrics, resume, overrides, observer)
 
     async def _evaluate(
@@ -458,7 +463,7 @@ class Evaluator:
             options, ordering, selected, eval_metrics, provenance, resume, agent, identity, hashes
         )
         recorder = RunRecorder()
-        callbacks = options.callbacks.merged(recorder.callbacks())
+        callbacks = recorder.callbacks()
         if observer is not None:
             callbacks = callbacks.merged(observer)
         progress = create_progress(options.progress)
@@ -470,15 +475,17 @@ class Evaluator:
                 metric_names=[metric.metric_name for metric in eval_metrics],
             )
             callbacks = callbacks.merged(progress.callbacks())
-        options = replace(options, callbacks=callbacks)
+        # Observed, rather than followed: a case whose after_evaluate_case callback raises was scored, and
+        # the partial report, the run and the progress keep it.
+        options = replace(options, callbacks=options.callbacks.observed_by(callbacks))
         try:
             # Every run is given the set read above, so a long evaluation sees one consistent eval set.
             with limited_depth(depth_limit), _recording(cassettes, ordering, selected, options.num_runs):
                 runs = await self._run_all(options, ordering, eval_metrics, reuse, cassettes)
             provenance = _with_reused(provenance, reuse, resumed)
-            result_id = resumed.result_id if resumed is not None and resumed.result_id else None
-            report = await self._report(options, ordering, eval_metrics, runs, provenance, started, result_id)
-            await self._save(options, report)
+            async with self._final_result_id(options, ordering, resumed) as result_id:
+                report = await self._report(options, ordering, eval_metrics, runs, provenance, started, result_id)
+                await self._save(options, report)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
                 provenance = _with_reused(provenance, reuse, resumed)
@@ -590,6 +597,40 @@ class Evaluator:
                 )
         return selected
 
+    @contextlib.asynccontextmanager
+    async def _final_result_id(
+        self, options: EvaluationOptions, eval_set: EvalSet, resumed: Resumed | None
+    ) -> AsyncIterator[str | None]:
+        """The id to save the final result under, for the ``with`` block that builds and saves it.
+
+        A resume takes the id of the result it resumed, replacing it, as long as the store still holds that
+        result: when another evaluation resumed it first and replaced it, this one gets a new id and says so,
+        rather than overwriting that evaluation's result. ``None`` (a new id) when not resuming.
+        """
+        if resumed is None or not resumed.result_id:
+            yield None
+            return
+        resumed_id = resumed.result_id
+        async with _saving_over(self.app_name, resumed_id):
+            try:
+                stored = await options.result_manager.get(self.app_name, resumed_id)
+            except NotFoundError:
+                stored = None
+            except Exception as exc:
+                raise rewrap(f"read result {resumed_id} to save the resumed evaluation over it", exc) from exc
+            if stored is None or _saved_as(stored) == _saved_as(resumed.report.result):
+                yield resumed_id
+                return
+            result_id = new_result_id(self.app_name, eval_set.eval_set_id)
+            warn_user(
+                printable(
+                    f"result {resumed_id!r}, which this evaluation resumed, was replaced by another evaluation that"
+                    f" resumed it first; this one is saved as {result_id!r} instead, so that neither result is lost"
+                ),
+                UserWarning,
+            )
+            yield result_id
+
     async def _report(
         self,
         options: EvaluationOptions,
@@ -633,6 +674,7 @@ class Evaluator:
     ) -> None:
         """Save the cases that finished before ``error`` as a partial result, and attach its report.
 
+        An interruption (Ctrl-C, a cancelled task) before any case finished leaves an empty partial result.
         Best effort: a failure here is logged and never hides ``error``.
         """
         # Ctrl-C in a kernel reaches the evaluation as the cancellation of its task.
@@ -642,7 +684,9 @@ class Evaluator:
             else type(error).__name__
         )
         cases, inferences = recorder.finished(ordering)
-        if not cases:
+        if not cases and not isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
+            # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
+            # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.
             return
         try:
             # Only the runs that were reached: runs never started are not failures.
@@ -672,9 +716,13 @@ class Evaluator:
             error.report = report  # type: ignore[attr-defined]
             # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
             # line in a notebook.
+            what = (
+                f"the {len(cases)} finished case results were saved"
+                if cases
+                else "no case had finished: an empty partial result, which resume= carries on, was saved"
+            )
             saved = printable(
-                f"the {len(cases)} finished case results were saved as {result_id} "
-                f"(ae.EvaluationReport.load(result_manager, {self.app_name!r}, {result_id!r}))"
+                f"{what} as {result_id} (ae.EvaluationReport.load(result_manager, {self.app_name!r}, {result_id!r}))"
             )
             error.add_note(saved)
             _log.warning("evaluation of %s stopped by %s; %s", printable(ordering.eval_set_id), stopped_by, saved)
@@ -906,6 +954,54 @@ class Evaluator:
 
     def __repr__(self) -> str:
         return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+def _give_daemon_default_executor(loop: asyncio.AbstractEventLoop) -> None:
+    """Give ``loop`` a default executor on daemon threads, unless it has made its own.
+
+    ``asyncio.run`` joins its loop's default executor's threads as it ends, so an agent's blocking call in
+    ``asyncio.to_thread`` that Ctrl-C or ``turn_timeout`` left behind kept ``asyncio.run(ev.aevaluate(...))``,
+    and the process, alive until the call returned. The loops :func:`~agenteval._async.run_sync` makes have
+    one already; this gives it to the caller's loop, whose executor behaves as asyncio's otherwise.
+    """
+    # asyncio makes the default executor on first use and offers no public way to ask whether it has.
+    if getattr(loop, "_default_executor", False) is None:
+        loop.set_default_executor(DaemonDefaultExecutor())
+
+
+_SAVING_OVER_POLL = 0.01
+"""Seconds between two looks at whether another evaluation of this process is done saving over a result."""
+
+_saving: set[tuple[str, str]] = set()
+_saving_lock = threading.Lock()
+
+
+@contextlib.asynccontextmanager
+async def _saving_over(app_name: str, result_id: str) -> AsyncIterator[None]:
+    """One evaluation of this process at a time checks, then saves over, the stored result ``result_id``.
+
+    A thread lock, so that evaluations on other threads' loops wait too; taken without blocking the loop.
+    """
+    key = (app_name, result_id)
+    while True:
+        with _saving_lock:
+            if key not in _saving:
+                _saving.add(key)
+                break
+        await asyncio.sleep(_SAVING_OVER_POLL)
+    try:
+        yield
+    finally:
+        with _saving_lock:
+            _saving.discard(key)
+
+
+def _saved_as(result: EvalSetResult) -> tuple[str, str, float | None]:
+    """What tells one saved result from another saved under its id: its name and when and how it was made."""
+    provenance = result.summary.provenance if result.summary is not None else None
+    if provenance is None:
+        return (result.eval_set_result_name, "", None)
+    return (result.eval_set_result_name, provenance.derived_from, provenance.finished_at)
 
 
 def _cassettes(options: EvaluationOptions) -> Cassettes | None:

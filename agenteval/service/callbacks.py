@@ -270,6 +270,17 @@ class Callbacks:
             getattr(merged, point).extend(getattr(self, point) + getattr(other, point))
         return merged
 
+    def observed_by(self, observer: Callbacks) -> Callbacks:
+        """Return these callbacks watched by ``observer``'s, which must never raise.
+
+        At a ``before_*`` point the observer's run after these, so they see what these changed (a
+        request's case ids); at an ``after_*`` point, before these, so they see every outcome even
+        when one of these raises (a case scored, then failed by its ``after_evaluate_case`` callback).
+        Errors name these callbacks by their own index, as if the observer's were not there. The
+        result's :meth:`merged` drops the observer.
+        """
+        return _Observed(self, observer)
+
     async def run(self, point: str, context: EvalContext, args: Any) -> EvalContext:
         """Run the callbacks of one point and return the context the framework adopts.
 
@@ -313,3 +324,21 @@ class Callbacks:
         if last is None or last.context is None:
             return context
         return last.context
+
+
+class _Observed(Callbacks):
+    """Callbacks watched by others: see :meth:`Callbacks.observed_by`."""
+
+    __slots__ = ("_observer",)
+
+    def __init__(self, callbacks: Callbacks, observer: Callbacks) -> None:
+        super().__init__(**{point: list(getattr(callbacks, point)) for point in _POINTS})
+        self._observer = observer
+
+    async def run(self, point: str, context: EvalContext, args: Any) -> EvalContext:
+        if point.startswith("after_"):
+            await self._observer.run(point, context, args)
+            return await super().run(point, context, args)
+        adopted = await super().run(point, context, args)
+        await self._observer.run(point, adopted, args)
+        return adopted
