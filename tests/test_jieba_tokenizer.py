@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agenteval.cache.keys import settings_hash
 from agenteval.errors import MissingDependencyError
 from agenteval.evaluators.criteria.rouge import Tokenizer, match_rouge, score_rouge
 from agenteval.metric.criterion import RougeCriterion
@@ -74,3 +75,15 @@ def test_missing_jieba(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jieba", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'agenteval\[jieba\]'"):
         JiebaTokenizer()
+
+
+def test_a_changed_user_dictionary_changes_the_cache_identity(tmp_path: Path) -> None:
+    """Scores made with one dictionary are not served for another: the file counts by its content."""
+    pytest.importorskip("jieba")
+    words = tmp_path / "words.txt"
+    words.write_text("机器学习 100000\n", encoding="utf-8")
+    before = settings_hash(JiebaTokenizer(user_dict=words))
+    assert settings_hash(JiebaTokenizer(user_dict=words)) == before
+    words.write_text("自然语言 100000\n", encoding="utf-8")
+    assert settings_hash(JiebaTokenizer(user_dict=words)) != before
+    assert settings_hash(JiebaTokenizer(user_dict=words, hmm=False)) != settings_hash(JiebaTokenizer(user_dict=words))

@@ -64,12 +64,10 @@ __all__ = [
     "Place",
     "attributes",
     "canonical_text",
-    "closed_over",
     "digest",
     "is_code",
     "is_library_module",
     "is_secret",
-    "without_credentials",
 ]
 
 is_credential_name: Final = functools.lru_cache(maxsize=8192)(_is_credential_name)
@@ -869,11 +867,6 @@ def is_code(value: object) -> bool:
     return isinstance(value, _CODE_TYPES)
 
 
-def without_credentials(fields: dict[str, object]) -> dict[str, object]:
-    """``fields`` without the secrets among them (see :func:`is_secret`)."""
-    return {name: value for name, value in fields.items() if not is_secret(name, value)}
-
-
 def is_secret(name: object, value: object) -> bool:
     """Whether a value is left out of every hash, as a secret: a rotated key must not change an agent's identity.
 
@@ -889,11 +882,6 @@ def is_secret(name: object, value: object) -> bool:
     if not isinstance(name, str) or not isinstance(value, str | bytes | bytearray) or not is_credential_name(name):
         return False
     return looks_like_secret(value if isinstance(value, str) else bytes(value).hex())
-
-
-def closed_over(value: object) -> object:
-    """An object's setting as :func:`agenteval.cache.settings_hash` counts it: a list, dict or set by its type."""
-    return {"mutable": type(value).__qualname__} if isinstance(value, (*_MUTABLE_STATE, collections.Counter)) else value
 
 
 def attributes(obj: object) -> dict[str, object]:

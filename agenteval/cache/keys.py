@@ -21,8 +21,7 @@ from typing import Final
 from pydantic import BaseModel
 
 from agenteval._secrets import strip_userinfo
-from agenteval.cache._hasher import IDENTITY_METHOD, CodeHasher, attributes, closed_over, digest, is_code
-from agenteval.cache._hasher import without_credentials as _without_credentials
+from agenteval.cache._hasher import CodeHasher, digest
 from agenteval.cache.identity import describe_agent
 from agenteval.evalresult.provenance import package_version
 from agenteval.metric.criterion import JudgeModelOptions
@@ -134,11 +133,11 @@ def value_hash(value: object) -> str:
 def settings_hash(obj: object) -> str:
     """A hash of an object's code and settings: for the judges, simulators and evaluators that take part.
 
-    The object's code as :func:`code_hash` counts it, but for an object only its class and what its
-    ``cache_identity()`` method returns, when it has one; and, for an object without that method, its
-    attributes by value, as :func:`value_hash` counts them, except that a list, dict, set or deque
-    counts by its type (objects keep state there: the requests they received). A counter among the
-    attributes makes every evaluation a miss, never a stale hit.
+    The object's code as :func:`code_hash` counts it: for an object without a ``cache_identity()``
+    method, its class's code and its attributes by value (lists, dicts and sets included: a judge's
+    ``stop=["###"]``), except what one of its methods writes or changes in place, which counts by its
+    type (the requests it received, a call counter), so recording its calls does not make the next
+    evaluation a miss.
 
     Args:
         obj: A function, class or object.
@@ -146,11 +145,7 @@ def settings_hash(obj: object) -> str:
     Returns:
         A SHA-256 hex digest.
     """
-    hasher = CodeHasher(state=False)
-    state: dict[str, object] = {}
-    if not is_code(obj) and not callable(getattr(obj, IDENTITY_METHOD, None)):
-        state = {name: closed_over(value) for name, value in sorted(attributes(obj).items())}
-    return digest({"code": hasher.code(obj), "state": hasher.value(_without_credentials(state))})
+    return CodeHasher(state=False).code(obj)
 
 
 def agent_identity(agent: object, agent_version: str = "") -> str:

@@ -11,6 +11,7 @@ Install it with ``pip install 'agenteval[jieba]'``.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import string
@@ -61,6 +62,12 @@ class JiebaTokenizer:
             MissingDependencyError: ``jieba`` is not installed.
         """
         jieba = _import_jieba()
+        self._identity = {
+            "dictionary": _file_identity(dictionary),
+            "user dictionary": _file_identity(user_dict),
+            "hmm": hmm,
+            "jieba": getattr(jieba, "__version__", ""),
+        }
         segmenter: Any
         if dictionary is None and user_dict is None:
             segmenter = jieba.dt  # the shared default: its dictionary loads once per process
@@ -75,7 +82,19 @@ class JiebaTokenizer:
         self._segmenter = segmenter
         self._hmm = hmm
 
+    def cache_identity(self) -> object:
+        """What decides the tokens, for the cache's score keys: the dictionaries by content, hmm, jieba's version."""
+        return self._identity
+
     def tokenize(self, text: str) -> list[str]:
         """Return the words of ``text`` in order."""
         words = self._segmenter.cut(text, HMM=self._hmm)
         return [word.translate(_ASCII_LOWER) for word in words if any(char.isalnum() for char in word)]
+
+
+def _file_identity(path: str | os.PathLike[str] | None) -> str | None:
+    """A dictionary file by a hash of its content (not its path): editing it re-scores, moving it does not."""
+    if path is None:
+        return None
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()

@@ -500,3 +500,22 @@ def test_settings_count_the_object_behind_a_method_partial_or_wrapper(reach: str
 
     assert settings_hash(made("Answer: ")) == settings_hash(made("Answer: "))
     assert settings_hash(made("Reply: ")) != settings_hash(made("Answer: "))
+
+
+class _CountingJudge:
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.calls = 0
+
+    def complete(self, prompt: str) -> str:
+        self.calls += 1
+        return prompt
+
+
+def test_a_judge_counting_its_calls_keeps_its_settings_hash() -> None:
+    """What a judge writes as it runs is state, not a setting: counting calls does not re-score everything."""
+    judge = _CountingJudge("m1")
+    before = settings_hash(judge)
+    judge.complete("x")
+    assert settings_hash(judge) == before
+    assert settings_hash(_CountingJudge("m2")) != before
