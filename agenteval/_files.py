@@ -1,4 +1,4 @@
-"""File helpers: strict loading of JSON files, confinement to a base directory, atomic writes."""
+"""File helpers: strict loading of JSON files (regular files only), confinement to a base directory, atomic writes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import os
 import re
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -27,11 +28,18 @@ from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFi
 T = TypeVar("T")
 
 __all__ = [
+    "NESTING_LIMIT",
     "describe_validation_error",
     "dump_models",
     "ensure_inside",
+    "huge_integer_problem",
+    "load_foreign_json",
     "load_json_file",
+    "nesting_problem",
     "parse_json",
+    "read_data_file",
+    "read_file_bytes",
+    "read_text_file",
     "refuse_unknown_fields",
     "unknown_fields_refused",
     "warn_unknown_fields",
@@ -61,10 +69,9 @@ def describe_validation_error(error: ValidationError) -> str:
         if item["type"] == "json_invalid":
             problem = message.removeprefix("Invalid JSON: ")
             if problem.startswith("recursion limit exceeded"):
-                problem += (
-                    f" (it is nested too deeply: the parser takes about 200 levels, and values may be nested at most"
-                    f" {MAX_DEPTH} levels)"
-                )
+                problem += f" ({nesting_problem()})"
+            elif problem.startswith("number out of range"):
+                problem += f" ({huge_integer_problem()})"
             lines.append(f"not valid JSON: {problem}")
         elif item["type"] == "value_error":
             # Our own validators already name the bad value.
@@ -78,6 +85,27 @@ def describe_validation_error(error: ValidationError) -> str:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+NESTING_LIMIT = 200
+"""Most levels a document read from a file may nest: pydantic-core's JSON parser stops at about as many,
+and a YAML file is held to the same limit (:mod:`agenteval.importers._yaml`)."""
+
+
+def nesting_problem() -> str:
+    """What is wrong with a document nested past :data:`NESTING_LIMIT` levels, and what values may do."""
+    return (
+        f"it is nested too deeply: the parser takes about {NESTING_LIMIT} levels, and values may be nested at most"
+        f" {MAX_DEPTH} levels"
+    )
+
+
+def huge_integer_problem() -> str:
+    """What is wrong with an integer of more digits than Python converts from text, and what to do."""
+    return (
+        f"an integer of more than {sys.get_int_max_str_digits()} digits, more than Python reads: write it as a"
+        " string (in quotes)"
+    )
 
 
 def load_json_file(path: Path, adapter: type[T] | TypeAdapter[T], what: str) -> T:
@@ -97,28 +125,109 @@ def load_json_file(path: Path, adapter: type[T] | TypeAdapter[T], what: str) -> 
             file and the field.
         StorageError: The file could not be read.
     """
+    return parse_json(read_data_file(path, what), adapter, f"{what} file {path}")
+
+
+def read_data_file(path: Path, what: str) -> bytes:
+    """Read one of agenteval's own files (an eval set, metrics, a result), which must be a regular file.
+
+    Args:
+        path: The file.
+        what: What the file holds, for messages (``"eval set"``).
+
+    Raises:
+        NotFoundError: The file does not exist.
+        ConfigError: The path is a FIFO, a directory, a device or a socket (see :func:`read_file_bytes`).
+        StorageError: The file could not be read.
+    """
     try:
-        data = path.read_bytes()
+        return _regular_file_bytes(path, f"{what} file {path}")
     except FileNotFoundError as exc:
         raise NotFoundError(f"{what} file {path} does not exist") from exc
     except OSError as exc:
         raise StorageError(f"read {what} file {path}: {exc}") from exc
-    return parse_json(data, adapter, f"{what} file {path}")
+
+
+def read_file_bytes(path: Path) -> bytes:
+    """Read a file another tool wrote (an imported eval set or dataset).
+
+    Only a regular file is read: a FIFO would block the read forever, a device such as
+    ``/dev/zero`` would never end, and a directory holds no document.
+
+    Raises:
+        ConfigError: The path is not a regular file, or the file cannot be read; the message names it.
+    """
+    try:
+        return _regular_file_bytes(path, str(path))
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def read_text_file(path: Path) -> str:
-    """Read a UTF-8 text file another tool wrote (an imported eval set or dataset).
+    """Read a UTF-8 text file another tool wrote (see :func:`read_file_bytes`).
 
     Raises:
-        ConfigError: The file cannot be read or is not UTF-8; the message names the file.
+        ConfigError: The path is not a regular file, or the file cannot be read or is not UTF-8;
+            the message names the file.
     """
+    data = read_file_bytes(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path} is not UTF-8 text: {error.reason} at byte {error.start}") from None
-    return text
+
+
+_JSON_VALUE: TypeAdapter[Any] = TypeAdapter(Any)
+
+
+def load_foreign_json(path: Path) -> Any:
+    """Read a JSON file another tool wrote (an imported eval set or dataset) as plain values.
+
+    Parsed as :func:`parse_json` parses agenteval's own files, with the same limits and messages.
+
+    Raises:
+        ConfigError: The path is not a regular file, or the file cannot be read, is not UTF-8, is not
+            JSON, nests too deeply, or holds an integer of more digits than Python reads, NaN or an
+            infinity; the message names the file.
+    """
+    return parse_json(read_file_bytes(path), _JSON_VALUE, str(path))
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_irregular(mode: int, source: str) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for is_kind, name in _KINDS if is_kind(mode)), "an unknown kind of file")
+    raise ConfigError(f"{source} is {kind}, not a regular file: give the path of a file")
+
+
+# Opening a FIFO for reading waits for a writer, unless non-blocking; a regular file ignores the flag.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _regular_file_bytes(path: Path, source: str) -> bytes:
+    """The content of ``path``, once it is known to be a regular file (``source`` names it in the error).
+
+    The kind is checked before opening (opening a FIFO blocks where there is no non-blocking flag)
+    and again on the opened file, which may have been replaced in between.
+
+    Raises:
+        ConfigError: The path is a FIFO, a directory, a device or a socket.
+        OSError: The file does not exist or cannot be read.
+    """
+    _refuse_irregular(os.stat(path).st_mode, source)
+    fd = os.open(path, _OPEN_FLAGS)
+    with os.fdopen(fd, "rb") as handle:
+        _refuse_irregular(os.fstat(fd).st_mode, source)
+        return handle.read()
 
 
 def parse_json(data: str | bytes, adapter: type[T] | TypeAdapter[T], source: str) -> T:

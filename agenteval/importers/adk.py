@@ -30,13 +30,13 @@ token usage, non-text parts, …) has no place in agenteval: it is left out with
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agenteval._files import read_text_file
+from agenteval._files import load_foreign_json
 from agenteval.errors import ConfigError, DroppedDataWarning, MissingDependencyError, warn_user
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import (
@@ -84,12 +84,14 @@ def read_eval_set(path: str | Path, *, initial_session_file: str | Path | None =
         named after the file (``weather`` for ``weather.test.json``), an older list's set too.
 
     Raises:
-        ConfigError: The file cannot be read, is not JSON, or is not in an ADK layout; the message
-            names the file and the field at fault. An initial session file given with an ADK
-            ``EvalSet``, whose cases hold their own sessions.
+        ConfigError: The file cannot be read or is not a regular file (a FIFO, a directory), is not
+            JSON (or nests too deeply, or holds an integer of more digits than Python reads), is not
+            in an ADK layout, or gives two cases the same id; the message names the file and the
+            field at fault. An initial session file given with an ADK ``EvalSet``, whose cases hold
+            their own sessions.
     """
     path = Path(path)
-    data = _json(path)
+    data = load_foreign_json(path)
     dropped: list[str] = []
     if isinstance(data, dict):
         if initial_session_file is not None:
@@ -101,6 +103,7 @@ def read_eval_set(path: str | Path, *, initial_session_file: str | Path | None =
     else:
         initial = _initial_session(Path(initial_session_file)) if initial_session_file is not None else {}
         eval_set = _legacy_set(path, data, initial, dropped)
+    _refuse_repeated_ids(path, eval_set)
     if dropped:
         warn_user(f"{path}: left out, as agenteval has no place for them: {', '.join(dropped)}", DroppedDataWarning)
     return eval_set
@@ -142,16 +145,18 @@ def read_eval_sets(directory: str | Path, *, initial_session_file: str | Path | 
     return eval_sets
 
 
-def _json(path: Path) -> Any:
-    text = read_text_file(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path} is not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
+def _refuse_repeated_ids(path: Path, eval_set: EvalSet) -> None:
+    # Results are matched to cases by id: agenteval refuses to evaluate a set that repeats one.
+    counts = Counter(case.eval_id for case in eval_set.eval_cases)
+    repeated = [eval_id for eval_id, count in counts.items() if count > 1]
+    if repeated:
+        raise ConfigError(
+            f"{path}: more than one case has the id {' or '.join(map(repr, repeated))}: give each case its own eval id"
+        )
 
 
 def _initial_session(path: Path) -> dict[str, Any]:
-    session = _json(path)
+    session = load_foreign_json(path)
     if not isinstance(session, dict):
         raise ConfigError(f"{path}: an initial session file holds an object with app_name, user_id and state")
     return session

@@ -32,7 +32,7 @@ agentic evaluators, report evaluators, your own evaluators, and any evaluator gi
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from agenteval._files import read_text_file
+from agenteval._files import load_foreign_json, read_text_file
 from agenteval.errors import ConfigError, DroppedDataWarning, MissingDependencyError, warn_user
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
@@ -50,6 +50,8 @@ try:
     from pydantic_evals import Dataset
     from pydantic_evals.evaluators import EqualsExpected
     from pydantic_evals.evaluators.spec import EvaluatorSpec
+
+    from agenteval.importers._yaml import load_yaml
 except ImportError:
     raise MissingDependencyError("reading pydantic-evals datasets", "pydantic-evals", "pydantic-evals") from None
 
@@ -81,8 +83,11 @@ def read_dataset(path: str | Path) -> ImportedDataset:
         The eval set, the metrics its evaluators map to and the cases' metadata.
 
     Raises:
-        ConfigError: The file cannot be read, is not YAML or JSON, or is not a pydantic-evals dataset;
-            the message names the file and what is wrong.
+        ConfigError: The file cannot be read or is not a regular file (a FIFO, a directory), is not
+            YAML or JSON, nests too deeply, holds an integer of more digits than Python reads, has
+            YAML aliases that make it hold itself or grow past 100 times its size, is not a
+            pydantic-evals dataset, or gives two cases the same id; the message names the file and
+            what is wrong.
 
     Warns:
         DroppedDataWarning: Evaluators with no agenteval metric, named with where they were.
@@ -99,6 +104,7 @@ def read_dataset(path: str | Path) -> ImportedDataset:
     except ValueError as error:
         raise ConfigError(f"{path} is not a pydantic-evals dataset: {error}") from None
     case_ids = [case.name or f"Case {number}" for number, case in enumerate(dataset.cases, 1)]
+    _refuse_repeated_ids(path, case_ids)
     eval_set = EvalSet.of(
         dataset.name,
         [
@@ -125,14 +131,26 @@ def _parsed(path: Path) -> dict[str, Any]:
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise ConfigError(f"{path}: a pydantic-evals dataset file ends in .yaml, .yml or .json")
-    text = read_text_file(path)
-    try:
-        data = yaml.safe_load(text) if fmt == "yaml" else json.loads(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as error:
-        raise ConfigError(f"{path} is not {fmt.upper()}: {error}") from None
+    if fmt == "json":
+        data = load_foreign_json(path)
+    else:
+        try:
+            data = load_yaml(read_text_file(path), str(path))
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path} is not YAML: {error}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} is not a pydantic-evals dataset: it holds a {type(data).__name__}, not a mapping")
     return data
+
+
+def _refuse_repeated_ids(path: Path, case_ids: list[str]) -> None:
+    """Refuse an unnamed case whose id (``Case <n>``) is another case's name: pydantic-evals refuses other repeats."""
+    repeated = [case_id for case_id, count in Counter(case_ids).items() if count > 1]
+    if repeated:
+        raise ConfigError(
+            f"{path}: more than one case has the id {' or '.join(map(repr, repeated))} (an unnamed case is"
+            " 'Case <n>', counted from 1): give each case its own name"
+        )
 
 
 def _specs(path: Path, specs: Any, where: str) -> list[EvaluatorSpec]:
