@@ -370,7 +370,8 @@ class EvaluationReport:
 
         Raises:
             ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
-                ``failed`` or ``not_evaluated``.
+                ``failed`` or ``not_evaluated``, a negative ``runId``, or the same run of its case
+                as another case result.
         """
         return report_from_result(result, app_name=app_name, eval_set=eval_set)
 
@@ -403,7 +404,8 @@ class EvaluationReport:
 
         Raises:
             NotFoundError: The file or result does not exist.
-            ConfigError: The file is malformed, a case result has no ``evalId`` or final status, or a
+            ConfigError: The path is not a regular file, the file is malformed, a case result has no
+                ``evalId`` or final status, has a negative ``runId`` or repeats a run of its case, or a
                 manager was given without an app and id.
         """
         if not isinstance(source, str | os.PathLike):
@@ -844,8 +846,9 @@ def report_from_result(
 
     Raises:
         ConfigError: A case result has no ``evalId``, or no ``finalEvalStatus`` of ``passed``,
-            ``failed`` or ``not_evaluated`` (the stores load such results, but a report cannot
-            place or summarize them), or ``eval_set`` is another eval set than the result's.
+            ``failed`` or ``not_evaluated``, a negative ``runId``, or the same run of its case as
+            another case result (the stores load such results, but a report cannot place or
+            summarize them), or ``eval_set`` is another eval set than the result's.
     """
     source = source or f"result {result.eval_set_result_id or '(without an evalSetResultId)'}"
     _check_case_results(result, source)
@@ -1007,6 +1010,10 @@ _DECIDED = (EvalStatus.PASSED, EvalStatus.FAILED)
 
 
 def _check_case_results(result: EvalSetResult, source: str) -> None:
+    # A report places each case result as one run of one case: a second result for the same run, or
+    # a run number below 1, leaves no way to tell which run a result is (pass@k, flakiness and the run
+    # count would all be wrong), so such a result is refused rather than guessed at.
+    placed: dict[tuple[str, int], int] = {}
     for index, case in enumerate(result.eval_case_results):
         where = f"{source}: evalCaseResults[{index}]"
         if not case.eval_id:
@@ -1019,6 +1026,18 @@ def _check_case_results(result: EvalSetResult, source: str) -> None:
             raise ConfigError(
                 f"{where} (case {case.eval_id}) has finalEvalStatus {case.final_eval_status}, which a report"
                 " cannot summarize: set it to passed, failed or not_evaluated"
+            )
+        if case.run_id < 0:
+            raise ConfigError(
+                f"{where} (case {case.eval_id}) has runId {case.run_id}: runs are numbered from 1 (a runId of 0, or"
+                " none, stands for 1); correct it"
+            )
+        run = case.run_id or 1
+        first = placed.setdefault((case.eval_id, run), index)
+        if first != index:
+            raise ConfigError(
+                f"{source}: evalCaseResults[{first}] and evalCaseResults[{index}] are both run {run} of case"
+                f" {case.eval_id!r}: a run holds one result per case; remove the one that does not belong"
             )
 
 

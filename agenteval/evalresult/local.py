@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from agenteval._files import ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval._files import ensure_inside, parse_json, read_data_file, write_atomic
 from agenteval._validate import check_file_names, check_file_path, check_result
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
@@ -154,20 +154,24 @@ def load_result_file(path: Path) -> EvalSetResult:
 
     Raises:
         NotFoundError: The file does not exist.
-        ConfigError: The file is malformed (the message names it and the field), or holds another
-            kind of document (an eval set, metrics) rather than an eval set result.
+        ConfigError: The path is not a regular file (a FIFO, a directory), or the file is malformed
+            (the message names it and the field), or holds another kind of document (an eval set,
+            metrics) rather than an eval set result.
+        StorageError: The file could not be read.
     """
+    data = read_data_file(path, _WHAT)
+    source = f"{_WHAT} file {path}"
     try:
-        result = load_json_file(path, EvalSetResult, _WHAT)
+        result = parse_json(data, EvalSetResult, source)
     except ConfigError as error:
         try:
-            inner = load_json_file(path, _LEGACY_TEXT, _WHAT)
+            inner = parse_json(data, _LEGACY_TEXT, source)
         except ConfigError:
             # Not a legacy file either: the object's error says what is wrong, unless it is no object at all.
-            if path.read_bytes().lstrip()[:1] == b"[":
+            if data.lstrip()[:1] == b"[":
                 raise _not_a_result(path, "it is a JSON array, as a metrics file is") from None
             raise error from None
-        result = parse_json(inner, EvalSetResult, f"legacy content of {_WHAT} file {path}")
+        result = parse_json(inner, EvalSetResult, f"legacy content of {source}")
     # Every other document of the reference parses as a result with unknown keys: tell them apart.
     keys = {_ALIASES.get(name, name) for name in result.model_fields_set}  # unknown keys are in it too
     if not {"evalSetResultId", "evalCaseResults"} & keys:
