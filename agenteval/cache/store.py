@@ -6,6 +6,10 @@ restart) leaves the entries as they were before it, never a half-written one. A 
 last writes (``synchronous = NORMAL``), never damage the file. Several processes and threads may use one
 cache at once; each thread has its own connection, as sqlite3 connections must not cross threads, and a
 child made by ``fork`` opens its own. WAL mode needs a local file system: not a network share.
+
+A cache this process cannot write (a read-only file system, a directory or file it has no write permission
+for) is opened read-only: its entries are read as usual, and a write is a :class:`StorageError` that says
+the cache is read-only and why.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -121,6 +125,12 @@ class Cache:
 
     The cache only holds what can be computed again: when its file is damaged, delete its directory.
 
+    A cache this process cannot write (a read-only file system, no write permission) is opened read-only
+    (:attr:`read_only` says why): :meth:`get` and :meth:`stats` work, without marking entries as used, and
+    :meth:`put` and :meth:`clear` are a :class:`~agenteval.errors.StorageError` saying so. Reading a cache
+    that does not exist yet, and cannot be created here, finds nothing; writing to it says why it cannot
+    be created.
+
     The directory (with its parents) and the database are created when entries are first read or
     written, as an evaluation with ``cache=`` does, not when the object is made: :meth:`stats` and
     :meth:`clear` of a directory that holds no cache (a misspelt path) are a
@@ -153,7 +163,8 @@ class Cache:
             raise ConfigError(
                 f"Cache({str(self._path)!r}): that is a file; give a directory (it is created if missing)"
             )
-        self._connections = _ThreadConnections(functools.partial(_connect, self._file))
+        self._access = _Access()
+        self._connections = _ThreadConnections(functools.partial(_connect, self._file, self._access))
         self._closed = False
         self._made = False
         self._making = threading.Lock()
@@ -171,6 +182,15 @@ class Cache:
     def max_bytes(self) -> int:
         """The bound on the size of all entries."""
         return self._max_bytes
+
+    @property
+    def read_only(self) -> str | None:
+        """Why the cache is opened read-only (``"it is on a read-only file system"``), or ``None``.
+
+        Known once the cache was first opened: when the object is made, if its database exists, else at the
+        first read or write.
+        """
+        return self._access.read_only
 
     def get(self, kind: str, key: str) -> str | None:
         """The value stored under ``key``, or ``None``; marks the entry as just used.
@@ -208,9 +228,20 @@ class Cache:
         if not wanted:
             return {}
         keys_json = json.dumps(wanted, ensure_ascii=False)
+        try:
+            db = self._connection()
+        except StorageError:
+            if self._closed or self._file.exists():
+                raise
+            # No cache here, and none can be made (a read-only file system): nothing to read. A write says why.
+            return {}
+        select = f"SELECT key, value FROM entry_values WHERE {_WANTED}"
+        if self._access.read_only is not None:
+            with self._errors_as_storage_errors():
+                return dict(db.execute(select, (kind, keys_json)).fetchall())
         with self._transaction() as db:
             db.execute(f"UPDATE entries SET last_used = ? WHERE {_WANTED}", (time.time(), kind, keys_json))
-            rows = db.execute(f"SELECT key, value FROM entry_values WHERE {_WANTED}", (kind, keys_json)).fetchall()
+            rows = db.execute(select, (kind, keys_json)).fetchall()
         return dict(rows)
 
     def put(self, kind: str, key: str, value: str) -> None:
@@ -324,7 +355,9 @@ class Cache:
             return f"Cache({where!r}, unreadable)"
         count = sum(stats.entries.values())
         entries = "1 entry" if count == 1 else f"{count} entries"
-        return f"Cache({where!r}, {entries}, {_readable_size(stats.total_bytes)} of {_readable_size(self._max_bytes)})"
+        size = f"{_readable_size(stats.total_bytes)} of {_readable_size(self._max_bytes)}"
+        read_only = ", read-only" if self.read_only is not None else ""
+        return f"Cache({where!r}, {entries}, {size}{read_only})"
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection; the cache's directory and database are created on first use."""
@@ -353,6 +386,12 @@ class Cache:
         """A write transaction: taken at once (so the busy timeout applies), committed whole or not at all."""
         with self._errors_as_storage_errors():
             db = self._connection()
+            if self._access.read_only is not None:
+                raise StorageError(
+                    f"the cache {self._path} is read-only ({self._access.read_only}): its entries are read, but"
+                    " nothing can be written to it; give cache= a directory this process can write, or make this"
+                    " one writable"
+                )
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -375,6 +414,15 @@ class Cache:
             db.executescript("PRAGMA incremental_vacuum;")
             # The file shrinks when the log is copied into it; PASSIVE never waits for other processes.
             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+class _Access:
+    """Whether the cache's database is opened read-only, and why; shared by its connections."""
+
+    __slots__ = ("read_only",)
+
+    def __init__(self) -> None:
+        self.read_only: str | None = None
 
 
 class _ThreadConnections:
@@ -430,22 +478,101 @@ class _ThreadConnections:
 _FORKED_AWAY: list[sqlite3.Connection] = []
 
 
-def _connect(file: Path) -> sqlite3.Connection:
-    """A connection to the cache database at ``file``, made ready (created when new, checked when not)."""
+def _connect(file: Path, access: _Access) -> sqlite3.Connection:
+    """A connection to the cache database at ``file``, made ready (created when new, checked when not).
+
+    Read-only when ``access`` says so, when this process cannot write the database (the reason is kept in
+    ``access``), or when SQLite finds it cannot.
+    """
+    if access.read_only is None and file.exists():
+        access.read_only = _why_read_only(file)
+    if access.read_only is not None:
+        return _connect_read_only(file, access.read_only)
     try:
-        # check_same_thread=False only lets close() reach every thread's connection; each is used by one thread.
-        db = sqlite3.connect(file, timeout=_BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
+        return _connect_read_write(file)
+    except sqlite3.Error as exc:
+        if not (file.exists() and _refused_writing(exc)):
+            _raise_storage_error(file, exc)
+        error = exc
+    # Allowed by the file system's permissions, refused all the same (an ACL, a mount made read-only).
+    access.read_only = f"SQLite could not open it for writing: {error}"
+    return _connect_read_only(file, access.read_only)
+
+
+def _connect_read_write(file: Path) -> sqlite3.Connection:
+    # check_same_thread=False only lets close() reach every thread's connection; each is used by one thread.
+    db = sqlite3.connect(file, timeout=_BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
+    try:
+        if not _holds_cache(db, file):
+            _create_schema(db)
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute(f"PRAGMA journal_size_limit = {_JOURNAL_SIZE_LIMIT}").fetchall()
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+_READ_ONLY_MODES: Final = ("mode=ro", "mode=ro&immutable=1")
+"""How a database this process cannot write is opened: read-only, which sees other processes' writes, then,
+where SQLite cannot make the shared-memory file that needs (a read-only directory), as a file that does not
+change while it is read."""
+
+
+def _connect_read_only(file: Path, reason: str) -> sqlite3.Connection:
+    """A read-only connection to the cache database at ``file``, which this process cannot write for ``reason``."""
+    error: sqlite3.Error | None = None
+    for mode in _READ_ONLY_MODES:
+        try:
+            db = sqlite3.connect(
+                f"{file.as_uri()}?{mode}",
+                uri=True,
+                timeout=_BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            error = exc
+            continue
         try:
             if not _holds_cache(db, file):
-                _create_schema(db)
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute(f"PRAGMA journal_size_limit = {_JOURNAL_SIZE_LIMIT}").fetchall()
+                raise StorageError(f"{file} is empty, and read-only ({reason}): it holds no cache to read")
+        except sqlite3.Error as exc:
+            db.close()
+            error = exc
+            continue
         except BaseException:
             db.close()
             raise
-    except sqlite3.Error as exc:
-        _raise_storage_error(file, exc)
-    return db
+        return db
+    raise StorageError(
+        f"the cache {file} is read-only ({reason}), and could not be opened for reading either: {error}"
+    ) from error
+
+
+def _why_read_only(file: Path) -> str | None:
+    """Why this process cannot write the database ``file`` (or create it), as the file system says; else ``None``.
+
+    SQLite writes the file and, in WAL mode, its ``-wal`` and ``-shm`` files beside it, which it creates
+    in the directory when they are missing.
+    """
+    directory = file.parent
+    with suppress(OSError):
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    if file.exists():
+        if not os.access(file, os.W_OK):
+            return f"this process may not write the file {file}"
+        if all(os.access(f"{file}{beside}", os.W_OK) for beside in ("-wal", "-shm")):
+            return None
+    if not os.access(directory, os.W_OK):
+        return f"this process may not write to the directory {directory}"
+    return None
+
+
+def _refused_writing(exc: sqlite3.Error) -> bool:
+    """Whether SQLite failed because it may not write (or create its files), rather than for another reason."""
+    return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM"))
 
 
 def _holds_cache(db: sqlite3.Connection, file: Path) -> bool:
@@ -498,6 +625,8 @@ def _raise_storage_error(file: Path, exc: sqlite3.Error) -> NoReturn:
         )
     elif name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
         message = f"{file} is not a readable agenteval cache ({exc}): it is damaged, or not a cache; {_fix(file)}"
+    elif _refused_writing(exc) and (reason := _why_read_only(file)) is not None:
+        message = f"the cache {file} cannot be written ({exc}): {reason}"
     else:
         message = f"the cache {file} failed: {exc}"
     raise StorageError(message) from exc
