@@ -135,8 +135,8 @@ def test_load_json_file_missing_file_is_not_found(tmp_path: Path) -> None:
     assert isinstance(info.value.__cause__, FileNotFoundError)
 
 
-def test_load_json_file_unreadable_path_is_a_storage_error(tmp_path: Path) -> None:
-    with pytest.raises(StorageError, match="read eval set file"):
+def test_load_json_file_refuses_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a directory, not a regular file"):
         load_json_file(tmp_path, EvalSet, "eval set")
 
 

@@ -296,7 +296,7 @@ def test_keys_adks_converter_would_drop_are_named_in_a_warning(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", r"is not JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+        ("{not json", r"is malformed: not valid JSON: key must be a string at line 1 column 2"),
         ("[1, 2]", "is not an ADK eval file: expected an EvalSet object, a list of turns"),
         ("[]", "is not an ADK eval file"),
         ('[{"query": "hi"}, {"data": []}]', "each item must be a turn"),

@@ -120,7 +120,7 @@ def test_a_named_equals_expected_gives_its_metric_that_name(tmp_path: Path) -> N
     [
         ("d.txt", "name: x", r"d\.txt: a pydantic-evals dataset file ends in \.yaml, \.yml or \.json"),
         ("d.yaml", "cases: [", r"d\.yaml is not YAML"),
-        ("d.json", "{", r"d\.json is not JSON"),
+        ("d.json", "{", r"d\.json is malformed: not valid JSON"),
         ("d.yaml", "- a list", r"d\.yaml is not a pydantic-evals dataset: it holds a list"),
         (
             "d.yaml",
