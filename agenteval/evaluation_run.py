@@ -72,8 +72,9 @@ class EvaluationRun:
         self._task: asyncio.Task[EvaluationReport] | None = None
         self._listeners: list[Any] = []
         self.report: EvaluationReport | None = None
-        """The final report once done; after :meth:`cancel`, the partial one (empty when no case had finished);
-        after a failure, the partial one, or ``None`` when no case had finished."""
+        """The final report once done; after :meth:`cancel`, the partial one (empty when no case had finished,
+        ``None`` when the evaluation never began: cancelled before the event loop first ran it); after a
+        failure, the partial one, or ``None`` when no case had finished."""
         self.error: BaseException | None = None
         """What stopped the run (``asyncio.CancelledError`` after :meth:`cancel`); else ``None``."""
 
