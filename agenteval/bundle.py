@@ -48,6 +48,7 @@ _ENVIRONMENT = "environment.json"
 _HTML = "report.html"
 _CASSETTES = "cassettes"
 _METRICS = TypeAdapter(list[EvalMetric])
+_DOCUMENT = TypeAdapter(dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,8 +172,10 @@ def read_bundle(path: str | os.PathLike[str]) -> BundleContents:
             message names the bundle and the member).
     """
     source = Path(path).expanduser()
-    if not source.is_file():
+    if not source.exists():
         raise NotFoundError(f"bundle {source} does not exist")
+    if not source.is_file():
+        raise ConfigError(f"bundle {source} is not a regular file; give the .zip file report.bundle() wrote")
     try:
         with zipfile.ZipFile(source) as archive:
             names = set(archive.namelist())
@@ -201,20 +204,22 @@ def read_bundle(path: str | os.PathLike[str]) -> BundleContents:
                 if metrics_text is None
                 else parse_json(metrics_text, _METRICS, f"the metrics in bundle {source}"),
                 html=member(_HTML) or "",
-                environment=json.loads(environment_text) if environment_text else {},
+                environment=parse_json(environment_text, _DOCUMENT, f"the {_ENVIRONMENT} in bundle {source}")
+                if environment_text
+                else {},
                 has_cassettes=any(name.startswith(f"{_CASSETTES}/") for name in names),
             )
     except zipfile.BadZipFile as exc:
         raise ConfigError(f"{source} is not a bundle: {exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"bundle {source} is malformed: {exc}") from None
 
 
 def _manifest(source: Path, archive: zipfile.ZipFile, names: set[str]) -> dict[str, Any]:
     if _MANIFEST not in names:
         raise ConfigError(f"{source} is a zip file but not an agenteval bundle: it has no {_MANIFEST}")
-    manifest = json.loads(archive.read(_MANIFEST).decode("utf-8"))
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+    manifest = parse_json(archive.read(_MANIFEST), _DOCUMENT, f"the {_MANIFEST} of bundle {source}")
+    if manifest.get("format") != BUNDLE_FORMAT:
         raise ConfigError(f"{source} is a zip file but not an agenteval bundle: its {_MANIFEST} is not one")
     if not isinstance(manifest.get("version"), int) or manifest["version"] > _VERSION:
         raise ConfigError(

@@ -11,6 +11,8 @@ import openai
 import pytest
 
 import agenteval as ae
+from agenteval.bundle import read_bundle
+from agenteval.errors import ConfigError
 from agenteval.replay import replay_bundle
 from tests.llm._chat_server import ChatServer, Reply
 
@@ -210,3 +212,25 @@ def test_a_bundle_is_readable_by_others_and_rebundling_without_the_cassettes_say
 
     again = extracted.bundle(tmp_path / "third.zip", cassettes=extract_cassettes(path, tmp_path / "unpacked"))
     assert replay_bundle(again).matches
+
+
+@pytest.mark.parametrize("member", ["manifest.json", "environment.json"])
+@pytest.mark.parametrize("hostile", ["[" * 100_000 + "]" * 100_000, "9" * 5000])
+def test_a_bundle_with_a_hostile_document_is_a_config_error(tmp_path: Path, member: str, hostile: str) -> None:
+    """Deep nesting or a huge integer in a bundle's JSON is a clear error naming the bundle, not a bare exception."""
+    report = ae.Evaluator(APP, echo, progress=False).evaluate(eval_set(), metrics=METRICS)
+    original = report.bundle(tmp_path / "original.zip")
+    bundle = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(original) as source, zipfile.ZipFile(bundle, "w") as target:
+        for name in source.namelist():
+            document = source.read(name)
+            if name == member:
+                document = json.dumps(json.loads(document)).replace("{", '{"planted": ' + hostile + ", ", 1).encode()
+            target.writestr(name, document)
+    with pytest.raises(ConfigError, match=f"the {member} .*bundle .*hostile.zip"):
+        read_bundle(bundle)
+
+
+def test_a_directory_given_as_a_bundle_is_named_as_such(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        read_bundle(tmp_path)
