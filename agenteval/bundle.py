@@ -194,6 +194,9 @@ def read_bundle(path: str | os.PathLike[str]) -> BundleContents:
             eval_set_text = member(f"data/{app}/{eval_set_id}.evalset.json")
             metrics_text = member(f"data/{app}/{eval_set_id}.metrics.json")
             environment_text = member(_ENVIRONMENT)
+            environment: dict[str, Any] = {}
+            if environment_text:
+                environment = parse_json(environment_text, _DOCUMENT, f"the {_ENVIRONMENT} in bundle {source}")
             return BundleContents(
                 app_name=app,
                 result=result,
@@ -204,9 +207,7 @@ def read_bundle(path: str | os.PathLike[str]) -> BundleContents:
                 if metrics_text is None
                 else parse_json(metrics_text, _METRICS, f"the metrics in bundle {source}"),
                 html=member(_HTML) or "",
-                environment=parse_json(environment_text, _DOCUMENT, f"the {_ENVIRONMENT} in bundle {source}")
-                if environment_text
-                else {},
+                environment=environment,
                 has_cassettes=any(name.startswith(f"{_CASSETTES}/") for name in names),
             )
     except zipfile.BadZipFile as exc:
