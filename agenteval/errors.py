@@ -29,6 +29,8 @@ The hierarchy::
     ├── EvalSetChangedWarning   a result loaded, re-scored or compared with an eval set other than the one it evaluated
     ├── MissingCassettesWarning a report bundled without the cassettes its evaluation recorded (they are not here)
     ├── ProgressWarning         a progress display that failed and was switched off
+    ├── ResumeWarning           a resume that could not carry on exactly as asked (saved under a new id, or
+    │                           finished scores compared by configuration only)
     └── CacheIdentityWarning    an agent's cache identity rests on what it cannot see, or changed as it ran
 
 Failures of an agent or a metric are not exceptions: they are recorded in the results
@@ -63,6 +65,7 @@ __all__ = [
     "NoMetricsWarning",
     "NotFoundError",
     "ProgressWarning",
+    "ResumeWarning",
     "SaveError",
     "ScriptExhaustedError",
     "SkippedMetricWarning",
@@ -113,6 +116,14 @@ class NoMetricsWarning(UserWarning):
 
 class MissingCassettesWarning(UserWarning):
     """A report is bundled without the cassettes its evaluation recorded: they are not where it recorded them."""
+
+
+class ResumeWarning(UserWarning):
+    """A resume that could not carry on exactly as asked.
+
+    Another evaluation resumed the same partial result first (this one is saved under a new id), or the
+    partial result records no metric definition hashes (its scores are compared by configuration only).
+    """
 
 
 class EvalSetChangedWarning(UserWarning):

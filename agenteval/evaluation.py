@@ -45,7 +45,7 @@ from agenteval.cache.identity import AgentIdentity, describe_agent
 from agenteval.cache.reuse import WorkReuse
 from agenteval.cache.store import Cache
 from agenteval.cassettes import CassetteMode, Cassettes
-from agenteval.errors import ConfigError, NoMetricsWarning, NotFoundError, SaveError, rewrap, warn_user
+from agenteval.errors import ConfigError, NoMetricsWarning, NotFoundError, ResumeWarning, SaveError, rewrap, warn_user
 from agenteval.evalresult._prepare import check_new_result_id, new_result_id, value_depth_limit
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
@@ -627,7 +627,7 @@ class Evaluator:
                     f"result {resumed_id!r}, which this evaluation resumed, was replaced by another evaluation that"
                     f" resumed it first; this one is saved as {result_id!r} instead, so that neither result is lost"
                 ),
-                UserWarning,
+                ResumeWarning,
             )
             yield result_id
 

@@ -68,7 +68,7 @@ def test_a_second_resume_of_one_partial_is_saved_under_a_new_id_with_a_warning(t
     partial = partial_result(make())
 
     first = evaluator(make()).evaluate(words(), metrics=METRICS, resume=partial)
-    with pytest.warns(UserWarning, match=ALREADY_RESUMED) as warned:
+    with pytest.warns(ae.errors.ResumeWarning, match=ALREADY_RESUMED) as warned:
         second = evaluator(make()).evaluate(words(), metrics=METRICS, resume=partial)
 
     partial_id = partial.result.eval_set_result_id
@@ -121,7 +121,7 @@ def test_two_resumes_of_one_partial_running_at_once_keep_both_results(tmp_path: 
             )
         )
 
-    with pytest.warns(UserWarning, match=ALREADY_RESUMED) as warned:
+    with pytest.warns(ae.errors.ResumeWarning, match=ALREADY_RESUMED) as warned:
         reports = run_sync(both())
 
     assert len(warned) == 1

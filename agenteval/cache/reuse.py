@@ -24,7 +24,7 @@ from pydantic import ConfigDict, ValidationError
 from agenteval._json import CamelModel
 from agenteval._terminal import printable
 from agenteval.cache.keys import definition_score_key, evaluator_version, inference_key, metric_definition
-from agenteval.errors import AgentEvalError, warn_user
+from agenteval.errors import AgentEvalError, ResumeWarning, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultDetails
 from agenteval.evalset.models import EvalCase, EvalMode, Invocation
@@ -304,7 +304,7 @@ class WorkReuse:
                 "resume: the report does not record its metrics' definition hashes (an older agenteval saved it), so"
                 " its finished scores are taken when the metric's configuration is unchanged; judge= and the"
                 " evaluators' code are not compared: if either changed since, run again without resume=",
-                UserWarning,
+                ResumeWarning,
             )
         return unchanged
 

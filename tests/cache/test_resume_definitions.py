@@ -140,7 +140,7 @@ def test_a_report_that_records_no_definitions_resumes_on_the_metrics_configurati
     assert partial.provenance is not None
     older = dataclasses.replace(partial, provenance=partial.provenance.model_copy(update={"metric_definitions": {}}))
 
-    with pytest.warns(UserWarning, match="judge= and the evaluators' code are not compared"):
+    with pytest.warns(ae.errors.ResumeWarning, match="judge= and the evaluators' code are not compared"):
         report = evaluator(str.upper, results, judge=judge(1)).evaluate(WORDS, metrics=[judged()], resume=older)
 
     assert reused_scores(report) == [f"c{index}" for index in range(FINISHED)]
