@@ -35,8 +35,9 @@ _REPLY_PART = 64 * 1024
 """Most bytes of a reply one call returns. Ray returns up to 100 KiB inside the call's answer; a larger value
 goes through the object store of the driver's node, and reading that store once the node's raylet has died
 ends the driver at once (``_exit(1)``)."""
-_NODE_CHECK_SECONDS = 2.0
-"""How often a case waiting for a new worker to start looks whether this process's own Ray node died."""
+_WATCH_SECONDS = 2.0
+"""How often a case waiting on the cluster looks whether it can still get an answer: this process is still
+connected, and (for a worker that has not started yet) this process's own Ray node is still alive."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,8 +205,9 @@ class _Pool:
         cluster takes it for gone), so its cases would wait for ever.
 
         Raises:
-            CaseFailure: The node died.
+            CaseFailure: The node died, or this process is no longer connected to the cluster.
         """
+        _check_connected()
         now = time.monotonic()
         if self.lost_node is None and now - self.node_checked_at >= 1.0:
             self.node_checked_at = now
@@ -419,17 +421,22 @@ class RayExecutor:
         except Exception as exc:
             # Nothing was sent: the actor is as it was.
             self._release(pool, actor)
+            _check_connected()
             if unsendable is None:
                 raise
             raise unsendable(exc) from exc
         try:
-            return await ref
+            return await _result(ref, _check_connected)
         except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
             self._discard(pool, actor)
             raise _WorkerDied(f"{actor.where} ({type(exc).__name__})") from exc
-        except BaseException:
-            ray.cancel(ref, force=False)
+        except BaseException as exc:
+            # Once disconnected, ray.cancel and ray.kill would start a new local cluster (Ray's auto-init).
+            if ray.is_initialized():
+                ray.cancel(ref, force=False)
             self._discard(pool, actor)
+            if isinstance(exc, Exception):
+                _check_connected()
             raise
 
     def shutdown(self) -> None:
@@ -437,7 +444,7 @@ class RayExecutor:
         import ray
 
         pool, self._pool, self._work = self._pool, None, None
-        for actor in pool.actors if pool is not None else ():
+        for actor in pool.actors if pool is not None and ray.is_initialized() else ():
             ray.kill(actor.handle)
 
     async def aconnect(self) -> None:
@@ -515,9 +522,14 @@ class RayExecutor:
                 await waiter
             finally:
                 pool.waiting.remove(waiter)
-        pool.fail_if_node_lost()
-        if pool.idle:
-            return pool.idle.pop()
+        try:
+            pool.fail_if_node_lost()
+            if pool.idle:
+                return pool.idle.pop()
+            _check_connected()  # else Ray would start a new local cluster for the new actor
+        except CaseFailure:
+            pool.wake()  # this case takes no actor: the next one waiting fails (or gets one) in turn
+            raise
         actor = _Actor(self._new_actor())
         pool.actors.append(actor)
         try:
@@ -542,20 +554,11 @@ class RayExecutor:
             TimeoutError: It did not start within ``start_timeout``.
             CaseFailure: This process's node died.
         """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.start_timeout
-        start = asyncio.ensure_future(_awaited(actor.handle.start.remote()))
-        try:
-            while not start.done():
-                if loop.time() >= deadline:
-                    raise TimeoutError
-                await asyncio.wait({start}, timeout=min(_NODE_CHECK_SECONDS, deadline - loop.time()))
-                if not start.done():
-                    pool.check_own_node()
-            started: tuple[str, str, int, str | None] = start.result()
-            return started
-        finally:
-            start.cancel()
+        deadline = asyncio.get_running_loop().time() + self.start_timeout
+        started: tuple[str, str, int, str | None] = await _result(
+            actor.handle.start.remote(), pool.check_own_node, deadline
+        )
+        return started
 
     def _new_actor(self) -> Any:
         import ray
@@ -581,7 +584,8 @@ class RayExecutor:
 
         if actor in pool.actors:
             pool.actors.remove(actor)
-        ray.kill(actor.handle, no_restart=True)
+        if ray.is_initialized():  # else ray.kill would start a new local cluster
+            ray.kill(actor.handle, no_restart=True)
         pool.wake()
 
 
@@ -609,6 +613,23 @@ def _unsendable_case(exc: Exception) -> Exception:
     )
 
 
+def _check_connected() -> None:
+    """Fail the case if this process is no longer connected to the cluster (a Ray client whose server died).
+
+    Raises:
+        CaseFailure: It is not.
+    """
+    import ray
+
+    if not ray.is_initialized():
+        raise CaseFailure(
+            "this process lost its connection to the Ray cluster (with a ray:// address, the Ray client's server on"
+            " the head node ended): the case did not run. With cache=, the next evaluation takes every finished case"
+            " from the cache",
+            error_type=ErrorType.OTHER,
+        )
+
+
 def _lost_own_node() -> str | None:
     """This process's Ray node, named, if the cluster has found it dead; ``None`` while it lives or is not known."""
     import ray
@@ -626,6 +647,29 @@ def _lost_own_node() -> str | None:
 
 async def _awaited(ref: Any) -> Any:
     return await ref
+
+
+async def _result(ref: Any, watch: Callable[[], None], deadline: float | None = None) -> Any:
+    """``ref``'s result, calling ``watch`` every few seconds meanwhile: it raises to stop waiting.
+
+    A Ray client's reference whose connection broke may never resolve; a new worker may never start.
+
+    Raises:
+        TimeoutError: ``deadline`` (the event loop's time) came first.
+    """
+    loop = asyncio.get_running_loop()
+    result = asyncio.ensure_future(_awaited(ref))
+    try:
+        while not result.done():
+            wait = _WATCH_SECONDS if deadline is None else min(_WATCH_SECONDS, deadline - loop.time())
+            if wait <= 0:
+                raise TimeoutError
+            await asyncio.wait({result}, timeout=wait)
+            if not result.done():
+                watch()
+        return result.result()
+    finally:
+        result.cancel()
 
 
 async def _check_reachable(address: str | None, timeout: float = 5.0) -> None:

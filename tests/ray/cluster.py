@@ -85,6 +85,8 @@ class DriverCluster:
     """A two-node cluster this process is not connected to: a driver runs in a subprocess, with ``env``."""
 
     address: str
+    client_address: str
+    """The head's Ray client server (``ray://``): a driver connected there runs no Ray node of its own."""
     env: dict[str, str]
     """The environment of a driver on this machine: Ray's files in the cluster's directory, the tests importable."""
     directory: str
@@ -113,7 +115,7 @@ def driver_cluster() -> Iterator[DriverCluster]:
     """
     temp = tempfile.mkdtemp(prefix="aeray", dir="/tmp")
     ray_bin = str(Path(sys.executable).with_name("ray"))
-    port = _free_port()
+    port, client_port = _free_port(), _free_port()
     env = {
         **os.environ,
         "HOME": temp,
@@ -124,22 +126,26 @@ def driver_cluster() -> Iterator[DriverCluster]:
     head = [
         ray_bin, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
         f"--temp-dir={temp}", "--disable-usage-stats", "--include-dashboard=false",
+        f"--ray-client-server-port={client_port}",
     ]  # fmt: skip
     node = [ray_bin, "start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1"]
-    cluster = DriverCluster(f"127.0.0.1:{port}", env, temp)
+    cluster = DriverCluster(f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}", env, temp)
     try:
         for command in (head, node):
             subprocess.run(command, env=env, check=True, capture_output=True, timeout=90)
         yield cluster
     finally:
-        _kill_cluster(temp, cluster.orphans)
+        _kill_cluster(temp, client_port, cluster.orphans)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _kill_cluster(directory: str, orphans: dict[int, str]) -> None:
-    """SIGKILL the processes started for the cluster in ``directory`` (named in their command lines) and theirs."""
+def _kill_cluster(directory: str, client_port: int, orphans: dict[int, str]) -> None:
+    """SIGKILL the processes started for the cluster and theirs.
+
+    They name the cluster's ``directory`` in their command lines, but for the Ray client server, named by its port.
+    """
     table = _process_table()
-    mentions = re.compile(rf"{re.escape(directory)}(/|\s|$)")
+    mentions = re.compile(rf"{re.escape(directory)}(/|\s|$)|ray\.util\.client\.server .*--port={client_port}(\s|$)")
     started = {pid for pid, (_, command) in table.items() if mentions.search(command) and pid != os.getpid()}
     doomed = _with_descendants(started, table) | {
         pid for pid, command in orphans.items() if table.get(pid, (0, ""))[1] == command

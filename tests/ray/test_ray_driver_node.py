@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -69,29 +70,32 @@ def drive(address: str, cache: str, finished: str, socket_file: str, report_file
 
 
 DRIVER = "import sys; from tests.ray.test_ray_driver_node import drive; drive(*sys.argv[1:])"
+NODE_LOST = r"this process's Ray node, \S+ \(node id [0-9a-f]{12}\), died \(its raylet ended\).*the case did not run"
+CONNECTION_LOST = r"^this process lost its connection to the Ray cluster .*: the case did not run"
 
 
-@pytest.mark.timeout(420)
-# Ray passes values up to 100 KiB inside its messages, larger ones through the object store of the driver's node.
-@pytest.mark.parametrize("reply_size", [0, 200_000], ids=["short replies", "replies over 100 KiB"])
-def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_its_finished_cases_from_the_cache(
-    tmp_path: Path, reply_size: int
-) -> None:
-    cache, finished, socket_file, report_file = (tmp_path / name for name in ("cache", "finished", "socket", "report"))
+@dataclass(frozen=True)
+class Outcome:
+    """What the driver did: the cases scored before its raylet was killed, its report's cases, its output."""
+
+    before_kill: set[str]
+    cases: dict[str, dict[str, str]]
+    output: str
+
+
+def run_driver_and_kill_its_raylet(tmp_path: Path, client: bool, reply_size: int) -> Outcome:
+    """Run the driver on a real cluster (through the Ray client, or on the head node) and kill its node's raylet.
+
+    Also checks that the driver then ends by itself, with its report.
+    """
+    finished, socket_file, report_file = (tmp_path / name for name in ("finished", "socket", "report"))
     with driver_cluster() as cluster, (tmp_path / "driver.log").open("w") as log:
+        address = cluster.client_address if client else cluster.address
+        arguments = [str(tmp_path / "cache"), str(finished), str(socket_file), str(report_file), str(reply_size)]
         driver = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                DRIVER,
-                cluster.address,
-                str(cache),
-                str(finished),
-                str(socket_file),
-                str(report_file),
-                str(reply_size),
-            ],
-            env=cluster.env,
+            [sys.executable, "-c", DRIVER, address, *arguments],
+            # Ray's client tries to reconnect for 30 s by default.
+            env={**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "5"},
             cwd=ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -114,23 +118,50 @@ def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_it
             if driver.poll() is None:
                 driver.kill()
                 driver.wait()
-
     output = (tmp_path / "driver.log").read_text()
     assert returncode == 0, output[-5000:]  # Ray did not end the process: the evaluation returned its report
     assert ended_in < 180, ended_in
     cases = {case["eval_id"]: case for case in json.loads(report_file.read_text())}
     assert len(cases) == CASES
-    passed = {eval_id for eval_id, case in cases.items() if case["status"] == "passed"}
-    assert before_kill <= passed
-    lost = [case["error_message"] for case in cases.values() if case["status"] != "passed"]
-    assert lost, "the raylet died after the last case had finished"  # the test needs cases left to run
-    named = r"this process's Ray node, \S+ \(node id [0-9a-f]{12}\), died \(its raylet ended\).*the case did not run"
-    assert all(re.search(named, message) for message in lost), lost
+    return Outcome(before_kill, cases, output)
 
-    # The next evaluation, here without Ray, takes every case that passed from the cache and runs only the rest.
+
+def assert_the_next_run_takes_the_passed_cases_from_the_cache(cache: Path, passed: set[str], reply_size: int) -> None:
+    # Here without Ray: it runs only the cases that did not pass.
     rerun = ae.Evaluator("app", slow_agent(reply_size), cache=cache, parallelism=32, progress=False).evaluate(
         slow_cases(), metrics=[final_response(threshold=0.0)]
     )
     reused = dict(zip(rerun.cases["eval_id"], rerun.cases["cached_inference"], strict=True))
     assert {eval_id for eval_id, cached in reused.items() if cached} == passed
     assert rerun.passed
+
+
+@pytest.mark.timeout(420)
+# Ray passes values up to 100 KiB inside its messages, larger ones through the object store of the driver's node.
+@pytest.mark.parametrize("reply_size", [0, 200_000], ids=["short replies", "replies over 100 KiB"])
+def test_a_driver_whose_raylet_dies_ends_with_a_report_and_the_next_run_takes_its_finished_cases_from_the_cache(
+    tmp_path: Path, reply_size: int
+) -> None:
+    outcome = run_driver_and_kill_its_raylet(tmp_path, client=False, reply_size=reply_size)
+
+    passed = {eval_id for eval_id, case in outcome.cases.items() if case["status"] == "passed"}
+    assert outcome.before_kill <= passed
+    lost = [case["error_message"] for case in outcome.cases.values() if case["status"] != "passed"]
+    assert lost, "the raylet died after the last case had finished"  # the test needs cases left to run
+    assert all(re.search(NODE_LOST, message) for message in lost), lost
+    assert_the_next_run_takes_the_passed_cases_from_the_cache(tmp_path / "cache", passed, reply_size)
+
+
+@pytest.mark.timeout(420)
+def test_a_ray_client_whose_server_dies_fails_the_cases_left_and_starts_no_local_cluster(tmp_path: Path) -> None:
+    # Through the Ray client this process runs no Ray node: the driver Ray runs for it is on the head node.
+    outcome = run_driver_and_kill_its_raylet(tmp_path, client=True, reply_size=0)
+
+    passed = {eval_id for eval_id, case in outcome.cases.items() if case["status"] == "passed"}
+    assert outcome.before_kill <= passed
+    lost = [case["error_message"] for case in outcome.cases.values() if case["status"] != "passed"]
+    assert len(lost) > CASES / 2, len(lost)
+    # The cases in flight when the connection broke fail with Ray's own error; every later one says why.
+    assert sum(bool(re.search(CONNECTION_LOST, message)) for message in lost) >= len(lost) - 4, lost
+    assert "Started a local Ray instance" not in outcome.output  # as Ray does for a new actor once disconnected
+    assert_the_next_run_takes_the_passed_cases_from_the_cache(tmp_path / "cache", passed, 0)
