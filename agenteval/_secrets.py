@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "REDACTED",
     "TOKEN_SHAPES",
+    "is_ambiguous_credential_name",
     "is_credential_name",
     "is_env_reference",
     "literal_secrets",
@@ -73,7 +74,7 @@ TOKEN_SHAPES = re.compile(
     r"sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic and compatible endpoints
     r"|(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{16,}"  # GitHub
     r"|xox[abpr]-[A-Za-z0-9-]{10,}"  # Slack
-    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|A(?:KI|SI)A[0-9A-Z]{16}"  # AWS access key ids: long-term (AKIA) and temporary (ASIA)
     r"|AIza[0-9A-Za-z_-]{30,}"  # Google API key
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"  # a JWT
     r")"
@@ -164,6 +165,50 @@ def is_credential_name(name: str) -> bool:
     """
     words = _WORD.findall(name)
     return bool(words) and words[-1].lower() in _CREDENTIAL_WORDS or looks_like_api_key(name)
+
+
+_QUALIFIED_WORDS = frozenset({"key", "token"})
+"""Last words too common to name a credential on their own (``key``, ``eos_token``, ``next_page_token``)."""
+
+_CREDENTIAL_QUALIFIERS = frozenset(
+    {
+        "access",
+        "api",
+        "app",
+        "auth",
+        "bearer",
+        "client",
+        "id",
+        "master",
+        "oauth",
+        "personal",
+        "private",
+        "refresh",
+        "secret",
+        "security",
+        "service",
+        "session",
+        "signing",
+        "subscription",
+    }
+)
+"""Words that make a ``key`` or ``token`` a credential's name (``access_token``, ``api_key``, ``id_token``)."""
+
+
+def is_ambiguous_credential_name(name: str) -> bool:
+    """Whether a credential's name is one that data often has too: its last word is key or token alone.
+
+    ``key``, ``token``, ``eos_token``, ``next_page_token``, ``sort_key`` and ``prompt_cache_key`` are;
+    ``api_key``, ``access_token``, ``id_token``, ``secretKey`` and ``password`` are not. A value under
+    such a name is a credential only if it also looks like one (:func:`looks_like_secret`).
+    """
+    words = [word.lower() for word in _WORD.findall(name)]
+    return (
+        bool(words)
+        and words[-1] in _QUALIFIED_WORDS
+        and not _CREDENTIAL_QUALIFIERS.intersection(words[:-1])
+        and not looks_like_api_key(name)
+    )
 
 
 def is_env_reference(value: object) -> bool:

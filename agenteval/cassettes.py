@@ -24,8 +24,14 @@ No credential enters a cassette, so a replay needs no key (:class:`_Scrubber` do
 - responses lose ``Set-Cookie``; their headers and JSON or form body entries named like
   credentials (``access_token``, ``refresh_token``, ``X-Api-Key``) keep their name with
   :data:`PLACEHOLDER` as value, so the code that reads them still finds one;
+- under a name whose last word is ``key`` or ``token`` alone (``key``, ``eos_token``,
+  ``next_page_token``: :func:`~agenteval._secrets.is_ambiguous_credential_name`), a parameter or
+  JSON entry counts as a credential only if its value looks like one (a logprob's ``token`` and an
+  issue's ``key`` are data); JSON documents inside JSON strings and XML elements holding text
+  (``<SessionToken>``) are scrubbed by the same names;
 - every value removed so (unless it is shorter than eight characters, holds a space, or is a number
-  or a single word) is replaced by :data:`PLACEHOLDER` wherever else it appears in the cassette (a
+  or a single word) is replaced by :data:`PLACEHOLDER` wherever else it appears in the cassette, as
+  it is and percent-encoded (a
   server echoing the request, a later request using a token from a response), as are token-shaped
   strings anywhere (:data:`~agenteval._secrets.TOKEN_SHAPES`: ``sk-…``, ``ghp_…``, ``AKIA…``, JWTs,
   a Telegram ``/bot<token>/``) and what the user declares (``scrub_names``, ``scrub_patterns``).
@@ -49,10 +55,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, get_args
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
 from agenteval._files import ensure_inside, write_atomic
-from agenteval._secrets import TOKEN_SHAPES, is_credential_name, is_env_reference, strip_userinfo
+from agenteval._secrets import (
+    TOKEN_SHAPES,
+    is_ambiguous_credential_name,
+    is_credential_name,
+    is_env_reference,
+    looks_like_secret,
+    strip_userinfo,
+)
 from agenteval._validate import check_file_names, check_file_path
 from agenteval.errors import CassetteMissError, ConfigError, MissingDependencyError
 
@@ -77,6 +90,9 @@ _SECRET_PARAMETERS = frozenset(
 
 Not JSON entries: a model's ``signature`` (of its reasoning) must go back to it unchanged.
 """
+
+_XML_ELEMENT = re.compile(r"<(?P<open>(?P<tag>[A-Za-z_][\w.-]*)(?:\s[^<>]*)?)>(?P<value>[^<>]{1,4096})</(?P=tag)\s*>")
+"""An XML element holding text only (``<SessionToken>…</SessionToken>``, as AWS STS answers)."""
 
 _MIN_SPREAD = 8
 """A credential shorter than this is removed where it is named but not searched for elsewhere."""
@@ -735,8 +751,10 @@ class _Scrubber:
         value = value.strip()
         if not _spreads(value) or value in self._known:
             return
+        # As a form or a URL carries it too, for a server that echoes the raw request.
+        forms = {value, quote_plus(value), quote(value, safe="")}
         with self._lock:
-            self._known = tuple(sorted({*self._known, value}, key=len, reverse=True))
+            self._known = tuple(sorted({*self._known, *forms}, key=len, reverse=True))
 
     def _named(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -744,8 +762,21 @@ class _Scrubber:
         lowered = name.lower()
         return lowered in self._names or lowered in _SECRET_NAMES or is_credential_name(name)
 
-    def _named_parameter(self, name: str) -> bool:
-        return self._named(name) or name.lower() in _SECRET_PARAMETERS
+    def _secret_entry(self, name: object, value: object) -> bool:
+        """Whether a query or form parameter or a JSON entry holds a credential.
+
+        By its name, but under a name that data often has too (``key``, ``token``, ``eos_token``,
+        ``next_page_token``) only a value that looks like a secret: a logprob's ``token``, an issue's
+        ``key`` (``PROJ-1234``) and a tokenizer's ``eos_token`` are data, kept as they are.
+        """
+        if not isinstance(name, str):
+            return False
+        lowered = name.lower()
+        if lowered in self._names or lowered in _SECRET_PARAMETERS:
+            return True
+        if not self._named(name):
+            return False
+        return not is_ambiguous_credential_name(name) or looks_like_secret(value)
 
     def _secret_header(self, name: str, value: object) -> bool:
         if not self._named(name):
@@ -776,7 +807,7 @@ class _Scrubber:
                 self._learn_named(item)
         elif isinstance(value, dict):
             for key, item in value.items():
-                if self._named(key):
+                if self._secret_entry(key, item):
                     self._learn_named(item)
 
     def _replaced_match(self, match: re.Match[str]) -> str:
@@ -799,7 +830,7 @@ class _Scrubber:
     def _parameters_without_secrets(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
         kept = []
         for name, value in pairs:
-            if self._named_parameter(name):
+            if self._secret_entry(name, value):
                 self.learn(value)
             else:
                 kept.append((name, value))
@@ -825,13 +856,14 @@ class _Scrubber:
             remaining = self._parameters_without_secrets(pairs)
             if len(remaining) < len(pairs):
                 return urlencode(remaining).encode()
-        return body
+            return body
+        return self._xml_with_placeholders(body) if isinstance(body, bytes | str) else body
 
     def _json_without_secrets(self, value: Any) -> Any:
         if isinstance(value, dict):
             kept = {}
             for key, item in value.items():
-                if self._named(key) and not is_env_reference(item):
+                if self._secret_entry(key, item) and not is_env_reference(item):
                     self._learn_named(item)
                 else:
                     kept[key] = self._json_without_secrets(item)
@@ -839,7 +871,7 @@ class _Scrubber:
         if isinstance(value, list):
             return [self._json_without_secrets(item) for item in value]
         if isinstance(value, str):
-            return strip_userinfo(value)
+            return self._embedded_json_with_placeholders(strip_userinfo(value))
         return value
 
     def _body_with_placeholders(self, body: bytes | str, form: bool) -> bytes | str:
@@ -851,20 +883,50 @@ class _Scrubber:
         if form:
             pairs = parse_qsl(_as_text(body), keep_blank_values=True)
             replaced_pairs = [
-                (name, self._placeholder(value) if self._named_parameter(name) else value) for name, value in pairs
+                (name, self._placeholder(value) if self._secret_entry(name, value) else value) for name, value in pairs
             ]
             if replaced_pairs != pairs:
                 return _encoded_like(body, urlencode(replaced_pairs))
-        return body
+            return body
+        return self._xml_with_placeholders(body)
+
+    def _xml_with_placeholders(self, body: bytes | str) -> bytes | str:
+        """A text body whose XML elements named like credentials (``<SessionToken>``) hold the placeholder."""
+        if not body:
+            return body
+        text = _as_text(body)
+        if "</" not in text:
+            return body
+        replaced = _XML_ELEMENT.sub(self._xml_element_replaced, text)
+        return body if replaced == text else _encoded_like(body, replaced)
+
+    def _xml_element_replaced(self, match: re.Match[str]) -> str:
+        value = match["value"]
+        if value.strip() == PLACEHOLDER or not self._secret_entry(match["tag"], value.strip()):
+            return match[0]
+        self.learn(value)
+        return f"<{match['open']}>{PLACEHOLDER}</{match['tag']}>"
+
+    def _embedded_json_with_placeholders(self, value: str) -> str:
+        """A string that holds a JSON document (an API gateway's ``body``) with its credentials replaced."""
+        if value[:1] not in ("{", "[") or not value.rstrip().endswith(("}", "]")):
+            return value
+        parsed = _json(value)
+        if not isinstance(parsed, dict | list):
+            return value
+        replaced = self._json_with_placeholders(parsed)
+        return value if replaced == parsed else json.dumps(replaced)
 
     def _json_with_placeholders(self, value: Any) -> Any:
         if isinstance(value, dict):
             return {
-                key: self._placeholder(item) if self._named(key) else self._json_with_placeholders(item)
+                key: self._placeholder(item) if self._secret_entry(key, item) else self._json_with_placeholders(item)
                 for key, item in value.items()
             }
         if isinstance(value, list):
             return [self._json_with_placeholders(item) for item in value]
+        if isinstance(value, str):
+            return self._embedded_json_with_placeholders(value)
         return value
 
     def _placeholder(self, value: Any) -> Any:

@@ -409,3 +409,117 @@ def _no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+def test_data_under_names_that_data_often_has_is_kept_and_replays(tmp_path: Path) -> None:
+    # A logprob's "token", an issue's "key", a tokenizer's "eos_token" and a page token are data: a judge
+    # reading logprobs (llm_verifier_pairwise) and an agent reading the issue must get them back on replay.
+    completion = {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "issue PROJ-1234 is fixed"},
+                "logprobs": {"content": [{"token": "<score_A>", "logprob": -0.1, "top_logprobs": [{"token": "8"}]}]},
+            }
+        ],
+        "issue": {"key": "PROJ-1234", "summary": "Fix PROJ-1234 login", "eos_token": "<|endoftext|>"},
+        "next_page_token": "page-2",
+    }
+    request = {"model": "m", "messages": [{"role": "user", "content": "PROJ-1234?"}], "key": "PROJ-1234"}
+
+    def call(url: str) -> Any:
+        return requests.post(f"{url}/chat/completions", json=request, timeout=5).json()
+
+    with ChatServer([Reply(body=completion)]) as server:
+        cassettes = Cassettes(tmp_path, "record")
+        with cassettes.active(), cassettes.case("set", "case", 1):
+            assert call(server.url) == completion
+    assert PLACEHOLDER.encode() not in written(tmp_path)
+
+    cassettes = Cassettes(tmp_path, "replay")
+    with cassettes.active(), cassettes.case("set", "case", 1):
+        assert call(server.url) == completion
+
+
+def test_a_secret_under_a_name_that_data_often_has_is_still_replaced(tmp_path: Path) -> None:
+    secret = "tk9f8e7d6c5b4a3f2e1d0c9b8a"
+    with ChatServer([Reply(body={"token": secret, "key": "AKIAIOSFODNN7EXAMPLE"})]) as server:
+        cassettes = Cassettes(tmp_path, "record")
+        with cassettes.active(), cassettes.case("set", "case", 1):
+            requests.post(f"{server.url}/chat/completions", json={"token": secret}, timeout=5)
+    raw = written(tmp_path)
+    assert secret.encode() not in raw and b"AKIAIOSFODNN7EXAMPLE" not in raw
+
+
+class RawServer:
+    """Answers every request with one raw body, or with the request's own body (``echo``)."""
+
+    def __init__(self, body: bytes = b"", content_type: str = "text/plain", echo: bool = False) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                received = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                data = received if echo else body
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+
+    def __enter__(self) -> RawServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def test_a_form_secret_echoed_percent_encoded_is_replaced(tmp_path: Path) -> None:
+    password = "Tr0ub4dor&3x+y/z=long"
+    with RawServer(echo=True) as server:
+        cassettes = Cassettes(tmp_path, "record")
+        with cassettes.active(), cassettes.case("set", "case", 1):
+            requests.post(f"{server.url}/login", data={"user": "me", "password": password}, timeout=5)
+    raw = written(tmp_path)
+    assert b"Tr0ub4dor" not in raw
+
+
+def test_credentials_in_xml_and_in_json_inside_a_string_are_replaced(tmp_path: Path) -> None:
+    secret_key, session_token = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "FQoGZXIvYXdzEJr1K2" + "x" * 40
+    sts = (
+        "<AssumeRoleResponse><Credentials><AccessKeyId>ASIAIOSFODNN7EXAMPLE</AccessKeyId>"
+        f"<SecretAccessKey>{secret_key}</SecretAccessKey><SessionToken>{session_token}</SessionToken>"
+        "<Expiration>2026-12-07T12:00:00Z</Expiration></Credentials></AssumeRoleResponse>"
+    ).encode()
+    gateway = json.dumps({"statusCode": 200, "body": json.dumps({"access_token": ACCESS_TOKEN, "scope": "read"})})
+    with RawServer(sts, "text/xml") as xml_server, RawServer(gateway.encode(), "application/json") as json_server:
+        cassettes = Cassettes(tmp_path, "record")
+        with cassettes.active(), cassettes.case("set", "case", 1):
+            requests.post(f"{xml_server.url}/sts", data={"Action": "AssumeRole"}, timeout=5)
+            requests.post(f"{json_server.url}/invoke", json={"q": 1}, timeout=5)
+    raw = written(tmp_path)
+    for secret in (secret_key, session_token, "ASIAIOSFODNN7EXAMPLE", ACCESS_TOKEN):
+        assert secret.encode() not in raw, secret
+    assert b"2026-12-07T12:00:00Z" in raw and b"read" in raw
+
+    cassettes = Cassettes(tmp_path, "replay")
+    with cassettes.active(), cassettes.case("set", "case", 1):
+        answer = requests.post(f"{xml_server.url}/sts", data={"Action": "AssumeRole"}, timeout=5).text
+        assert f"<SessionToken>{PLACEHOLDER}</SessionToken>" in answer
+        body = json.loads(requests.post(f"{json_server.url}/invoke", json={"q": 1}, timeout=5).json()["body"])
+        assert body == {"access_token": PLACEHOLDER, "scope": "read"}
