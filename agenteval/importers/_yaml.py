@@ -9,6 +9,7 @@ text does, until Python's recursion limit, and reads any integer until Python's 
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # pyyaml ships no types; it comes with pydantic-evals
@@ -72,6 +73,10 @@ class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # pyyaml ships no 
             self._depth -= 1
 
     def construct_yaml_int(self, node: Any) -> int:
+        # Python reads hexadecimal, octal and binary integers of any length (in quadratic time): the
+        # same bound holds for every base.
+        if isinstance(node.value, str) and len(node.value) > sys.get_int_max_str_digits():
+            raise ConfigError(f"{self._source}: {_position(node.start_mark)}: {huge_integer_problem()}")
         try:
             value: int = super().construct_yaml_int(node)
         except ValueError:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
+from agenteval.errors import ConfigError
 from agenteval.importers.adk import read_eval_set
 from agenteval.importers.pydantic_evals import read_dataset
 
@@ -221,3 +222,11 @@ def test_repeated_adk_case_ids_are_refused_naming_them_and_the_file(tmp_path: Pa
         read_eval_set(path)
 
     assert str(raised.value) == f"{path}: more than one case has the id 'paris': give each case its own eval id"
+
+
+def test_a_huge_hexadecimal_integer_is_refused_like_a_decimal_one(tmp_path: Path) -> None:
+    """Python reads power-of-two bases of any length: the digit bound must not depend on the base."""
+    path = tmp_path / "hex.yaml"
+    path.write_text("cases:\n- name: c\n  inputs: 0x" + "f" * 20_000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"hex\.yaml: line 3.*more than Python reads"):
+        read_dataset(path)
