@@ -10,7 +10,7 @@ see, and, when the evaluation ends, what of the agent's data changed while it ra
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,9 +22,10 @@ from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.provenance import ReusedWork
 from agenteval.evalset.identity import changed_cases
 from agenteval.evalset.models import EvalSet
-from agenteval.evaluators.base import MetricEvaluator
+from agenteval.evaluators.base import MetricEvaluator, TurnMatchingEvaluator
+from agenteval.evaluators.llm.base import LLMJudgeEvaluator
 from agenteval.metric.models import EvalMetric
-from agenteval.metric.registry import active_metric_registry
+from agenteval.metric.registry import MetricRegistry, active_metric_registry
 from agenteval.report import EvaluationReport
 from agenteval.service.callbacks import Callbacks
 from agenteval.service.options import ServiceOptions
@@ -109,9 +110,9 @@ def metric_definitions(options: ServiceOptions, metrics: Sequence[EvalMetric]) -
     evaluators = _evaluators(options, metrics)
     scoring = _scoring(options)
     return {
-        metric.metric_name: metric_definition_hash(metric, evaluators[metric.metric_name], scoring)
+        metric.metric_name: metric_definition_hash(metric, evaluator, scoring(metric, evaluator))
         for metric in metrics
-        if metric.metric_name in evaluators
+        if (evaluator := evaluators.get(metric.metric_name)) is not None
     }
 
 
@@ -225,21 +226,83 @@ def _answering(options: ServiceOptions, identity: AgentIdentity) -> str:
     )
 
 
-def _scoring(options: ServiceOptions) -> str:
-    """What decides scores besides the metric and its evaluator: a judge override and named compares.
+def _scoring(options: ServiceOptions) -> Callable[[EvalMetric, MetricEvaluator], str]:
+    """What decides a metric's scores besides the metric and its evaluator, as a hash per metric.
 
-    And the callbacks that can change the result scored or what the evaluators read in the context.
+    The judge override counts for a metric only if its evaluator may ask a judge, and of the named compares and
+    tokenizers only those its criterion names (all of them for an evaluator whose lookups cannot be told): a
+    changed matcher never scores the judged metrics again, nor a changed judge the others. The callbacks that can
+    change the result scored or what the evaluators read in the context count for every metric.
     """
     judge = options.judge
-    registry = options.metric_registry or active_metric_registry()
-    return value_hash(
-        {
-            "judge": settings_hash(judge) if judge is not None else None,
-            "judge samples": options.judge_num_samples,
-            "named compares": vars(registry),
-            "callbacks": _callbacks(options.callbacks, _BEFORE_SCORING),
-        }
+    judging = value_hash(
+        {"judge": settings_hash(judge) if judge is not None else None, "judge samples": options.judge_num_samples}
     )
+    registry = options.metric_registry or active_metric_registry()
+    callbacks = _callbacks(options.callbacks, _BEFORE_SCORING)
+
+    def scoring(metric: EvalMetric, evaluator: MetricEvaluator) -> str:
+        return value_hash(
+            {
+                "judge": judging if _may_judge(evaluator) else None,
+                "named compares": _registry_entries(registry, _looked_up_names(metric, evaluator)),
+                "callbacks": callbacks,
+            }
+        )
+
+    return scoring
+
+
+def _builtin(evaluator: MetricEvaluator) -> bool:
+    """Whether the evaluator is one of agenteval's matchers or judges, whose lookups are known.
+
+    Not a subclass of the user's, nor a plain function (its wrapper is agenteval's, its code is not).
+    """
+    return isinstance(evaluator, TurnMatchingEvaluator | LLMJudgeEvaluator) and _in_agenteval(type(evaluator))
+
+
+def _may_judge(evaluator: MetricEvaluator) -> bool:
+    """Whether the evaluator may ask the judge override: all but agenteval's deterministic matchers."""
+    return not (_builtin(evaluator) and isinstance(evaluator, TurnMatchingEvaluator))
+
+
+def _looked_up_names(metric: EvalMetric, evaluator: MetricEvaluator) -> frozenset[str] | None:
+    """The compare and tokenizer names the evaluator may look up for ``metric``; ``None``: any."""
+    if not _builtin(evaluator):
+        return None
+    if metric.criterion is None:
+        return frozenset()
+    return frozenset(_names_in(metric.criterion.to_dict()))
+
+
+_NAME_KEYS: Final = ("compareName", "tokenizerName")
+"""The criterion keys that name a registry entry, at whatever depth."""
+
+
+def _names_in(value: object) -> Iterator[str]:
+    """Every ``compareName`` and ``tokenizerName`` in a criterion's JSON form."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in _NAME_KEYS and isinstance(item, str):
+                yield item
+            else:
+                yield from _names_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _names_in(item)
+
+
+def _registry_entries(registry: MetricRegistry, names: frozenset[str] | None) -> dict[str, object]:
+    """The registry's tables with the entries of ``names`` only (``None``: every entry)."""
+    tables = vars(registry)
+    if names is None:
+        return dict(tables)
+    return {
+        table: {name: entry for name, entry in entries.items() if name in names}
+        if isinstance(entries, dict)
+        else entries
+        for table, entries in tables.items()
+    }
 
 
 _BEFORE_THE_AGENT: Final = ("before_inference_set", "before_inference_case")
@@ -259,13 +322,13 @@ def _callbacks(callbacks: Callbacks, points: tuple[str, ...]) -> str:
     own callbacks only watch, and do not count.
     """
     chains: dict[str, list[object]] = {
-        point: [named.callback for named in getattr(callbacks, point) if not _agentevals(named.callback)]
+        point: [named.callback for named in getattr(callbacks, point) if not _in_agenteval(named.callback)]
         for point in points
     }
     return value_hash(chains)
 
 
-def _agentevals(callback: object) -> bool:
-    """Whether a callback is agenteval's own (a progress display, a live run's observer): it only watches."""
-    module = getattr(callback, "__module__", None)
+def _in_agenteval(obj: object) -> bool:
+    """Whether a function, class or object is agenteval's own (a progress display, a built-in evaluator's class)."""
+    module = getattr(obj, "__module__", None)
     return isinstance(module, str) and (module == "agenteval" or module.startswith("agenteval."))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypeVar
 
@@ -142,8 +142,9 @@ class WorkReuse:
         agent: :func:`~agenteval.cache.agent_identity` of what answers the cases (the agent, with the
             user simulator and expected runner that take part in inference and the callbacks that run
             before it).
-        scoring: A hash of the settings besides the metric that change scores (a judge override, named
-            compares, the callbacks that run between the agent and the scoring).
+        scoring: Given a metric and its evaluator, a hash of the settings besides the metric that change its
+            scores (the judge override when the evaluator may ask a judge, the named compares and tokenizers
+            the metric's criterion names, the callbacks that run between the agent and the scoring).
         case_hashes: The content hash of each case evaluated, by case id.
         evaluators: The evaluator of each metric, by metric name.
     """
@@ -153,7 +154,7 @@ class WorkReuse:
         cache: Cache | None,
         *,
         agent: str,
-        scoring: str,
+        scoring: Callable[[EvalMetric, MetricEvaluator], str],
         case_hashes: Mapping[str, str],
         evaluators: Mapping[str, MetricEvaluator],
     ) -> None:
@@ -372,7 +373,7 @@ class WorkReuse:
         evaluator = self._evaluators.get(metric.metric_name)
         if evaluator is None:
             return None
-        definition = metric_definition_hash(metric, evaluator, self._scoring)
+        definition = metric_definition_hash(metric, evaluator, self._scoring(metric, evaluator))
         self._definitions[metric.metric_name] = (metric, definition)
         return definition
 
@@ -421,7 +422,7 @@ def metric_definition_hash(metric: EvalMetric, evaluator: MetricEvaluator, scori
     Args:
         metric: The metric, as configured (before a case's rubrics).
         evaluator: Its evaluator: its code and settings count (:func:`~agenteval.cache.keys.evaluator_version`).
-        scoring: A hash of what else decides scores (a judge override, named compares).
+        scoring: A hash of what else decides the metric's scores (a judge override, the named compares it uses).
     """
     version = hashlib.sha256(f"{evaluator_version(evaluator)}\n{scoring}".encode()).hexdigest()
     return metric_definition(metric, version)
