@@ -257,7 +257,8 @@ class RayExecutor:
     exception) when it next touches the dead node's object store; nothing this executor sends or
     receives goes through that store, except a value sent to the workers that pickles to more than
     100 KiB (an agent or option that large, which ``agent_factory`` avoids; a case or context values
-    that large).
+    that large). Through the Ray client (a ``ray://`` address) this process runs no node of its own: when
+    its connection breaks for good, the cases left fail saying so.
 
     ``parallelism`` still caps the cases in flight on the driver: set it to at least the number of
     actors.
