@@ -221,7 +221,9 @@ def fmt_score(value: float | None) -> str:
 
 
 def fmt_duration(seconds: float) -> str:
-    """A duration for humans: ``85 ms``, ``12.3 s``, ``4 min 05 s``."""
+    """A duration for humans: ``<1 ms``, ``85 ms``, ``12.3 s``, ``4 min 05 s``."""
+    if 0 < seconds < 0.0005:
+        return "<1 ms"  # not "0 ms", which reads as not measured
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     if seconds < 60:

@@ -365,7 +365,8 @@ def test_an_empty_report_says_so() -> None:
 
 
 @pytest.mark.parametrize(
-    ("seconds", "shown"), [(0.0123, "12 ms"), (3.14159, "3.1 s"), (59.94, "59.9 s"), (245.4, "4 min 05 s")]
+    ("seconds", "shown"),
+    [(0.0003, "<1 ms"), (0.0123, "12 ms"), (3.14159, "3.1 s"), (59.94, "59.9 s"), (245.4, "4 min 05 s")],
 )
 def test_durations_read_naturally(seconds: float, shown: str) -> None:
     assert fmt_duration(seconds) == shown
