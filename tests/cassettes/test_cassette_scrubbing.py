@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
@@ -50,7 +50,26 @@ SECRETS = [
 ]
 
 
-class OAuthServer:
+class LocalServer:
+    """A threaded HTTP server on 127.0.0.1 answering with ``handler``, for the span of a ``with`` block."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+class OAuthServer(LocalServer):
     """A token endpoint and an API that wants its bearer token, and echoes every request it gets."""
 
     def __init__(self) -> None:
@@ -104,19 +123,7 @@ class OAuthServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-
-    def __enter__(self) -> OAuthServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(Handler)
 
 
 def make_agent(url: str) -> Any:
@@ -455,7 +462,7 @@ def test_a_secret_under_a_name_that_data_often_has_is_still_replaced(tmp_path: P
     assert secret.encode() not in raw and b"AKIAIOSFODNN7EXAMPLE" not in raw
 
 
-class RawServer:
+class RawServer(LocalServer):
     """Answers every request with one raw body, or with the request's own body (``echo``)."""
 
     def __init__(self, body: bytes = b"", content_type: str = "text/plain", echo: bool = False) -> None:
@@ -474,19 +481,7 @@ class RawServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-
-    def __enter__(self) -> RawServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(Handler)
 
 
 def test_a_form_secret_echoed_percent_encoded_is_replaced(tmp_path: Path) -> None:
