@@ -12,6 +12,8 @@ Only successful work is kept: a failed inference runs again, and so does a metri
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -177,6 +179,7 @@ class WorkReuse:
         """Whether any entry came from the cache (rather than from a resumed report)."""
         self._pending: dict[str, dict[str, str]] = {_INFERENCE: {}, _SCORE: {}}
         self._flushed_at = time.monotonic()
+        self._flush_timer: asyncio.TimerHandle | None = None
         self._write_failed = False
 
     def prefetch(self, run_ids: Sequence[int], cases: Sequence[EvalCase]) -> None:
@@ -317,9 +320,17 @@ class WorkReuse:
         waiting = sum(len(pending) for pending in self._pending.values())
         if waiting >= _FLUSH_ENTRIES or time.monotonic() - self._flushed_at >= _FLUSH_SECONDS:
             self.flush()
+        elif self._flush_timer is None:
+            # Written in time even when no other case finishes for a while: a process killed outright
+            # (SIGKILL, the OOM killer, Ray ending a driver) loses only the last half second's work.
+            with contextlib.suppress(RuntimeError):  # no loop in this thread: the next write or the end flushes
+                self._flush_timer = asyncio.get_running_loop().call_later(_FLUSH_SECONDS, self.flush)
 
     def flush(self) -> None:
         """Write the entries kept so far, one transaction per kind; a failure is logged once and the work goes on."""
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
         self._flushed_at = time.monotonic()
         pending, self._pending = self._pending, {_INFERENCE: {}, _SCORE: {}}
         if self._cache is None or self._write_failed:
