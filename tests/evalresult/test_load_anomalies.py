@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.metric.local import LocalMetricManager
+from tests._fifo_reads import outcome_within
 from tests.evalresult._data import make_result
 
 
@@ -89,34 +88,6 @@ def test_the_store_still_returns_such_a_result_as_it_is(tmp_path: Path) -> None:
     assert isinstance(result, EvalSetResult) and len(result.eval_case_results) == 2
 
 
-def _outcome_within(seconds: float, read: Callable[[], object], fifo: Path) -> BaseException | None:
-    """What ``read()`` raised (``None`` if nothing), failing the test if it blocks for ``seconds``.
-
-    A read blocked opening the FIFO is released by opening its other end, as often as it opens it
-    again, so that no thread is left blocked (the runner would wait for it at exit).
-    """
-    outcome: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            read()
-        except BaseException as error:  # handed to the test, which says what it expected
-            outcome.append(error)
-        else:
-            outcome.append(None)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        for _ in range(100):
-            with contextlib.suppress(OSError):  # no reader waiting at this instant
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            thread.join(0.1)
-        pytest.fail(f"reading the FIFO {fifo} blocked")
-    return outcome[0]
-
-
 def _read_eval_set(base: Path) -> object:
     return run_sync(LocalEvalSetManager(base).get("app", "s"))
 
@@ -151,7 +122,7 @@ def test_a_fifo_in_a_store_is_refused_before_it_is_opened(
     path.parent.mkdir()
     os.mkfifo(path)
 
-    error = _outcome_within(10, lambda: read(tmp_path), path)
+    error = outcome_within(10, lambda: read(tmp_path), path)
 
     assert isinstance(error, ae.ConfigError)
     assert str(error) == f"{what} file {path} is a FIFO (named pipe), not a regular file: give the path of a file"

@@ -3,13 +3,10 @@ integers, paths that are not regular files, and repeated case ids."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ import agenteval as ae
 from agenteval.errors import ConfigError
 from agenteval.importers.adk import read_eval_set
 from agenteval.importers.pydantic_evals import read_dataset
+from tests._fifo_reads import outcome_within
 
 DEEP = 100_000
 HUGE_INT = "1" + "0" * 4999  # 5000 digits: more than Python reads (sys.get_int_max_str_digits() is 4300)
@@ -131,34 +129,6 @@ def test_a_5000_digit_integer_is_a_config_error_naming_the_file(tmp_path: Path, 
     assert str(raised.value).startswith(str(path))
 
 
-def _outcome_within(seconds: float, read: Callable[[], object], fifo: Path) -> BaseException | None:
-    """What ``read()`` raised (``None`` if nothing), failing the test if it blocks for ``seconds``.
-
-    A read blocked opening the FIFO is released by opening its other end, as often as it opens it
-    again, so that no thread is left blocked (the runner would wait for it at exit).
-    """
-    outcome: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            read()
-        except BaseException as error:  # handed to the test, which says what it expected
-            outcome.append(error)
-        else:
-            outcome.append(None)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        for _ in range(100):
-            with contextlib.suppress(OSError):  # no reader waiting at this instant
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            thread.join(0.1)
-        pytest.fail(f"reading the FIFO {fifo} blocked")
-    return outcome[0]
-
-
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 @pytest.mark.parametrize("file_name", ["dataset.yaml", "dataset.json", "weather.test.json"])
 def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path, file_name: str) -> None:
@@ -166,7 +136,7 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path, file_name: str) -
     os.mkfifo(path)
     read = read_eval_set if file_name.endswith(".test.json") else read_dataset
 
-    error = _outcome_within(10, lambda: read(path), path)
+    error = outcome_within(10, lambda: read(path), path)
 
     assert isinstance(error, ae.ConfigError)
     assert str(error) == f"{path} is a FIFO (named pipe), not a regular file: give the path of a file"
