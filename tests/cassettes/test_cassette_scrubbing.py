@@ -11,11 +11,10 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
@@ -25,6 +24,7 @@ import requests
 import agenteval as ae
 from agenteval.cassettes import PLACEHOLDER, Cassettes
 from agenteval.errors import CassetteMissError, ConfigError
+from tests.cassettes._servers import LocalServer
 from tests.llm._chat_server import ChatServer, Reply
 from tests.test_evaluation import final_response
 
@@ -48,25 +48,6 @@ SECRETS = [
     SAS_SIGNATURE,
     JWT,
 ]
-
-
-class LocalServer:
-    """A threaded HTTP server on 127.0.0.1 answering with ``handler``, for the span of a ``with`` block."""
-
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
 
 class OAuthServer(LocalServer):
@@ -342,7 +323,7 @@ def test_a_cassette_recorded_before_form_fields_and_signatures_were_scrubbed_sti
         assert call(server.url) == [200, 200]
 
 
-class CompressedServer:
+class CompressedServer(LocalServer):
     """Answers with a gzipped JSON body holding a token, and counts requests."""
 
     def __init__(self) -> None:
@@ -361,19 +342,7 @@ class CompressedServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-
-    def __enter__(self) -> CompressedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(Handler)
 
 
 @pytest.mark.parametrize("library", ["httpx", "requests"])

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from openai import AsyncOpenAI
 
 from agenteval.cassettes import Cassettes
 from agenteval.errors import CassetteMissError, ConfigError, MissingDependencyError, StorageError
+from tests.cassettes._servers import LocalServer
 from tests.llm._chat_server import ChatServer, Reply
 
 KEY = "sk-test-cassette-0123456789abcdef"
@@ -310,7 +311,7 @@ async def test_record_mode_rewrites_the_cassette_from_scratch(tmp_path: Path) ->
     assert questions_in(tmp_path / "set" / "case" / "run-1.yaml") == ["q"]
 
 
-class PlainServer:
+class PlainServer(LocalServer):
     """Answers every request with 200, a cookie and a body that echoes nothing; counts the requests."""
 
     def __init__(self) -> None:
@@ -333,19 +334,7 @@ class PlainServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-        self.port = self._server.server_port
-
-    def __enter__(self) -> PlainServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(Handler)
 
 
 def test_credentials_never_enter_a_cassette_and_a_replay_needs_none(tmp_path: Path) -> None:
