@@ -581,12 +581,16 @@ def _holds_cache(db: sqlite3.Connection, file: Path) -> bool:
     Raises:
         StorageError: The file is another program's database, or a newer agenteval's cache.
     """
-    application_id = db.execute("PRAGMA application_id").fetchone()[0]
-    if application_id == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+    # One statement, so one snapshot: read apart, another process creating the cache could commit between
+    # them, and its tables would be seen without its application id (another program's database).
+    application_id, tables, version = db.execute(
+        "SELECT (SELECT * FROM pragma_application_id()), (SELECT count(*) FROM sqlite_master),"
+        " (SELECT * FROM pragma_user_version())"
+    ).fetchone()
+    if application_id == 0 and tables == 0:
         return False
     if application_id != _APPLICATION_ID:
         raise StorageError(f"{file} is not an agenteval cache (it is another program's SQLite database); {_fix(file)}")
-    version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > _SCHEMA_VERSION:
         raise StorageError(
             f"{file} is a cache written by a newer agenteval (format {version}, this one reads {_SCHEMA_VERSION}): "

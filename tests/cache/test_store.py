@@ -562,3 +562,24 @@ def test_a_writer_killed_mid_write_leaves_only_complete_entries(tmp_path: Path) 
 
         cache.put("score", "after the crash", "1")  # no lock was left behind
         assert cache.get("score", "after the crash") == "1"
+
+
+def test_a_cache_created_while_another_process_looks_at_it_is_taken_for_a_cache(tmp_path: Path) -> None:
+    """The creator's commit may land between the looker's reads: it must see the whole cache or none of it."""
+    file = tmp_path / DATABASE_FILE
+    looker = sqlite3.connect(file, isolation_level=None)
+    creator = sqlite3.connect(file, isolation_level=None)
+    created = False
+
+    def create_once(statement: str) -> None:
+        nonlocal created
+        if not created and "sqlite_master" in statement:
+            created = True
+            store_module._create_schema(creator)
+
+    looker.set_trace_callback(create_once)
+    try:
+        assert store_module._holds_cache(looker, file) is True
+    finally:
+        looker.close()
+        creator.close()
