@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import agenteval as ae
-from agenteval.evalset.models import ConversationScenario, EvalMode, Invocation, RubricContent
-from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
+from agenteval.evalset.models import ConversationScenario, EvalMode, Invocation
 from agenteval.llm.openai import OpenAIChatModel
-from agenteval.metric.criterion import Criterion, LLMCriterion, Rubric
 from agenteval.runner.llm_simulator import LLMUserSimulator
 from agenteval.testing import FunctionChatModel, ScriptedChatModel
+from tests.cache._metrics import judged, scoring, verdict
 
 APP = "invalidation-app"
 ONE = ae.EvalSet.of("one", [ae.EvalCase.of("c", "question", expect="QUESTION")])
@@ -32,18 +30,6 @@ def evaluate(
     return ae.Evaluator(APP, options.pop("agent", agent), cache=cache, progress=False, **options).evaluate(
         eval_set, metrics=list(metrics)
     )
-
-
-def scoring(value: float) -> Callable[..., EvaluateResult]:
-    def score(actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: ae.EvalMetric) -> EvaluateResult:
-        status = ae.EvalStatus.PASSED if value else ae.EvalStatus.FAILED
-        return EvaluateResult(
-            overall_score=value,
-            overall_status=status,
-            per_invocation_results=[PerInvocationResult(score=value, status=status) for _ in actuals],
-        )
-
-    return score
 
 
 def test_editing_a_registered_metric_function_scores_again(tmp_path: Path) -> None:
@@ -80,20 +66,6 @@ def test_other_user_simulator_settings_run_the_conversation_again(tmp_path: Path
         turns.append(len(report.turns))
 
     assert turns == [1, 3]
-
-
-def judged() -> ae.EvalMetric:
-    rubric = Rubric(id="r", content=RubricContent(text="upper case"))
-    return ae.EvalMetric(
-        metric_name="judged",
-        evaluator_name="llm_rubric_response",
-        threshold=0.5,
-        criterion=Criterion(llm_judge=LLMCriterion(rubrics=[rubric])),
-    )
-
-
-def verdict(score: int) -> str:
-    return json.dumps({"rubricScores": [{"id": "r", "score": score, "reason": ""}]})
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ that what a matcher records as it runs does not count.
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 import types
@@ -19,10 +18,10 @@ import pytest
 
 import agenteval as ae
 from agenteval.cache.keys import evaluator_version, settings_hash, value_hash
-from agenteval.evalset.models import RubricContent
 from agenteval.llm import ChatRequest
-from agenteval.metric.criterion import Criterion, LLMCriterion, Rubric, TextCriterion
+from agenteval.metric.criterion import TextCriterion
 from agenteval.metric.registry import MetricRegistry
+from tests.cache._metrics import judged, verdict
 
 APP = "matcher-app"
 CASES = ae.EvalSet.of("one", [ae.EvalCase.of("c", "The cat sat", expect="the cat sat")])
@@ -264,10 +263,6 @@ def judge_class() -> Any:
     return judge
 
 
-def verdict(score: int) -> str:
-    return json.dumps({"rubricScores": [{"id": "r", "score": score, "reason": ""}]})
-
-
 @pytest.mark.parametrize(
     ("first", "second"),
     [
@@ -293,16 +288,6 @@ async def test_what_a_judge_records_as_it_answers_keeps_its_hash() -> None:
 
     assert len(judge.requests) == 1
     assert settings_hash(judge) == before
-
-
-def judged() -> ae.EvalMetric:
-    rubric = Rubric(id="r", content=RubricContent(text="upper case"))
-    return ae.EvalMetric(
-        metric_name="judged",
-        evaluator_name="llm_rubric_response",
-        threshold=0.5,
-        criterion=Criterion(llm_judge=LLMCriterion(rubrics=[rubric])),
-    )
 
 
 def test_another_judge_setting_in_a_list_scores_again(tmp_path: Path) -> None:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 import agenteval as ae
-from agenteval.evalset.models import Invocation, RubricContent
-from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import EvaluatorRegistry
-from agenteval.metric.criterion import Criterion, LLMCriterion, Rubric
-from agenteval.testing import ScriptedChatModel
+from tests.cache._metrics import judged, scoring, scripted_judge
 
 APP = "resume-definitions-app"
 N = 4
@@ -35,32 +31,6 @@ class Interrupting:
         if self.calls == STOP_AT:
             raise KeyboardInterrupt
         return message.upper()
-
-
-def judged() -> ae.EvalMetric:
-    rubric = Rubric(id="r", content=RubricContent(text="upper case"))
-    return ae.EvalMetric(
-        metric_name="judged",
-        evaluator_name="llm_rubric_response",
-        threshold=0.5,
-        criterion=Criterion(llm_judge=LLMCriterion(rubrics=[rubric])),
-    )
-
-
-def judge(score: int) -> ScriptedChatModel:
-    return ScriptedChatModel([json.dumps({"rubricScores": [{"id": "r", "score": score, "reason": ""}]})], cycle=True)
-
-
-def scoring(value: float) -> Callable[..., EvaluateResult]:
-    def score(actuals: Sequence[Invocation], expecteds: Sequence[Invocation], metric: ae.EvalMetric) -> EvaluateResult:
-        status = ae.EvalStatus.PASSED if value else ae.EvalStatus.FAILED
-        return EvaluateResult(
-            overall_score=value,
-            overall_status=status,
-            per_invocation_results=[PerInvocationResult(score=value, status=status) for _ in actuals],
-        )
-
-    return score
 
 
 def registered(value: float) -> EvaluatorRegistry:
@@ -101,9 +71,9 @@ def reused_scores(report: ae.EvaluationReport) -> list[str]:
 
 def test_resuming_with_another_judge_scores_every_case_with_the_new_one() -> None:
     results = ae.InMemoryEvalResultManager()
-    partial = interrupted(judged(), results, judge=judge(1))
+    partial = interrupted(judged(), results, judge=scripted_judge(1))
     assert set(scores(partial).values()) == {1.0}
-    new_judge = judge(0)
+    new_judge = scripted_judge(0)
 
     report = evaluator(str.upper, results, judge=new_judge).evaluate(WORDS, metrics=[judged()], resume=partial)
 
@@ -124,8 +94,8 @@ def test_resuming_with_a_re_registered_metric_function_scores_every_case_with_th
 
 def test_resuming_with_the_same_judge_takes_the_finished_scores() -> None:
     results = ae.InMemoryEvalResultManager()
-    partial = interrupted(judged(), results, judge=judge(1))
-    same_judge = judge(1)
+    partial = interrupted(judged(), results, judge=scripted_judge(1))
+    same_judge = scripted_judge(1)
 
     report = evaluator(str.upper, results, judge=same_judge).evaluate(WORDS, metrics=[judged()], resume=partial)
 
@@ -136,11 +106,13 @@ def test_resuming_with_the_same_judge_takes_the_finished_scores() -> None:
 
 def test_a_report_that_records_no_definitions_resumes_on_the_metrics_configuration_and_says_so() -> None:
     results = ae.InMemoryEvalResultManager()
-    partial = interrupted(judged(), results, judge=judge(1))
+    partial = interrupted(judged(), results, judge=scripted_judge(1))
     assert partial.provenance is not None
     older = dataclasses.replace(partial, provenance=partial.provenance.model_copy(update={"metric_definitions": {}}))
 
     with pytest.warns(ae.errors.ResumeWarning, match="judge= and the evaluators' code are not compared"):
-        report = evaluator(str.upper, results, judge=judge(1)).evaluate(WORDS, metrics=[judged()], resume=older)
+        report = evaluator(str.upper, results, judge=scripted_judge(1)).evaluate(
+            WORDS, metrics=[judged()], resume=older
+        )
 
     assert reused_scores(report) == [f"c{index}" for index in range(FINISHED)]

@@ -7,7 +7,6 @@ judge never scores the deterministic metrics again, with the cache and with ``re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,12 @@ import pytest
 
 import agenteval as ae
 from agenteval._evaluation_reuse import metric_definitions
-from agenteval.evalset.models import RubricContent
 from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
-from agenteval.metric.criterion import Criterion, FinalResponseCriterion, LLMCriterion, Rubric
+from agenteval.metric.criterion import Criterion, FinalResponseCriterion
 from agenteval.metric.registry import MetricRegistry
 from agenteval.service.options import ServiceOptions
 from agenteval.testing import ScriptedChatModel
+from tests.cache._metrics import judged, scripted_judge
 
 APP = "score-key-scope-app"
 CASES = ae.EvalSet.of(
@@ -52,20 +51,6 @@ class Loose:
         return text(actual) == text(expected)
 
 
-def judge(reason: str = "") -> ScriptedChatModel:
-    return ScriptedChatModel([json.dumps({"rubricScores": [{"id": "r", "score": 1, "reason": reason}]})], cycle=True)
-
-
-def judged() -> ae.EvalMetric:
-    rubric = Rubric(id="r", content=RubricContent(text="the answer is about a cat"))
-    return ae.EvalMetric(
-        metric_name="judged",
-        evaluator_name="llm_rubric_response",
-        threshold=0.5,
-        criterion=Criterion(llm_judge=LLMCriterion(rubrics=[rubric])),
-    )
-
-
 def compared() -> ae.EvalMetric:
     return ae.EvalMetric(
         metric_name="compared",
@@ -75,7 +60,11 @@ def compared() -> ae.EvalMetric:
     )
 
 
-METRICS = [judged(), ae.EvalMetric.rouge("rouge1", f1=0.9, tokenizer_name="words", name="rouge"), compared()]
+METRICS = [
+    judged("the answer is about a cat"),
+    ae.EvalMetric.rouge("rouge1", f1=0.9, tokenizer_name="words", name="rouge"),
+    compared(),
+]
 
 
 def registry(*, lower: bool = True, ignore_case: bool = True) -> MetricRegistry:
@@ -100,35 +89,35 @@ def scored_again(report: ae.EvaluationReport) -> set[str]:
 
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
-    first = evaluate(tmp_path, judge())
+    first = evaluate(tmp_path, scripted_judge())
     assert sorted(first.metrics["metric_name"]) == sorted(2 * ["judged", "rouge", "compared"])
     assert set(first.metrics["status"]) == {ae.EvalStatus.PASSED}
     return tmp_path
 
 
 def test_nothing_changed_scores_nothing_again(cache: Path) -> None:
-    scripted = judge()
+    scripted = scripted_judge()
 
     assert scored_again(evaluate(cache, scripted)) == set()
     assert scripted.requests == []
 
 
 def test_another_tokenizer_setting_scores_only_the_rouge_metric_again(cache: Path) -> None:
-    scripted = judge()
+    scripted = scripted_judge()
 
     assert scored_again(evaluate(cache, scripted, lower=False)) == {"rouge"}
     assert scripted.requests == []
 
 
 def test_another_named_compare_setting_scores_only_the_metric_that_names_it_again(cache: Path) -> None:
-    scripted = judge()
+    scripted = scripted_judge()
 
     assert scored_again(evaluate(cache, scripted, ignore_case=False)) == {"compared"}
     assert scripted.requests == []
 
 
 def test_another_judge_scores_only_the_judged_metric_again(cache: Path) -> None:
-    scripted = judge(reason="another script")
+    scripted = scripted_judge(reason="another script")
 
     assert scored_again(evaluate(cache, scripted)) == {"judged"}
     assert len(scripted.requests) == len(CASES.eval_cases)
@@ -140,7 +129,7 @@ def test_another_judge_sample_count_scores_only_the_judged_metric_again(cache: P
         lambda message: message,
         cache=cache,
         progress=False,
-        judge=judge(),
+        judge=scripted_judge(),
         judge_num_samples=3,
         metric_registry=registry(),
     )
@@ -152,7 +141,7 @@ def test_a_registry_entry_no_metric_names_scores_nothing_again(cache: Path) -> N
     extended = registry()
     extended.register_text_compare("unused", lambda actual, expected: actual == expected)
     evaluator = ae.Evaluator(
-        APP, lambda message: message, cache=cache, progress=False, judge=judge(), metric_registry=extended
+        APP, lambda message: message, cache=cache, progress=False, judge=scripted_judge(), metric_registry=extended
     )
 
     assert scored_again(evaluator.evaluate(CASES, metrics=METRICS)) == set()
@@ -175,7 +164,7 @@ def test_an_evaluator_of_the_users_counts_every_setting(user_evaluator: Any) -> 
         settings = ServiceOptions(registry=evaluators, **options)
         return metric_definitions(settings, [mine])["mine"]
 
-    assert definition(judge=judge()) != definition(judge=judge("another script"))
+    assert definition(judge=scripted_judge()) != definition(judge=scripted_judge(reason="another script"))
     assert definition(metric_registry=registry()) != definition(metric_registry=registry(lower=False))
 
 
@@ -198,14 +187,14 @@ def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
         ({}, set()),
         ({"settings": {"lower": False}}, {"rouge"}),
         ({"settings": {"ignore_case": False}}, {"compared"}),
-        ({"judge": judge("another script")}, {"judged"}),
+        ({"judge": scripted_judge(reason="another script")}, {"judged"}),
     ],
     ids=["unchanged", "tokenizer", "named compare", "judge"],
 )
 def test_resume_compares_the_same_per_metric_definitions(options: dict[str, Any], expected: set[str]) -> None:
-    before = definitions(judge=judge())
+    before = definitions(judge=scripted_judge())
 
-    assert changed(before, definitions(**{"judge": judge(), **options})) == expected
+    assert changed(before, definitions(**{"judge": scripted_judge(), **options})) == expected
 
 
 def test_resume_takes_the_scores_a_changed_tokenizer_does_not_touch(tmp_path: Path) -> None:
@@ -221,8 +210,8 @@ def test_resume_takes_the_scores_a_changed_tokenizer_does_not_touch(tmp_path: Pa
             metric_registry=registry(**settings),
         )
 
-    first = evaluator(judge()).evaluate(CASES, metrics=METRICS)
-    scripted = judge()
+    first = evaluator(scripted_judge()).evaluate(CASES, metrics=METRICS)
+    scripted = scripted_judge()
 
     resumed = evaluator(scripted, lower=False).evaluate(CASES, metrics=METRICS, resume=first)
 
