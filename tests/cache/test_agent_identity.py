@@ -11,7 +11,6 @@ import enum
 import functools
 import json
 import sys
-import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ import agenteval as ae
 from agenteval.cache import code_hash, describe_agent
 from agenteval.cache import identity as identity_module
 from agenteval.errors import CacheIdentityWarning
+from tests.cache._user_code import define
 
 APP = "identity-app"
 
@@ -32,17 +32,6 @@ APP = "identity-app"
 def _nothing_warned_yet(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each place is warned about once per process: every test starts as a new process would."""
     monkeypatch.setattr(identity_module, "_warned", set())
-
-
-def define(source: str, *, module: str = "user_agents") -> Any:
-    """``source`` run as a module of that name, as a notebook cell or a script is (never imported)."""
-    namespace = types.ModuleType(module)
-    sys.modules[module] = namespace  # dataclasses look their module up
-    try:
-        exec(compile(textwrap.dedent(source), f"<{module}>", "exec"), namespace.__dict__)
-    finally:
-        del sys.modules[module]
-    return namespace
 
 
 @pytest.fixture

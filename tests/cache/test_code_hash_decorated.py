@@ -7,17 +7,18 @@ so that the cache runs the agent again rather than serve the answer of the old h
 
 from __future__ import annotations
 
-import sys
+import functools
 import textwrap
-import types
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import agenteval as ae
 from agenteval.cache import code_hash, describe_agent
 from agenteval.cache import identity as identity_module
+from tests.cache._user_code import define as define_module
+
+define = functools.partial(define_module, module="decorated_agents")
 
 APP = "decorated-app"
 ONE = ae.EvalSet.of("one", [ae.EvalCase.of("c", "question", expect="QUESTION")])
@@ -26,17 +27,6 @@ ONE = ae.EvalSet.of("one", [ae.EvalCase.of("c", "question", expect="QUESTION")])
 @pytest.fixture(autouse=True)
 def _nothing_warned_yet(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(identity_module, "_warned", set())
-
-
-def define(source: str, *, module: str = "decorated_agents") -> Any:
-    """``source`` run as a module of that name, as a notebook cell or a script is (never imported)."""
-    namespace = types.ModuleType(module)
-    sys.modules[module] = namespace  # dataclasses look their module up
-    try:
-        exec(compile(textwrap.dedent(source), f"<{module}>", "exec"), namespace.__dict__)
-    finally:
-        del sys.modules[module]
-    return namespace
 
 
 def assert_edit_changes_the_hash(source: str, old: str, new: str, name: str = "agent") -> None:

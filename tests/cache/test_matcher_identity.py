@@ -7,9 +7,7 @@ that what a matcher records as it runs does not count.
 
 from __future__ import annotations
 
-import sys
-import textwrap
-import types
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,20 +20,12 @@ from agenteval.llm import ChatRequest
 from agenteval.metric.criterion import TextCriterion
 from agenteval.metric.registry import MetricRegistry
 from tests.cache._metrics import judged, verdict
+from tests.cache._user_code import define as define_module
+
+define = functools.partial(define_module, module="user_matchers")
 
 APP = "matcher-app"
 CASES = ae.EvalSet.of("one", [ae.EvalCase.of("c", "The cat sat", expect="the cat sat")])
-
-
-def define(source: str, *, module: str = "user_matchers") -> Any:
-    """``source`` run as a module of that name, as a notebook cell or a script is (never imported)."""
-    namespace = types.ModuleType(module)
-    sys.modules[module] = namespace  # dataclasses and NamedTuples look their module up
-    try:
-        exec(compile(textwrap.dedent(source), f"<{module}>", "exec"), namespace.__dict__)
-    finally:
-        del sys.modules[module]
-    return namespace
 
 
 def registry_hash(register: Callable[[MetricRegistry], None]) -> str:
