@@ -78,12 +78,14 @@ def work_reuse(
     identity: AgentIdentity,
     hashes: Mapping[str, str],
     metrics: Sequence[EvalMetric],
+    definitions: Mapping[str, str],
 ) -> WorkReuse:
     """What the service consults for finished work of this evaluation (cases as evaluated, session inputs filled).
 
     ``agent`` is what answers the cases (:func:`agenteval.runner.function.plain_agent`) and ``identity`` its
     :func:`~agenteval.cache.identity.describe_agent`, made once per evaluation; ``hashes`` the
-    :func:`~agenteval.evalset.identity.case_hashes` of the eval set's cases (as evaluated, session inputs filled).
+    :func:`~agenteval.evalset.identity.case_hashes` of the eval set's cases (as evaluated, session inputs filled);
+    ``definitions`` the :func:`metric_definitions` the provenance holds, so the metrics are not hashed twice.
     """
     evaluators = _evaluators(options, metrics)
     if cache is not None:
@@ -97,7 +99,7 @@ def work_reuse(
         answering=agent,
         identity=identity,
     )
-    reuse.remember_metrics(metrics)
+    reuse.remember_metrics(metrics, definitions)
     return reuse
 
 

@@ -516,7 +516,7 @@ class Evaluator:
             return None, None
         wanted = {case.eval_id for case in selected}
         evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
-        reuse = work_reuse(cache, options, agent, identity, hashes, metrics)
+        reuse = work_reuse(cache, options, agent, identity, hashes, metrics, provenance.metric_definitions)
         if resumed is not None:
             resumed.take(reuse, eval_set, provenance.eval_set_hash)
         reuse.prefetch(range(1, options.num_runs + 1), evaluated)

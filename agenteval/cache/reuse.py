@@ -372,10 +372,18 @@ class WorkReuse:
         known = self._definitions.get(name)
         return known[0] if known is not None else None
 
-    def remember_metrics(self, metrics: Sequence[EvalMetric]) -> None:
-        """Work out each metric's definition hash once (before :meth:`resuming` and scoring)."""
+    def remember_metrics(self, metrics: Sequence[EvalMetric], known: Mapping[str, str]) -> None:
+        """Work out each metric's definition hash once (before :meth:`resuming` and scoring).
+
+        Args:
+            metrics: The metrics of the evaluation.
+            known: Definition hashes already worked out (:func:`metric_definition_hash`), by metric name.
+        """
         for metric in metrics:
-            self._definition(metric)
+            if metric.metric_name in known:
+                self._definitions[metric.metric_name] = (metric, known[metric.metric_name])
+            else:
+                self._definition(metric)
 
     def _definition(self, metric: EvalMetric) -> str | None:
         known = self._definitions.get(metric.metric_name)
