@@ -27,6 +27,19 @@ class Cluster:
     """The state API's address (``ray.util.state`` reads the cluster's state through the dashboard)."""
 
 
+def _ray_environment(temp: str) -> dict[str, str]:
+    """The environment of the ``ray`` commands and of the processes they start."""
+    return {
+        **os.environ,
+        # Ray reads and writes ~/.ray (an auth token there turns on token authentication): never the real home.
+        "HOME": temp,
+        "RAY_TMPDIR": temp,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        # The workers import the test agents by name.
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    }
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -46,15 +59,7 @@ def local_cluster() -> Iterator[Cluster]:
     temp = tempfile.mkdtemp(prefix="aeray", dir="/tmp")
     ray_bin = str(Path(sys.executable).with_name("ray"))
     port, dashboard_port = _free_port(), _free_port()
-    env = {
-        **os.environ,
-        # Ray reads and writes ~/.ray (an auth token there turns on token authentication): never the real home.
-        "HOME": temp,
-        "RAY_TMPDIR": temp,
-        "RAY_USAGE_STATS_ENABLED": "0",
-        # The workers import the test agents by name.
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-    }
+    env = _ray_environment(temp)
     head = [
         ray_bin, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
         f"--temp-dir={temp}", "--disable-usage-stats",
@@ -116,13 +121,7 @@ def driver_cluster() -> Iterator[DriverCluster]:
     temp = tempfile.mkdtemp(prefix="aeray", dir="/tmp")
     ray_bin = str(Path(sys.executable).with_name("ray"))
     port, client_port = _free_port(), _free_port()
-    env = {
-        **os.environ,
-        "HOME": temp,
-        "RAY_TMPDIR": temp,
-        "RAY_USAGE_STATS_ENABLED": "0",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-    }
+    env = _ray_environment(temp)
     head = [
         ray_bin, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
         f"--temp-dir={temp}", "--disable-usage-stats", "--include-dashboard=false",
