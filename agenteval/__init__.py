@@ -14,9 +14,14 @@ and test doubles in ``agenteval.testing``.
 """
 
 from agenteval import criteria
+from agenteval._util import moved_modules
+from agenteval._util.moved_modules import import_moved, new_home
 from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator
+from agenteval.analysis.compare import Comparison, compare
+from agenteval.analysis.pairwise import pairwise
+from agenteval.analysis.passk import pass_at_k, pass_hat_k
+from agenteval.analysis.report import EvaluationReport
 from agenteval.cache import Cache
-from agenteval.compare import Comparison, compare
 from agenteval.context import EvalContext, current_context
 from agenteval.criteria import Criterion
 from agenteval.errors import (
@@ -52,15 +57,12 @@ from agenteval.evalset import (
     SessionInput,
     Tool,
 )
-from agenteval.evaluation import Evaluator
+from agenteval.evaluation.evaluator import Evaluator
 from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
 from agenteval.metric import EvalMetric, InMemoryMetricManager, LocalMetricManager, MySQLMetricManager
-from agenteval.pairwise import pairwise
-from agenteval.passk import pass_at_k, pass_hat_k
-from agenteval.ray_executor import RayExecutor
-from agenteval.report import EvaluationReport
 from agenteval.runner import Runner, Turn, TurnRequest, TurnResult
 from agenteval.service import Callbacks
+from agenteval.service.ray_executor import RayExecutor
 from agenteval.status import EvalStatus
 
 __version__ = package_version()
@@ -134,6 +136,13 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> object:
+    # ``agenteval.plotting`` and the other modules that moved still resolve, with a warning naming their new home.
+    if new_home(f"agenteval.{name}") is None:
+        raise AttributeError(f"module 'agenteval' has no attribute {name!r}")
+    return import_moved(f"agenteval.{name}")
+
+
 def _register_presenter() -> None:
     # The composition root: results are drawn by the notebook views, which depend on them.
     from agenteval._presentation import register_presenter
@@ -142,4 +151,5 @@ def _register_presenter() -> None:
     register_presenter(NotebookPresenter())
 
 
+moved_modules.install()
 _register_presenter()

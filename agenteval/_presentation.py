@@ -1,7 +1,7 @@
 """The one seam between results and how they are shown.
 
 Reports and comparisons offer ``_repr_html_``, ``show_case``, ``plot`` and ``to_html``, but the code
-that draws them (``agenteval.notebook``, ``agenteval.plotting``) depends on the results, never the
+that draws them (``agenteval.notebook``, ``agenteval.notebook.plotting``) depends on the results, never the
 reverse: it registers a :class:`Presenter` here when ``agenteval`` is imported, and the results ask
 for it when they are shown.
 """

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from agenteval._code_location import raised_at
-from agenteval._names import qualified_name
+from agenteval._util.callable_names import qualified_name
+from agenteval._util.code_location import raised_at
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.inference import InferenceResult

@@ -51,7 +51,7 @@ from agenteval import (
     Tool,
     Turn,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.metric.criterion import (
     Criterion,
     FinalResponseCriterion,

@@ -47,7 +47,7 @@ from agenteval import (
     SessionInput,
     Tool,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.evalresult import EvalMetricResultPerInvocation, EvalResultManager
 from agenteval.evalset import EvalSetManager
 

@@ -27,7 +27,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script from a source tree: make ``agenteval`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agenteval.evaluators.criteria import porter, rouge
+from agenteval.evaluators.matching import porter, rouge
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum")
 TARGET_SPEED_UP = 2.0

@@ -31,7 +31,7 @@ from typing import Any
 import pandas  # noqa: F401  # imported here so that no timing includes its import
 
 import agenteval as ae
-from agenteval._what_if import WhatIf
+from agenteval.analysis._what_if import WhatIf
 from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
 from agenteval.evaluators.base import status_for
 from agenteval.notebook._explorer import WhatIfExplorer

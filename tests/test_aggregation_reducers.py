@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
-from agenteval._names import qualified_name
+from agenteval._util.callable_names import qualified_name
+from agenteval._util.sync_bridge import run_sync
 from agenteval.aggregation import (
     AggregationInput,
     AggregationResult,

@@ -105,4 +105,4 @@ def test_the_graph_sees_imports_inside_functions() -> None:
 
     # agenteval/__init__ registers the notebook presenter from inside a function.
     assert "agenteval.notebook._presenter" in graph["agenteval"]
-    assert "agenteval._presentation" in graph["agenteval.report"]
+    assert "agenteval._presentation" in graph["agenteval.analysis.report"]

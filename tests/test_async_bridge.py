@@ -1,4 +1,4 @@
-"""Tests for :func:`agenteval._async.run_sync`, the one sync-over-async bridge.
+"""Tests for :func:`agenteval._util.sync_bridge.run_sync`, the one sync-over-async bridge.
 
 Everything that runs inside an already running loop happens in a subprocess: patching a loop
 with ``nest_asyncio2`` changes asyncio process-wide and must not leak into the other tests.
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agenteval import NotFoundError
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +118,7 @@ def test_importing_agenteval_patches_nothing(tmp_path: Path) -> None:
             import asyncio, json
             original_run = asyncio.run
             import agenteval
-            from agenteval._async import run_sync
+            from agenteval._util.sync_bridge import run_sync
 
             async def work():
                 return 7
@@ -146,7 +146,7 @@ def test_runs_on_the_running_loop_when_called_inside_one(tmp_path: Path) -> None
         run_python(
             """
             import asyncio, json
-            from agenteval._async import run_sync
+            from agenteval._util.sync_bridge import run_sync
 
             async def inner(loop, ready):
                 # Objects bound to the outer loop keep working inside the nested run.
@@ -185,7 +185,7 @@ def test_ctrl_c_inside_a_running_loop_cancels_the_coroutine_and_reraises(tmp_pat
         run_python(
             """
             import asyncio, json, signal
-            from agenteval._async import run_sync
+            from agenteval._util.sync_bridge import run_sync
 
             events = []
 
@@ -223,7 +223,7 @@ def test_ctrl_c_outside_a_loop_cancels_the_coroutine_and_reraises(tmp_path: Path
         run_python(
             """
             import asyncio, json, signal
-            from agenteval._async import run_sync
+            from agenteval._util.sync_bridge import run_sync
 
             events = []
 

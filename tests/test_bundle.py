@@ -11,9 +11,9 @@ import openai
 import pytest
 
 import agenteval as ae
-from agenteval.bundle import read_bundle
+from agenteval.analysis.bundle import read_bundle
 from agenteval.errors import ConfigError
-from agenteval.replay import replay_bundle
+from agenteval.evaluation.replay import replay_bundle
 from tests.llm._chat_server import ChatServer, Reply
 
 APP = "bundle-app"
@@ -208,7 +208,7 @@ def test_a_bundle_is_readable_by_others_and_rebundling_without_the_cassettes_say
         loaded.reaggregate(ae.AllPassAggregator()).bundle(tmp_path / "second.zip")
     assert not any(name.startswith("cassettes/") for name in zipfile.ZipFile(tmp_path / "second.zip").namelist())
     extracted = ae.EvaluationReport.load(path)
-    from agenteval.bundle import extract_cassettes
+    from agenteval.analysis.bundle import extract_cassettes
 
     again = extracted.bundle(tmp_path / "third.zip", cassettes=extract_cassettes(path, tmp_path / "unpacked"))
     assert replay_bundle(again).matches

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agenteval import EvalCase, EvalMetric, LocalEvalSetManager, LocalMetricManager
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.cli import main
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agenteval._code_location import code_location, notebook_cell
+from agenteval._util.code_location import code_location, notebook_cell
 
 
 def test_a_file_is_named_by_its_base_name_or_as_the_caller_shows_it() -> None:

@@ -18,15 +18,15 @@ import pytest
 from scipy.stats import binomtest
 
 import agenteval as ae
-from agenteval.compare import SIGNIFICANCE_COLUMNS, UNPAIRED_COLUMNS
-from agenteval.errors import ConfigError
-from agenteval.statistics import (
+from agenteval.analysis.compare import SIGNIFICANCE_COLUMNS, UNPAIRED_COLUMNS
+from agenteval.analysis.statistics import (
     PASS_RATE_ROW,
     RUN_PASS_RATE_ROW,
     SUMMARY_COLUMNS,
     min_detectable_difference,
     paired_scores,
 )
+from agenteval.errors import ConfigError
 from agenteval.status import EvalStatus
 from tests.notebook.test_display import visible_text
 from tests.notebook.test_html_export import Tags
@@ -432,7 +432,7 @@ def test_a_thousand_cases_and_three_metrics_compare_well_under_a_second() -> Non
 
 
 def test_a_p_value_equal_to_the_level_is_not_significant() -> None:
-    from agenteval.compare import _alpha, _significant
+    from agenteval.analysis.compare import _alpha, _significant
 
     assert _alpha(0.95) == 0.05 and _alpha(0.99) == 0.01
     assert _significant(0.05, _alpha(0.95)) is False

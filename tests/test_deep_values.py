@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
-from agenteval._json import MAX_DEPTH
+from agenteval._util.sync_bridge import run_sync
+from agenteval._util.trpc_json import MAX_DEPTH
 from agenteval.errors import ConfigError
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.manager import EvalResultManager

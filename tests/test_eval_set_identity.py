@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.cli import main
 from agenteval.evalset.identity import case_hash, changed_cases, eval_set_hash
 

@@ -46,7 +46,7 @@ from agenteval import (
     SessionInput,
     default_registry,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import CallbackError, StorageError
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult

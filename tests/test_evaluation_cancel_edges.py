@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = "edges-app"

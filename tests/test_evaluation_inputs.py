@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.evalresult.provenance import Provenance
 from agenteval.examples.math import calculator_agent
 from tests.test_evaluation import APP, SET, RecordingResultManager, echo, fill, final_response, make_case, turn

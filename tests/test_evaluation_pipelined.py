@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
-from agenteval._evaluation_support import RunOutcome, in_runs
+from agenteval._util.sync_bridge import run_sync
+from agenteval.cache.cassettes import Cassettes
 from agenteval.cache.reuse import WorkReuse
-from agenteval.cassettes import Cassettes
 from agenteval.evaluation import EvaluationOptions
+from agenteval.evaluation._support import RunOutcome, in_runs
 from agenteval.notebook.progress import TextProgress
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeInferenceCaseArgs
 from agenteval.service.local import CaseLimits, LocalService

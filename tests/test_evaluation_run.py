@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import agenteval as ae
-from agenteval.evaluation_run import EvaluationRun
+from agenteval.evaluation.run import EvaluationRun
 
 APP = "background-app"
 METRICS = [ae.EvalMetric.final_response()]

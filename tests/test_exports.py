@@ -134,7 +134,7 @@ def test_version_is_a_string() -> None:
 
 
 def test_there_are_public_modules() -> None:
-    for name in ("agenteval.evaluation", "agenteval.report", "agenteval.cli", "agenteval.runner.function"):
+    for name in ("agenteval.evaluation", "agenteval.analysis.report", "agenteval.cli", "agenteval.runner.function"):
         assert name in PUBLIC_MODULES
     assert "agenteval.__main__" not in PUBLIC_MODULES
 

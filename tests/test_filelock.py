@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval._filelock import LOCK_DIR, LOCK_FILE, directory_lock, lock_file
+from agenteval._util.file_lock import LOCK_DIR, LOCK_FILE, directory_lock, lock_file
 from agenteval.errors import ConfigError, StorageError
 
 SPAWN = multiprocessing.get_context("spawn")

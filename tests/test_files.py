@@ -1,4 +1,4 @@
-"""File helpers (``agenteval._files``): strict loading, confinement to a base directory, atomic writes."""
+"""File helpers (``agenteval._util.files``): strict loading, confinement to a base directory, atomic writes."""
 
 from __future__ import annotations
 
@@ -16,8 +16,15 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from agenteval._async import run_sync
-from agenteval._files import _temp_file_prefix, dump_models, ensure_inside, load_json_file, parse_json, write_atomic
+from agenteval._util.files import (
+    _temp_file_prefix,
+    dump_models,
+    ensure_inside,
+    load_json_file,
+    parse_json,
+    write_atomic,
+)
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalSetResult
@@ -368,7 +375,7 @@ _WRITER = """
 import sys
 from pathlib import Path
 
-from agenteval._files import write_atomic
+from agenteval._util.files import write_atomic
 
 text = "x" * 8_000_000
 while True:

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 
-import agenteval._gc as tuning
-from agenteval._gc import fewer_collections, no_collections
+import agenteval._util.gc_tuning as tuning
+from agenteval._util.gc_tuning import fewer_collections, no_collections
 
 
 @pytest.fixture(autouse=True)

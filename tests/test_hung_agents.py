@@ -28,9 +28,9 @@ from agenteval import (
     Evaluator,
     LocalEvalSetManager,
     LocalMetricManager,
-    _loop_watchdog,
 )
-from agenteval._async import run_sync
+from agenteval._util import loop_watchdog as _loop_watchdog
+from agenteval._util.sync_bridge import run_sync
 from agenteval.context import EvalContext
 from agenteval.service.callbacks import AfterEvaluateSetArgs
 

@@ -9,7 +9,7 @@ import pytest
 
 from agenteval.cache.keys import settings_hash
 from agenteval.errors import MissingDependencyError
-from agenteval.evaluators.criteria.rouge import Tokenizer, match_rouge, score_rouge
+from agenteval.evaluators.matching.rouge import Tokenizer, match_rouge, score_rouge
 from agenteval.metric.criterion import RougeCriterion
 from agenteval.tokenizers import JiebaTokenizer
 

@@ -1,4 +1,4 @@
-"""The reference framework's JSON conventions (``agenteval._json``): omitempty, unknown keys, numbers, strictness."""
+"""The reference framework's JSON conventions (``_util.trpc_json``): omitempty, unknown keys, numbers, strictness."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pydantic import Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 import agenteval
-from agenteval._files import parse_json
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, unknown_fields
+from agenteval._util.files import parse_json
+from agenteval._util.trpc_json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, unknown_fields
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message, Role

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
-from agenteval._validate import FILE_NAME_LIMIT
+from agenteval._util.name_checks import FILE_NAME_LIMIT
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.memory import InMemoryEvalResultManager

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError
 from agenteval.evalset import EvalCaseRubric
 from agenteval.evalset.memory import InMemoryEvalSetManager

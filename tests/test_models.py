@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from agenteval._files import dump_models, parse_json
-from agenteval._json import WireModel
+from agenteval._util.files import dump_models, parse_json
+from agenteval._util.trpc_json import WireModel
 from agenteval.errors import ConfigError, UnknownFieldWarning
 from agenteval.evalresult.models import (
     EvalCaseResult,

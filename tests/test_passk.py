@@ -10,11 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from agenteval.errors import ConfigError
-from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
-from agenteval.evalresult.summarize import summarize_multi_run
-from agenteval.evalresult.summary import EvalSetResultSummary, EvalStatusCounts
-from agenteval.passk import (
+from agenteval.analysis.passk import (
     CaseRuns,
     mean_pass_at_k,
     mean_pass_hat_k,
@@ -24,6 +20,10 @@ from agenteval.passk import (
     pass_hat_k,
     pass_hat_k_unbiased,
 )
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.summarize import summarize_multi_run
+from agenteval.evalresult.summary import EvalSetResultSummary, EvalStatusCounts
 from agenteval.status import EvalStatus
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 import agenteval as ae
-from agenteval._headline import pass_k_estimates, pass_k_text
+from agenteval.analysis._headline import pass_k_estimates, pass_k_text
 from agenteval.errors import ConfigError
 
 

@@ -29,7 +29,6 @@ from agenteval import (
     Message,
     SessionInput,
     Turn,
-    plotting,
 )
 from agenteval.errors import MissingDependencyError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
@@ -37,7 +36,8 @@ from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_
 from agenteval.examples.math.agent import calculator
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion
 from agenteval.metric.models import EvalMetric
-from agenteval.plotting import (
+from agenteval.notebook import plotting
+from agenteval.notebook.plotting import (
     FAILED_COLOR,
     PASSED_COLOR,
     plot_comparison,

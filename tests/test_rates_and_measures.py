@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 import agenteval as ae
-from agenteval.statistics import (
+from agenteval.analysis.statistics import (
     PASS_RATE_LABEL,
     PASS_RATE_ROW,
     RUN_PASS_RATE_LABEL,
@@ -122,7 +122,7 @@ def test_a_measure_that_is_the_score_itself_gets_no_row() -> None:
 
 
 def test_intervals_of_rates_and_rouge_measures_stay_within_0_and_1() -> None:
-    from agenteval.statistics import summary_rows
+    from agenteval.analysis.statistics import summary_rows
 
     rows = summary_rows(
         [True, False, True],

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.aggregation import AggregationInput, AggregationResult
 from agenteval.examples.math import APP_NAME, DATA_DIR, EVAL_SET_ID, calculator_agent
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
@@ -91,7 +91,7 @@ def test_rescore_never_calls_the_agent_and_equals_scoring_the_same_turns(
     ]
     service = LocalService(agent, eval_set_manager=ae.LocalEvalSetManager(DATA_DIR))
     for run_id, inferences in enumerate(report.inference_results, start=1):
-        direct = ae._async.run_sync(
+        direct = run_sync(
             service.evaluate(
                 EvaluateRequest(
                     app_name=APP_NAME,

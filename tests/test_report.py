@@ -34,7 +34,14 @@ from agenteval import (
     Turn,
     default_registry,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
+from agenteval.analysis.report import (
+    CASE_COLUMNS,
+    CASE_SUMMARY_COLUMNS,
+    INVOCATION_COLUMNS,
+    METRIC_COLUMNS,
+    CaseSummary,
+)
 from agenteval.metric.criterion import (
     Criterion,
     FinalResponseCriterion,
@@ -43,7 +50,6 @@ from agenteval.metric.criterion import (
     ToolTrajectoryCriterion,
     ToolTrajectoryStrategy,
 )
-from agenteval.report import CASE_COLUMNS, CASE_SUMMARY_COLUMNS, INVOCATION_COLUMNS, METRIC_COLUMNS, CaseSummary
 
 # Many tests here run cases without metrics on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::agenteval.errors.NoMetricsWarning")

@@ -10,7 +10,9 @@ import pytest
 
 import agenteval as ae
 from agenteval.aggregation import AggregationInput, AggregationResult
+from agenteval.analysis.report import TOOL_CALL_COLUMNS, TURN_COLUMNS
 from agenteval.evalset.trace import ExecutionTrace, TraceStep
+from agenteval.evaluation import DEFAULT_PARALLELISM
 
 WEATHER = ae.Tool(name="get_weather", arguments={"city": "Paris"})
 
@@ -44,7 +46,7 @@ def report() -> ae.EvaluationReport:
 def test_turns_has_one_row_per_turn_with_a_score_column_per_metric(report: ae.EvaluationReport) -> None:
     turns = report.turns
 
-    assert list(turns.columns) == [*ae.report.TURN_COLUMNS, "tool_trajectory_avg_score", "final_response_rouge"]
+    assert list(turns.columns) == [*TURN_COLUMNS, "tool_trajectory_avg_score", "final_response_rouge"]
     assert list(turns["turn"]) == [1, 2]
     assert list(turns["tool_trajectory_avg_score"]) == [1.0, 0.0]
     assert list(turns["final_response_rouge"]) == [1.0, 0.0]
@@ -138,7 +140,7 @@ def test_cases_run_concurrently_by_default_within_a_cap() -> None:
     ev = ae.Evaluator("app", slow_agent, progress=False)
 
     assert ev.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()]).overall_status is ae.EvalStatus.PASSED
-    assert peak == ae.evaluation.DEFAULT_PARALLELISM == 16
+    assert peak == DEFAULT_PARALLELISM == 16
     peak = 0
     ev.evaluate(eval_set, metrics=[ae.EvalMetric.final_response()], parallel_inference=False)
     assert peak == 1
@@ -172,7 +174,7 @@ def test_tool_calls_lists_each_call_with_its_id_arguments_and_result() -> None:
     )
 
     calls = report.tool_calls
-    assert list(calls.columns) == list(ae.report.TOOL_CALL_COLUMNS)
+    assert list(calls.columns) == list(TOOL_CALL_COLUMNS)
     assert calls[["turn", "call", "id", "name"]].values.tolist() == [
         [1, 1, "call-1", "get_weather"],
         [1, 2, "call-2", "get_time"],

@@ -1,4 +1,4 @@
-"""What counts as a secret (agenteval._secrets), and the judge options that never write one."""
+"""What counts as a secret (agenteval._util.redaction), and the judge options that never write one."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
-from agenteval._files import dump_models
-from agenteval._secrets import (
+from agenteval._util.files import dump_models
+from agenteval._util.redaction import (
     REDACTED,
     is_credential_name,
     is_env_reference,
@@ -21,6 +20,7 @@ from agenteval._secrets import (
     strip_userinfo,
     without_secrets,
 )
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import UnknownFieldWarning
 from agenteval.metric.criterion import JudgeModelOptions
 

@@ -1,4 +1,4 @@
-"""The paired tests, intervals and power of agenteval.statistics, checked against scipy and known answers."""
+"""The paired tests, intervals and power of agenteval.analysis.statistics, checked against scipy and known answers."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, norm, wilcoxon
 
-from agenteval import statistics
-from agenteval.errors import ConfigError
-from agenteval.statistics import (
+from agenteval.analysis import statistics
+from agenteval.analysis.statistics import (
     PASS_RATE_ROW,
     RUN_PASS_RATE_ROW,
     SUMMARY_COLUMNS,
@@ -26,6 +25,7 @@ from agenteval.statistics import (
     summary_rows,
     wilson_interval,
 )
+from agenteval.errors import ConfigError
 
 
 @pytest.mark.parametrize(("seed", "n"), [(0, 20), (1, 40), (2, 7), (3, 200)])

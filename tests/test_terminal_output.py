@@ -14,7 +14,7 @@ import sys
 import pytest
 
 import agenteval as ae
-from agenteval._terminal import printable
+from agenteval._util.terminal import printable
 from agenteval.context import EvalContext
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.notebook.progress import TextProgress

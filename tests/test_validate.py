@@ -1,10 +1,10 @@
-"""The checks of store arguments (``agenteval._validate``), with the reference framework's messages."""
+"""The checks of store arguments (``agenteval._util.name_checks``), with the reference framework's messages."""
 
 from __future__ import annotations
 
 import pytest
 
-from agenteval._validate import check_file_names, check_names, check_result
+from agenteval._util.name_checks import check_file_names, check_names, check_result
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 from tests.evalresult._data import make_result

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
-from agenteval._what_if import (
+from agenteval._util.sync_bridge import run_sync
+from agenteval.analysis._what_if import (
     AllMetricsPass,
     AtLeastKMetricsPass,
     CaseRule,

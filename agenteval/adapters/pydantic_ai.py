@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic_core import to_json
 
-from agenteval._threads import DaemonThreadPool
+from agenteval._util.threads import DaemonThreadPool
 from agenteval.adapters._identity import framework_version, json_schema, settings
 from agenteval.adapters._turn import AdapterTurn, import_framework
 from agenteval.errors import ConfigError

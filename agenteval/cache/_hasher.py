@@ -54,8 +54,8 @@ from typing import Any, Final
 from pydantic import BaseModel, Secret, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefined
 
-from agenteval._secrets import is_credential_name as _is_credential_name
-from agenteval._secrets import looks_like_secret
+from agenteval._util.redaction import is_credential_name as _is_credential_name
+from agenteval._util.redaction import looks_like_secret
 from agenteval.cache._bytecode import ANY, GLOBAL, LOCAL, MODULE, SUBSCRIPT, CodeFacts, Path, code_facts, under
 
 __all__ = [
@@ -871,8 +871,8 @@ def is_secret(name: object, value: object) -> bool:
     """Whether a value is left out of every hash, as a secret: a rotated key must not change an agent's identity.
 
     A value of pydantic's ``SecretStr``, ``SecretBytes`` or ``Secret``, whatever its name; and a value
-    held under a credential's name (:func:`agenteval._secrets.is_credential_name`: ``api_key``,
-    ``token``, ``password``) that looks like a secret (:func:`agenteval._secrets.looks_like_secret`: a
+    held under a credential's name (:func:`agenteval._util.redaction.is_credential_name`: ``api_key``,
+    ``token``, ``password``) that looks like a secret (:func:`agenteval._util.redaction.looks_like_secret`: a
     known token shape, or a long key-like run; bytes by their hex). Anything else counts, whatever
     its name: ``PROMPT_KEY = "v1"``, ``STOP_TOKEN = "</s>"``, ``sort_key="asc"``, and code under a
     credential's name.

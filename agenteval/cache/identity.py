@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from agenteval._names import qualified_name
+from agenteval._util.callable_names import qualified_name
 from agenteval.cache._hasher import CodeHasher, digest
 from agenteval.errors import CacheIdentityWarning, ConfigError, warn_user
 

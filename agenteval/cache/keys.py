@@ -20,7 +20,7 @@ from typing import Final
 
 from pydantic import BaseModel
 
-from agenteval._secrets import strip_userinfo
+from agenteval._util.redaction import strip_userinfo
 from agenteval.cache._hasher import CodeHasher, digest
 from agenteval.cache.identity import describe_agent
 from agenteval.evalresult.provenance import package_version
@@ -81,8 +81,8 @@ def code_hash(obj: object) -> str:
     tuples, dicts, sets, enum members, dataclasses, pydantic models, bytes, dates, paths and compiled
     patterns by value; an object of the user's class as above. A secret does not count at all (see
     :func:`agenteval.cache._hasher.is_secret`): a pydantic ``SecretStr``, or a value under a
-    credential's name (``api_key=``, ``token``: :func:`agenteval._secrets.is_credential_name`) that
-    looks like a secret (:func:`agenteval._secrets.looks_like_secret`: ``sk-...``, a long key-like
+    credential's name (``api_key=``, ``token``: :func:`agenteval._util.redaction.is_credential_name`) that
+    looks like a secret (:func:`agenteval._util.redaction.looks_like_secret`: ``sk-...``, a long key-like
     run); any other value counts whatever its name (``PROMPT_KEY = "v1"``, ``STOP_TOKEN = "</s>"``).
     A named place's data (a global, an attribute...) counts by its digest, made once from the
     digests of the places inside it, so the hash takes time with the data, not with its depth.

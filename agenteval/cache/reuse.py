@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Final, TypeVar
 
 from pydantic import ConfigDict, ValidationError
 
-from agenteval._json import CamelModel
-from agenteval._terminal import printable
+from agenteval._util.terminal import printable
+from agenteval._util.trpc_json import CamelModel
 from agenteval.cache.keys import definition_score_key, evaluator_version, inference_key, metric_definition
 from agenteval.errors import AgentEvalError, ResumeWarning, warn_user
 from agenteval.evalresult.inference import InferenceResult

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from agenteval.analysis.report import EvaluationReport
 from agenteval.cli._compare import compare_command
 from agenteval.cli._evaluate import demo_command, run_command
 from agenteval.cli._output import say
 from agenteval.cli._parser import INTERRUPTED, build_parser
 from agenteval.cli._replay import replay_command
 from agenteval.errors import AgentEvalError
-from agenteval.report import EvaluationReport
 
 __all__ = ["main"]
 

@@ -9,9 +9,9 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agenteval.analysis.compare import Comparison, compare
+from agenteval.analysis.report import EvaluationReport
 from agenteval.cli._output import json_text, say, table
-from agenteval.compare import Comparison, compare
-from agenteval.report import EvaluationReport
 
 if TYPE_CHECKING:
     import pandas as pd

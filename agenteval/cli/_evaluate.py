@@ -8,17 +8,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
+from agenteval.analysis.report import EvaluationReport
 from agenteval.cli._agent import load_agent
 from agenteval.cli._output import json_text, say
 from agenteval.cli._summary import summary_json, summary_text
 from agenteval.errors import ConfigError
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalset.local import LocalEvalSetManager
-from agenteval.evaluation import Evaluator
+from agenteval.evaluation.evaluator import Evaluator
 from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.manager import MetricManager
-from agenteval.report import EvaluationReport
 from agenteval.runner.function import AgentFunction
 
 __all__ = ["demo_command", "run_command"]

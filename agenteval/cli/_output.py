@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from agenteval._terminal import printable
+from agenteval._util.terminal import printable
 
 __all__ = ["json_text", "one_line", "say", "table"]
 

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from agenteval.evalresult.provenance import package_version
-from agenteval.evaluation import DEFAULT_PARALLELISM
+from agenteval.evaluation.options import DEFAULT_PARALLELISM
 
 __all__ = ["DEFAULT_OUTPUT", "INTERRUPTED", "build_parser"]
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from agenteval.cli._agent import importable_working_directory, load_agent
 from agenteval.cli._output import one_line, say, table
-from agenteval.replay import ReplayOutcome, replay_bundle
+from agenteval.evaluation.replay import ReplayOutcome, replay_bundle
 
 __all__ = ["replay_command"]
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agenteval._headline import pass_k_text
-from agenteval._terminal import printable
+from agenteval._util.terminal import printable
+from agenteval.analysis._headline import pass_k_text
+from agenteval.analysis.passk import parse_case_pass_nc
+from agenteval.analysis.report import CaseSummary, EvaluationReport
 from agenteval.cli._output import one_line, table
-from agenteval.passk import parse_case_pass_nc
-from agenteval.report import CaseSummary, EvaluationReport
 from agenteval.status import EvalStatus
 
 __all__ = ["summary_json", "summary_text"]

@@ -1,6 +1,6 @@
 """What every result store does to a result it saves: fill in what is missing, then write it as JSON once.
 
-A store checks its arguments first (:mod:`agenteval._validate`), then calls :func:`filled_result`
+A store checks its arguments first (:mod:`agenteval._util.name_checks`), then calls :func:`filled_result`
 and :func:`result_json`, and keeps or writes that one text: the text that proved the result can
 be stored is the text stored.
 """
@@ -57,7 +57,7 @@ def filled_result(app_name: str, result: EvalSetResult, *, set_timestamp: bool =
 
     Args:
         app_name: The app the result belongs to.
-        result: The result to save, already checked (:func:`agenteval._validate.check_result`).
+        result: The result to save, already checked (:func:`agenteval._util.name_checks.check_result`).
         set_timestamp: Whether to fill a missing ``creation_timestamp`` (a database may do it).
 
     Returns:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agenteval._json import CamelModel, GoInt
+from agenteval._util.trpc_json import CamelModel, GoInt
 from agenteval.evalset.models import EvalMode, Invocation
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.status import EvalStatus

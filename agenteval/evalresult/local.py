@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from agenteval._files import ensure_inside, parse_json, read_data_file, write_atomic
-from agenteval._validate import check_file_names, check_file_path, check_result
+from agenteval._util.files import ensure_inside, parse_json, read_data_file, write_atomic
+from agenteval._util.name_checks import check_file_names, check_file_path, check_result
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
@@ -79,7 +79,7 @@ class LocalEvalResultManager:
         """Refuse a result id this store could not save a result under, before anything runs or is written.
 
         Its file name (the id and ``.evalset_result.json`` in the default layout) must fit the
-        file system's limit of :data:`~agenteval._validate.FILE_NAME_LIMIT` bytes, and the app name
+        file system's limit of :data:`~agenteval._util.name_checks.FILE_NAME_LIMIT` bytes, and the app name
         and id must be text that can be a file name. The evaluator calls this with the id it will
         save under before any agent runs; :meth:`save` applies the same check.
 

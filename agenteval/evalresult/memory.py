@@ -5,8 +5,8 @@ from __future__ import annotations
 import builtins
 import threading
 
-from agenteval._gc import fewer_collections
-from agenteval._validate import check_names, check_result, check_text_names
+from agenteval._util.gc_tuning import fewer_collections
+from agenteval._util.name_checks import check_names, check_result, check_text_names
 from agenteval.errors import NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult

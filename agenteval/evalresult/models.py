@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, Shared
+from agenteval._util.trpc_json import CamelModel, EpochTime, GoFloat, GoInt, Shared
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.evalset.models import Invocation
 from agenteval.metric.criterion import Criterion

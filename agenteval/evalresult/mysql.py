@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agenteval._files import parse_json
-from agenteval._validate import check_names, check_result
+from agenteval._util.files import parse_json
+from agenteval._util.name_checks import check_names, check_result
 from agenteval.errors import NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult

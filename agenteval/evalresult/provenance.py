@@ -6,7 +6,7 @@ reproduce it.
 
 Files with results are shared, so provenance never holds a secret: the agent, aggregator and judge
 are recorded by name, never by a ``repr`` of their state, and whatever looks like a credential in
-those descriptions is redacted (see :func:`agenteval._secrets.redact`).
+those descriptions is redacted (see :func:`agenteval._util.redaction.redact`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any, Self
 
 from pydantic import Field, field_validator
 
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, depth_problem
-from agenteval._secrets import redact
+from agenteval._util.redaction import redact
+from agenteval._util.trpc_json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, depth_problem
 from agenteval.evalset.identity import changed_cases, eval_set_hash
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric
@@ -95,7 +95,7 @@ class Provenance(CamelModel):
     metric_definitions: dict[str, str] = Field(default_factory=dict)
     """Each metric's definition hash, by name, as the cache's score keys hold it: its configuration, its
     evaluator's code and settings, a judge override and named compares (see
-    :func:`agenteval._evaluation_reuse.metric_definitions`). ``resume=`` takes a finished score only when its
+    :func:`agenteval.evaluation._reuse.metric_definitions`). ``resume=`` takes a finished score only when its
     metric's hash is the same now; empty in results saved before agenteval recorded it."""
     agent: str = ""
     """The agent's name: its function's, or its class's (``module.qualname``; never its state)."""
@@ -169,7 +169,7 @@ class Provenance(CamelModel):
             eval_set: The eval set as read; its hash covers every case.
             metrics: The metrics.
             evaluated: The ids of the cases evaluated, which :attr:`eval_set` keeps (default: all) but for
-                a case holding a value nested deeper than a result may hold (:func:`agenteval._json.depth_limit`):
+                a case holding a value nested deeper than a result may hold (``depth_limit``):
                 such a case fails, and its expectations could not be saved.
             hashes: The cases' :func:`~agenteval.evalset.identity.case_hashes`, when already made.
             **values: Other fields.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agenteval._json import CamelModel, GoFloat, GoInt
+from agenteval._util.trpc_json import CamelModel, GoFloat, GoInt
 from agenteval.evalresult.provenance import Provenance
 from agenteval.status import EvalStatus
 

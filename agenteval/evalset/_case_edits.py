@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agenteval._json import json_copy, written_json
-from agenteval._validate import check_names
+from agenteval._util.name_checks import check_names
+from agenteval._util.trpc_json import json_copy, written_json
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 

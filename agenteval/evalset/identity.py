@@ -1,7 +1,7 @@
 """What makes two eval cases, or two eval sets, the same: hashes of behaviour and expectations only.
 
 A case built in code and the same case saved to a store and read back must be one case to the
-cache, to ``resume=``, to :func:`agenteval.compare` and to a result's provenance, although the
+cache, to ``resume=``, to :func:`agenteval.analysis.compare` and to a result's provenance, although the
 store stamps creation times on it. So the hashes here cover what decides how the agent is run and
 what it is expected to do, and leave out what a store or a person adds for bookkeeping:
 

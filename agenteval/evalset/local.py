@@ -8,9 +8,9 @@ import os
 import threading
 from pathlib import Path
 
-from agenteval._filelock import directory_lock
-from agenteval._files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
-from agenteval._validate import check_file_names, check_file_path, check_names
+from agenteval._util.file_lock import directory_lock
+from agenteval._util.files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
+from agenteval._util.name_checks import check_file_names, check_file_path, check_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -40,7 +40,7 @@ class LocalEvalSetManager:
 
     Several processes, and several managers in one process, may share a directory: every change
     (create, delete, and each case edit's read-modify-write) holds an inter-process lock on the
-    set's directory (see :mod:`agenteval._filelock`; the lock files live under
+    set's directory (see :mod:`agenteval._util.file_lock`; the lock files live under
     ``<base>/.agenteval-locks``), so none is lost. A manager keeps the last version of each set it
     read or wrote, and reuses it while the file's identity, size and modification time are
     unchanged, so adding a case costs one write, not a parse of every case already there (a

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
 
-from agenteval._gc import fewer_collections
-from agenteval._json import written_json
-from agenteval._validate import check_names
+from agenteval._util.gc_tuning import fewer_collections
+from agenteval._util.name_checks import check_names
+from agenteval._util.trpc_json import written_json
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset._case_edits import checked, new_case, new_set, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agenteval._json import WireModel
+from agenteval._util.trpc_json import WireModel
 
 __all__ = ["Message", "Role"]
 

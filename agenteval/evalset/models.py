@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from agenteval._json import CamelModel, EpochTime, GoFloat, GoInt, check_arguments
+from agenteval._util.trpc_json import CamelModel, EpochTime, GoFloat, GoInt, check_arguments
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.trace import ExecutionTrace

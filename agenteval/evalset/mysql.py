@@ -5,9 +5,9 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from agenteval._files import parse_json
-from agenteval._json import written_json
-from agenteval._validate import check_names
+from agenteval._util.files import parse_json
+from agenteval._util.name_checks import check_names
+from agenteval._util.trpc_json import written_json
 from agenteval.errors import NotFoundError
 from agenteval.evalset._case_edits import checked, new_case, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet

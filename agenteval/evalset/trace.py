@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_pascal
 
-from agenteval._json import WireModel
+from agenteval._util.trpc_json import WireModel
 
 __all__ = ["ExecutionTrace", "TraceSkill", "TraceSnapshot", "TraceStep", "TraceTool"]
 

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import TurnMatchingEvaluator
-from agenteval.evaluators.criteria.final_response_match import check_final_response_criterion, match_final_response
+from agenteval.evaluators.matching.final_response_match import check_final_response_criterion, match_final_response
 from agenteval.metric.criterion import FinalResponseCriterion
 from agenteval.metric.models import EvalMetric
 
@@ -19,7 +19,7 @@ class FinalResponseEvaluator(TurnMatchingEvaluator[FinalResponseCriterion]):
     The overall score is the mean over turns. A mismatch reason joins the failing sub-criteria's
     reasons with ``"; "``, prefixed ``"final response mismatch: "``. Each turn's ``details.measures``
     holds what its JSON and ROUGE sub-criteria measured
-    (:func:`~agenteval.evaluators.criteria.final_response_match.match_final_response`).
+    (:func:`~agenteval.evaluators.matching.final_response_match.match_final_response`).
 
     Named compares are looked up in the active metric registry
     (:func:`~agenteval.metric.registry.use_metric_registry`).

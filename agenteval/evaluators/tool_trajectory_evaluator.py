@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from agenteval.evalset.models import Invocation
 from agenteval.evaluators.base import TurnMatchingEvaluator
-from agenteval.evaluators.criteria.trajectory import check_tool_trajectory_criterion, match_tool_trajectory
+from agenteval.evaluators.matching.trajectory import check_tool_trajectory_criterion, match_tool_trajectory
 from agenteval.metric.criterion import ToolTrajectoryCriterion
 from agenteval.metric.models import EvalMetric
 

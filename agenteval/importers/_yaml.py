@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # pyyaml ships no types; it comes with pydantic-evals
 
-from agenteval._files import NESTING_LIMIT, huge_integer_problem, nesting_problem
+from agenteval._util.files import NESTING_LIMIT, huge_integer_problem, nesting_problem
 from agenteval.errors import ConfigError
 
 __all__ = ["EXPANSION_LIMIT", "load_yaml"]
@@ -37,7 +37,7 @@ def load_yaml(text: str, source: str) -> Any:
         The document's value (``None`` for an empty document).
 
     Raises:
-        ConfigError: The document nests more than :data:`~agenteval._files.NESTING_LIMIT` levels (with
+        ConfigError: The document nests more than :data:`~agenteval._util.files.NESTING_LIMIT` levels (with
             its aliases written out too), its aliases make it hold itself or grow past
             :data:`EXPANSION_LIMIT` times its size, or an integer has more digits than Python reads;
             the message names ``source`` and the line.

@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agenteval._files import load_foreign_json
+from agenteval._util.files import load_foreign_json
 from agenteval.errors import ConfigError, DroppedDataWarning, MissingDependencyError, warn_user
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import (

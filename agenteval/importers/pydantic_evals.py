@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from agenteval._files import load_foreign_json, read_text_file
+from agenteval._util.files import load_foreign_json, read_text_file
 from agenteval.errors import ConfigError, DroppedDataWarning, MissingDependencyError, warn_user
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.metric.models import EvalMetric

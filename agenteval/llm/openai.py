@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, SecretStr
 
-from agenteval._secrets import literal_secrets, redact, strip_userinfo
+from agenteval._util.redaction import literal_secrets, redact, strip_userinfo
 from agenteval.errors import ChatModelError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
 from agenteval.llm.base import ChatRequest, ChatResponse, StructuredOutput, TokenLogprob, TopLogprob
@@ -201,7 +201,7 @@ class OpenAIChatModel:
     is not JSON, a first choice without a message), and a refusal (an answer with a ``refusal`` text and
     no content), quoting the refusal, rather than passing an empty answer on to the judge's parser.
     Error messages never hold a secret the model knows (its API key, the credentials in its extra
-    fields or base URL), even when the endpoint quotes them back (see :func:`agenteval._secrets.redact`).
+    fields or base URL), even when the endpoint quotes them back (see :func:`agenteval._util.redaction.redact`).
 
     An ``AsyncOpenAI`` client (its connection pool) belongs to the event loop it first ran on, and
     each synchronous ``evaluate()`` may run on a new loop; so the model keeps one client, and one

@@ -20,8 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from agenteval._json import CamelModel, GoFloat, GoInt, WireModel
-from agenteval._secrets import (
+from agenteval._util.redaction import (
     is_credential_name,
     is_env_reference,
     literal_secrets,
@@ -29,6 +28,7 @@ from agenteval._secrets import (
     strip_userinfo,
     without_secrets,
 )
+from agenteval._util.trpc_json import CamelModel, GoFloat, GoInt, WireModel
 from agenteval.errors import UnknownFieldWarning
 from agenteval.evalset.models import RubricContent
 

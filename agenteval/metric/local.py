@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from agenteval._filelock import directory_lock
-from agenteval._files import dump_models, ensure_inside, load_json_file, warn_unknown_fields, write_atomic
-from agenteval._validate import check_file_names, check_file_path, check_names
+from agenteval._util.file_lock import directory_lock
+from agenteval._util.files import dump_models, ensure_inside, load_json_file, warn_unknown_fields, write_atomic
+from agenteval._util.name_checks import check_file_names, check_file_path, check_names
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.memory import _adder, _Change, _deleter, _index, _updater
 from agenteval.metric.models import EvalMetric
@@ -48,7 +48,7 @@ class LocalMetricManager:
 
     Several processes, and several managers in one process, may share a directory: each edit's
     read-modify-write holds the same inter-process lock as the eval-set store's edits (see
-    :mod:`agenteval._filelock`), so none is lost. Unlike that store, this one reads the file again
+    :mod:`agenteval._util.file_lock`), so none is lost. Unlike that store, this one reads the file again
     for every call: metric files are short, and loading expands ``${VAR}`` references in judge
     options from the environment as it is at the call, which a kept copy would not.
 

@@ -6,8 +6,8 @@ import builtins
 import threading
 from collections.abc import Callable
 
-from agenteval._json import written_json
-from agenteval._validate import check_names
+from agenteval._util.name_checks import check_names
+from agenteval._util.trpc_json import written_json
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
 

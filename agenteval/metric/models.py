@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from agenteval._json import CamelModel, GoFloat, check_arguments
+from agenteval._util.trpc_json import CamelModel, GoFloat, check_arguments
 from agenteval.errors import ConfigError
 from agenteval.metric.criterion import (
     _ROUGE_TYPE,

@@ -18,7 +18,7 @@ from agenteval.notebook._trajectory_diff import cell, trajectory_rows
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.report import CaseSummary, EvaluationReport
+    from agenteval.analysis.report import CaseSummary, EvaluationReport
 
 __all__ = [
     "case_html",

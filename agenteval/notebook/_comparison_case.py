@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import TYPE_CHECKING
 
-from agenteval.diagnostics.alignment import AlignedCall, CallKind
+from agenteval.analysis.diagnostics.alignment import AlignedCall, CallKind
 from agenteval.errors import NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import Invocation, Tool
@@ -23,8 +23,8 @@ from agenteval.notebook._trajectory_diff import align_turn, call_cell, cell, too
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.compare import Comparison
-    from agenteval.report import EvaluationReport
+    from agenteval.analysis.compare import Comparison
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = ["comparison_case_html"]
 

@@ -1,6 +1,6 @@
 """The what-if explorer: a slider per metric threshold and a case rule, deciding a report's cases again as they move.
 
-The recomputation is :class:`agenteval._what_if.WhatIf`'s; this module only draws it with ipywidgets.
+The recomputation is :class:`agenteval.analysis._what_if.WhatIf`'s; this module only draws it with ipywidgets.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from agenteval._what_if import (
+from agenteval.analysis._what_if import (
     CASE_TABLE_COLUMNS,
     AllMetricsPass,
     AtLeastKMetricsPass,

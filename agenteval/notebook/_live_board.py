@@ -1,6 +1,6 @@
 """The live board of a running evaluation (ipywidgets): a case × run grid, score histograms, counts and a case view.
 
-The board listens to an :class:`~agenteval.evaluation_run.EvaluationRun`, which calls it on every
+The board listens to an :class:`~agenteval.evaluation.run.EvaluationRun`, which calls it on every
 finished case. That call only schedules a redraw on the event loop, at most one per ``interval``
 seconds, so a burst of cases costs one redraw, and the run ending always redraws at once. A redraw
 reads only the results that arrived since the previous one, and a widget sends the frontend only
@@ -36,7 +36,7 @@ from agenteval.notebook._score_histogram import FAILED_COLOUR, PASSED_COLOUR, Sc
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.evaluation_run import EvaluationRun
+    from agenteval.evaluation.run import EvaluationRun
 
 __all__ = ["COLOURS", "LiveBoard", "status_line"]
 
@@ -306,7 +306,7 @@ class LiveBoard:
             if report is not None and any(summary.eval_id == eval_id for summary in report.case_summaries):
                 return report.show_case(eval_id, run_id).html
             # Still running: the case's result alone makes a one-case report the case view can draw.
-            from agenteval.report import report_from_result
+            from agenteval.analysis.report import report_from_result
 
             alone = EvalSetResult.trusted(eval_set_id=result.eval_set_id, eval_case_results=[result])
             return case_html(report_from_result(alone), eval_id, run_id)

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from agenteval.compare import Comparison
-    from agenteval.evaluation_run import EvaluationRun
+    from agenteval.analysis.compare import Comparison
+    from agenteval.analysis.report import EvaluationReport
+    from agenteval.evaluation.run import EvaluationRun
     from agenteval.notebook._explorer import WhatIfExplorer
     from agenteval.notebook._html import HTML
-    from agenteval.report import EvaluationReport
 
 __all__ = ["NotebookPresenter"]
 
@@ -38,20 +38,20 @@ class NotebookPresenter:
         return HTML(case_html(report, eval_id, run_id))
 
     def plot_report(self, report: EvaluationReport, measure: bool) -> Figure:
-        """A report's overview figure (see :func:`agenteval.plotting.plot_report`)."""
-        from agenteval.plotting import plot_report
+        """A report's overview figure (see :func:`agenteval.notebook.plotting.plot_report`)."""
+        from agenteval.notebook.plotting import plot_report
 
         return plot_report(report, measure=measure)
 
     def plot_flakiness(self, report: EvaluationReport) -> Figure:
-        """A report's cases by flip rate (see :func:`agenteval.plotting.plot_flakiness`)."""
-        from agenteval.plotting import plot_flakiness
+        """A report's cases by flip rate (see :func:`agenteval.notebook.plotting.plot_flakiness`)."""
+        from agenteval.notebook.plotting import plot_flakiness
 
         return plot_flakiness(report)
 
     def plot_failures(self, report: EvaluationReport, by: str) -> Figure:
-        """A report's failures counted (see :func:`agenteval.plotting.plot_failures`)."""
-        from agenteval.plotting import plot_failures
+        """A report's failures counted (see :func:`agenteval.notebook.plotting.plot_failures`)."""
+        from agenteval.notebook.plotting import plot_failures
 
         return plot_failures(report, by=by)
 
@@ -93,8 +93,8 @@ class NotebookPresenter:
         return export_comparison_html(comparison, path)
 
     def plot_comparison_failures(self, comparison: Comparison, by: str) -> Figure:
-        """Both reports' failures side by side (see :func:`agenteval.plotting.plot_failure_comparison`)."""
-        from agenteval.plotting import plot_failure_comparison
+        """Both reports' failures side by side (see :func:`agenteval.notebook.plotting.plot_failure_comparison`)."""
+        from agenteval.notebook.plotting import plot_failure_comparison
 
         return plot_failure_comparison(comparison.baseline, comparison.candidate, by=by)
 

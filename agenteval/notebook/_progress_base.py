@@ -32,7 +32,7 @@ from agenteval.service.callbacks import (
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.report import EvaluationReport
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = [
     "CANCELLED",

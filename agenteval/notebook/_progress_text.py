@@ -9,12 +9,12 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from agenteval._terminal import printable
+from agenteval._util.terminal import printable
 from agenteval.notebook._env import stream_is_terminal
 from agenteval.notebook._progress_base import CANCELLED, Clock, ProgressBase, RunProgress, plural
 
 if TYPE_CHECKING:
-    from agenteval.report import EvaluationReport
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = ["TextProgress"]
 

@@ -1,6 +1,6 @@
 """Tool calls drawn as the tool-trajectory metric paired them: aligned rows, marked, with per-argument JSON diffs.
 
-Each row lines an expected call up with an actual one (:mod:`agenteval.diagnostics.alignment`);
+Each row lines an expected call up with an actual one (:mod:`agenteval.analysis.diagnostics.alignment`);
 its cells carry ``data-call`` (the row's kind) so that the markup can be checked as well as read.
 Everything from the report is escaped: tool names and arguments come from agents.
 """
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.diagnostics.alignment import (
+from agenteval.analysis.diagnostics.alignment import (
     AlignedCall,
     CallKind,
     TrajectoryAlignment,
@@ -24,7 +24,7 @@ from agenteval.diagnostics.alignment import (
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalMetricResult
 from agenteval.evalset.models import Tool
-from agenteval.evaluators.criteria.jsonmatch import JSONDifference
+from agenteval.evaluators.matching.jsonmatch import JSONDifference
 from agenteval.notebook._html import TEXT_LIMIT, bound, clip, compact_json, fold, pretty_json
 
 __all__ = [

@@ -11,7 +11,7 @@ import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval._files import write_atomic
+from agenteval._util.files import write_atomic
 from agenteval.notebook._html import CSS, Format, badge, data_table, fmt_score, folded_table, page
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from agenteval.compare import Comparison
-    from agenteval.report import EvaluationReport
+    from agenteval.analysis.compare import Comparison
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = ["comparison_html", "comparison_page", "export_comparison_html"]
 

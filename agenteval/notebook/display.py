@@ -11,14 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agenteval._headline import pass_k_estimates
+from agenteval.analysis._headline import pass_k_estimates
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.notebook._case_view import case_html
 from agenteval.notebook._html import CSS, HTML, badge, clip, fmt_duration, fmt_score
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.report import CaseSummary, EvaluationReport
+    from agenteval.analysis.report import CaseSummary, EvaluationReport
 
 __all__ = ["HTML", "case_html", "report_html"]
 

@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agenteval._files import write_atomic
+from agenteval._util.files import write_atomic
 from agenteval.errors import MissingDependencyError, describe_exception
 from agenteval.evalresult.provenance import Provenance
 from agenteval.notebook._html import badge, folded_table, page, pretty_json
@@ -20,7 +20,7 @@ from agenteval.notebook.display import case_anchor, case_html, report_html
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.report import EvaluationReport
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = ["export_html", "report_page"]
 
@@ -31,7 +31,7 @@ def _plots(report: EvaluationReport) -> str:
     The tables are the page's main content, so a plot that cannot be drawn must not cost the page.
     """
     try:
-        from agenteval.plotting import report_png
+        from agenteval.notebook.plotting import report_png
 
         png = report_png(report, dpi=100)
     except MissingDependencyError as exc:

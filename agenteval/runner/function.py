@@ -17,10 +17,10 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from agenteval._code_location import code_location
-from agenteval._json import MAX_DEPTH, json_depth
-from agenteval._names import short_name
-from agenteval._threads import DaemonThreadPool
+from agenteval._util.callable_names import short_name
+from agenteval._util.code_location import code_location
+from agenteval._util.threads import DaemonThreadPool
+from agenteval._util.trpc_json import MAX_DEPTH, json_depth
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError, ToolMockError, describe_exception
 from agenteval.evalset.message import Message

@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from agenteval._code_location import raised_at
-from agenteval._json import depth_message, depth_problem, lone_surrogate_path
-from agenteval._loop_watchdog import activity
-from agenteval._secrets import redact_free_text
+from agenteval._util.code_location import raised_at
+from agenteval._util.loop_watchdog import activity
+from agenteval._util.redaction import redact_free_text
+from agenteval._util.trpc_json import depth_message, depth_problem, lone_surrogate_path
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception
 from agenteval.evalresult.models import ErrorType
@@ -173,7 +173,7 @@ class _Session:
 def _unsaveable(message: Message, result: TurnResult) -> str | None:
     """What in a turn cannot be saved (``None`` if nothing): a value too deep, or text with a lone surrogate.
 
-    The depth limit is :func:`agenteval._json.depth_limit`.
+    The depth limit is :func:`agenteval._util.trpc_json.depth_limit`.
 
     A runner may hand back anything: such a value fails its case here, before it reaches a result.
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from agenteval._names import did_you_mean
+from agenteval._util.callable_names import did_you_mean
 from agenteval.errors import AgentEvalError, ConfigError, SkippedMetricWarning, describe_exception, rewrap, warn_user
 from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.llm.judge import use_judge

@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from agenteval._loop_watchdog import activity
-from agenteval._validate import check_names
+from agenteval._util.loop_watchdog import activity
+from agenteval._util.name_checks import check_names
 from agenteval.cache.reuse import WorkReuse
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
@@ -40,7 +40,7 @@ from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRe
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.cassettes import Cassettes
+    from agenteval.cache.cassettes import Cassettes
 
 __all__ = ["CaseExecutor", "CaseLimits", "LocalService"]
 
@@ -135,7 +135,7 @@ class LocalService:
             cap of ``parallelism`` per call.
         reuse: Finished work to take instead of running the agent or a metric again, and where new
             work is kept (see :class:`~agenteval.cache.reuse.WorkReuse`).
-        cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cassettes.Cassettes`).
+        cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cache.cassettes.Cassettes`).
         executor: Where each case's inference runs (``None``: in this event loop).
         **overrides: Fields of :class:`~agenteval.service.options.ServiceOptions`.
     """

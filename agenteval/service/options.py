@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Self, get_args, get_type_hints
 
-from agenteval._names import did_you_mean
+from agenteval._util.callable_names import did_you_mean
 from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError

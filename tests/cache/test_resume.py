@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 
 APP = "resume-app"
 N = 5

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._evaluation_reuse import metric_definitions
+from agenteval.evaluation._reuse import metric_definitions
 from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion
 from agenteval.metric.registry import MetricRegistry

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 import agenteval as ae
-from agenteval.cassettes import Cassettes
+from agenteval.cache.cassettes import Cassettes
 from agenteval.errors import ConfigError
 from tests.llm._chat_server import ChatServer, Reply
 from tests.test_evaluation import final_response

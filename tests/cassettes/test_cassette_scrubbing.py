@@ -22,7 +22,7 @@ import pytest
 import requests
 
 import agenteval as ae
-from agenteval.cassettes import PLACEHOLDER, Cassettes
+from agenteval.cache.cassettes import PLACEHOLDER, Cassettes
 from agenteval.errors import CassetteMissError, ConfigError
 from tests.cassettes._servers import LocalServer
 from tests.llm._chat_server import ChatServer, Reply

@@ -23,7 +23,7 @@ import pytest
 import requests
 from openai import AsyncOpenAI
 
-from agenteval.cassettes import Cassettes
+from agenteval.cache.cassettes import Cassettes
 from agenteval.errors import CassetteMissError, ConfigError, MissingDependencyError, StorageError
 from tests.cassettes._servers import LocalServer
 from tests.llm._chat_server import ChatServer, Reply

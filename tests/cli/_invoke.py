@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.cli import main
 from agenteval.evalset.local import LocalEvalSetManager
 from agenteval.evalset.models import EvalCase

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agenteval.analysis.report import CaseSummary
 from agenteval.cli._summary import case_errors
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.report import CaseSummary
 from agenteval.status import EvalStatus
 
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval.diagnostics.alignment import TrajectoryAlignment, align_tool_calls, default_trajectory_criterion
+from agenteval.analysis.diagnostics.alignment import TrajectoryAlignment, align_tool_calls, default_trajectory_criterion
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.criteria.jsonmatch import json_differences, match_json
-from agenteval.evaluators.criteria.trajectory import match_tool_calls, match_tool_trajectory
+from agenteval.evaluators.matching.jsonmatch import json_differences, match_json
+from agenteval.evaluators.matching.trajectory import match_tool_calls, match_tool_trajectory
 from agenteval.metric.criterion import JSONCriterion, ToolTrajectoryCriterion
 
 IN_ORDER = ToolTrajectoryCriterion.model_validate({"orderSensitive": True})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval.diagnostics.failures import FAILURE_COLUMNS, find_failures
+from agenteval.analysis.diagnostics.failures import FAILURE_COLUMNS, find_failures
 from agenteval.evalresult.models import (
     EvalCaseResult,
     EvalMetricResult,

@@ -13,9 +13,9 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import agenteval as ae
-from agenteval.diagnostics.flakiness import FLAKINESS_COLUMNS
+from agenteval.analysis.diagnostics.flakiness import FLAKINESS_COLUMNS
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation, EvalSetResult
-from agenteval.plotting import FAILED_COLOR, PASSED_COLOR, plot_flakiness
+from agenteval.notebook.plotting import FAILED_COLOR, PASSED_COLOR, plot_flakiness
 from agenteval.status import EvalStatus
 
 FLIGHTS = ae.Tool(name="search", arguments={"query": "flights Paris"})

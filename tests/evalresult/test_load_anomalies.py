@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.local import LocalEvalSetManager

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agenteval._json import WireModel
+from agenteval._util.trpc_json import WireModel
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.manager import EvalResultManager

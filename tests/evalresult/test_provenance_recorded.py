@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import agenteval as ae
-from agenteval._names import agent_label
+from agenteval._util.callable_names import agent_label
 from agenteval.errors import EvalSetChangedWarning
 from agenteval.evalresult.provenance import git_revision
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agenteval._async import run_sync
-from agenteval._filelock import LOCK_DIR, LOCK_FILE, directory_lock
-from agenteval._files import load_json_file, write_atomic
+from agenteval._util.file_lock import LOCK_DIR, LOCK_FILE, directory_lock
+from agenteval._util.files import load_json_file, write_atomic
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError, NotFoundError, StorageError, UnknownFieldWarning
 from agenteval.evalset import local as local_module
 from agenteval.evalset.local import LocalEvalSetManager

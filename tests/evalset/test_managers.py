@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from agenteval._json import WireModel
+from agenteval._util.trpc_json import WireModel
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset.identity import case_hash, eval_set_hash
 from agenteval.evalset.local import LocalEvalSetManager

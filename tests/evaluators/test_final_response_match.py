@@ -10,7 +10,7 @@ import pytest
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.criteria import check_final_response_criterion, match_final_response
+from agenteval.evaluators.matching import check_final_response_criterion, match_final_response
 from agenteval.metric.criterion import FinalResponseCriterion
 from agenteval.metric.registry import MetricRegistry, use_metric_registry
 

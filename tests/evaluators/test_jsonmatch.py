@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria import (
+from agenteval.evaluators.matching import (
     JSON_NUMBER_DIFFERENCE,
     check_json_schema,
     format_value,
@@ -16,7 +16,7 @@ from agenteval.evaluators.criteria import (
     max_number_difference,
     parse_json_text,
 )
-from agenteval.evaluators.criteria.jsonmatch import _compiled_schema as compiled
+from agenteval.evaluators.matching.jsonmatch import _compiled_schema as compiled
 from agenteval.metric.criterion import JSONCriterion, JSONMatchStrategy
 
 IGNORE_TREE = {"time": True, "meta": {"time": True}}

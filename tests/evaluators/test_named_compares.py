@@ -10,9 +10,9 @@ import pytest
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.criteria import match_final_response, match_json, match_json_text, match_text
-from agenteval.evaluators.criteria import match_tool_trajectory as match_trajectory
 from agenteval.evaluators.final_response_evaluator import FinalResponseEvaluator
+from agenteval.evaluators.matching import match_final_response, match_json, match_json_text, match_text
+from agenteval.evaluators.matching import match_tool_trajectory as match_trajectory
 from agenteval.evaluators.tool_trajectory_evaluator import ToolTrajectoryEvaluator
 from agenteval.metric.criterion import (
     FinalResponseCriterion,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval.evaluators.criteria.porter import stem
+from agenteval.evaluators.matching.porter import stem
 from tests.evaluators.test_rouge import corpus_words
 
 _WORD_RE = re.compile(r"[a-z0-9]+")

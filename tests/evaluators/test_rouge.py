@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria.rouge import DefaultTokenizer, RougeScore, Tokenizer, match_rouge, score_rouge
-from agenteval.evaluators.criteria.sentences import split_sentences
+from agenteval.evaluators.matching.rouge import DefaultTokenizer, RougeScore, Tokenizer, match_rouge, score_rouge
+from agenteval.evaluators.matching.sentences import split_sentences
 from agenteval.metric.criterion import RougeCriterion, RougeMeasure, RougeThreshold
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rougeL", "rougeLsum")

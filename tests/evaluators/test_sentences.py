@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from agenteval.evaluators.criteria.sentences import ABBREVIATIONS, split_sentences
+from agenteval.evaluators.matching.sentences import ABBREVIATIONS, split_sentences
 
 # The Go port's cases, whose expectations come from nltk.sent_tokenize with NLTK's English model.
 GO_CASES = [

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.criteria import check_text_criterion, match_length, match_text
+from agenteval.evaluators.matching import check_text_criterion, match_length, match_text
 from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.criteria import (
+from agenteval.evaluators.matching import (
     default_tool_strategy,
     match_tool,
     match_tool_trajectory,

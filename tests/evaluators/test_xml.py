@@ -9,7 +9,7 @@ import pytest
 from agenteval.errors import ConfigError
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.criteria import check_xml_criterion, match_final_response, match_xml, xml_problem
+from agenteval.evaluators.matching import check_xml_criterion, match_final_response, match_xml, xml_problem
 from agenteval.metric.criterion import FinalResponseCriterion, XMLCriterion, XMLMatchStrategy
 from agenteval.metric.registry import MetricRegistry, use_metric_registry
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from agenteval._files import dump_models, write_atomic
+from agenteval._util.files import dump_models, write_atomic
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalset.models import EvalSet
 from agenteval.metric.models import EvalMetric

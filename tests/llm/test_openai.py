@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import agenteval.llm
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ChatModelError, ConfigError, MissingDependencyError
 from agenteval.evalset.message import Message, Role
 from agenteval.llm import ChatRequest, StructuredOutput

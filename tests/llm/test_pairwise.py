@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable
 import pytest
 
 import agenteval as ae
-from agenteval._best_of_n import BEST_OF_N_COLUMNS
+from agenteval.analysis._best_of_n import BEST_OF_N_COLUMNS
+from agenteval.analysis.pairwise import PAIRWISE_COLUMNS, PairwiseComparison, pairwise
 from agenteval.errors import ConfigError
 from agenteval.llm.base import ChatRequest, ChatResponse
-from agenteval.pairwise import PAIRWISE_COLUMNS, PairwiseComparison, pairwise
 from agenteval.testing import FunctionChatModel, verifier_reply
 
 METRICS = [ae.EvalMetric.final_response()]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agenteval._async import run_sync
-from agenteval._filelock import LOCK_DIR, directory_lock
+from agenteval._util.file_lock import LOCK_DIR, directory_lock
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError, UnknownFieldWarning
 from agenteval.metric.local import LocalMetricManager
 from agenteval.metric.models import EvalMetric

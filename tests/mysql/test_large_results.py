@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from agenteval._json import WireModel
+from agenteval._util.trpc_json import WireModel
 from agenteval.errors import StorageError
 from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.evalresult.models import EvalSetResult

@@ -27,7 +27,7 @@ from agenteval import (
     Tool,
     Turn,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.evalresult.models import (
     EvalCaseResult,
     EvalMetricResult,

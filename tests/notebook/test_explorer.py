@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import agenteval as ae
-from agenteval._what_if import AtLeastKMetricsPass, WeightedScoreAtLeast, WhatIf, WhatIfSettings
+from agenteval.analysis._what_if import AtLeastKMetricsPass, WeightedScoreAtLeast, WhatIf, WhatIfSettings
 from agenteval.notebook import _explorer
 from agenteval.notebook._explorer import WhatIfExplorer
 from agenteval.notebook._html import html_to_text

@@ -274,7 +274,7 @@ def test_a_plot_that_fails_leaves_a_note_and_the_rest_of_the_page(
     def broken(report: EvaluationReport, *, dpi: int) -> None:
         raise ValueError("no room for the legend")
 
-    monkeypatch.setattr("agenteval.plotting.report_png", broken)
+    monkeypatch.setattr("agenteval.notebook.plotting.report_png", broken)
 
     page = export_html(report, tmp_path / "report.html").read_text(encoding="utf-8")
 

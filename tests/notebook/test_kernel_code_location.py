@@ -9,7 +9,7 @@ from tests.notebook._kernel import cell_messages
 SETUP = """
 import time
 import agenteval as ae
-from agenteval import _loop_watchdog
+from agenteval._util import loop_watchdog as _loop_watchdog
 
 _loop_watchdog.STALL_WARNING_AFTER = 0.5
 eval_set = ae.EvalSet.of("s", [ae.EvalCase.of("slow", "hello", expect="hello")])

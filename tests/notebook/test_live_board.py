@@ -17,7 +17,7 @@ import pytest
 import agenteval as ae
 from agenteval._presentation import presenter
 from agenteval.errors import ProgressWarning
-from agenteval.evaluation_run import EvaluationRun
+from agenteval.evaluation.run import EvaluationRun
 from agenteval.notebook import _env
 from agenteval.notebook._live_board import COLOURS, LiveBoard
 from agenteval.notebook._score_histogram import ScoreHistogram

@@ -27,7 +27,7 @@ from agenteval import (
     Message,
     SessionInput,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ProgressWarning
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult

@@ -277,8 +277,8 @@ def test_resources_no_node_has_and_an_address_that_does_not_answer_are_clear_err
 
     # This process is already connected (a connection is used as it is), so the check that runs before
     # connecting is called as the first connection would call it.
-    from agenteval._async import run_sync
-    from agenteval.ray_executor import _check_reachable
+    from agenteval._util.sync_bridge import run_sync
+    from agenteval.service.ray_executor import _check_reachable
 
     started = time.monotonic()
     with pytest.raises(ae.ConfigError, match=r"the Ray cluster at 127.0.0.1:1 does not answer"):

@@ -34,7 +34,7 @@ from agenteval import (
     SessionInput,
     Tool,
 )
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ToolMockError
 from agenteval.evalset import ExecutionTrace
 from agenteval.evalset.message import Role

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import agenteval as ae
+from agenteval.analysis.report import EvaluationReport
 from agenteval.context import EvalContext
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalset.models import ArgumentsMatch, MockTool, ToolMock
-from agenteval.report import EvaluationReport
 from agenteval.runner.function import FunctionRunner
 from agenteval.runner.tool_replay import ToolReplay, TurnReplay, was_replayed
 from agenteval.service._inference import infer_case

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
-from agenteval._names import qualified_name
+from agenteval._util.callable_names import qualified_name
 from agenteval.aggregation import (
     AggregationInput,
     AggregationResult,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.context import EvalContext
 from agenteval.errors import CallbackError
 from agenteval.service.callbacks import Callback, Callbacks

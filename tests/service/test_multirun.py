@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.aggregation import AllPassAggregator, decide_case
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.evalresult.inference import InferenceResult

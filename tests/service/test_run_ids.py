@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 import agenteval as ae
-from agenteval._async import run_sync
+from agenteval._util.sync_bridge import run_sync
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.service import EvaluateConfig, EvaluateRequest, InferenceRequest, LocalService, ServiceOptions
 

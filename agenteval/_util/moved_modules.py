@@ -1,0 +1,105 @@
+"""Old import paths of modules that moved to a new home keep working, with a warning that names the new one.
+
+``import agenteval.plotting`` gives the very module object ``agenteval.notebook.plotting``, so classes keep one
+identity (``isinstance`` checks, pickles, cache keys) whichever path loaded them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from collections.abc import Sequence
+from types import FrameType, ModuleType
+from typing import Final
+
+__all__ = ["MOVED", "import_moved", "install"]
+
+MOVED: Final = {
+    "agenteval.bundle": "agenteval.analysis.bundle",
+    "agenteval.cassettes": "agenteval.cache.cassettes",
+    "agenteval.compare": "agenteval.analysis.compare",
+    "agenteval.diagnostics": "agenteval.analysis.diagnostics",
+    "agenteval.evaluation_run": "agenteval.evaluation.run",
+    "agenteval.evaluators.criteria": "agenteval.evaluators.matching",
+    "agenteval.pairwise": "agenteval.analysis.pairwise",
+    "agenteval.passk": "agenteval.analysis.passk",
+    "agenteval.plotting": "agenteval.notebook.plotting",
+    "agenteval.ray_executor": "agenteval.service.ray_executor",
+    "agenteval.replay": "agenteval.evaluation.replay",
+    "agenteval.report": "agenteval.analysis.report",
+    "agenteval.statistics": "agenteval.analysis.statistics",
+}
+"""Old module path → where the module lives now; a moved package's submodules follow it."""
+
+
+def new_home(name: str) -> str | None:
+    """Where the module once imported as ``name`` lives now, or ``None`` if it never moved."""
+    for old, new in MOVED.items():
+        if name == old or name.startswith(old + "."):
+            return new + name[len(old) :]
+    return None
+
+
+def import_moved(name: str) -> ModuleType:
+    """Import a module by its old path, warning once per path that it moved."""
+    new = new_home(name)
+    if new is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    warnings.warn(
+        f"{name} moved to {new}; import it from there (the old path will go in a later version)",
+        DeprecationWarning,
+        stacklevel=_caller_level(),
+    )
+    return importlib.import_module(new)
+
+
+def _caller_level() -> int:
+    """The stack level of the first frame outside this module and the import system, for the warning."""
+    # warnings.warn skips the import system's own frames when it counts levels, so only the others are counted.
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and (frame.f_code.co_filename == __file__ or _in_import_system(frame)):
+        frame = frame.f_back
+        if not _in_import_system(frame):
+            level += 1
+    return level
+
+
+def _in_import_system(frame: FrameType) -> bool:
+    filename = frame.f_code.co_filename
+    return "importlib" in filename and "_bootstrap" in filename
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds old paths that no file answers any more, and loads them as the module at the new path."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if new_home(fullname) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        # The module at the new path itself: it keeps its __name__ and __spec__, so it has one identity.
+        return import_moved(spec.name)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module was imported at its new path."""
+
+
+_FINDER: Final = _MovedModuleFinder()
+
+
+def install() -> None:
+    """Let the old paths be imported (once per process).
+
+    The finder goes first: a moved package's directory would otherwise answer for its submodules under the old
+    name, and the same file would load twice as two modules.
+    """
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)

@@ -1,0 +1,985 @@
+"""The :class:`Evaluator` facade: run an eval set against an agent, N times, and save the result."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agenteval._util.callable_names import agent_label, did_you_mean, qualified_name
+from agenteval._util.files import refuse_unknown_fields, unknown_fields_refused
+from agenteval._util.gc_tuning import fewer_collections
+from agenteval._util.loop_watchdog import watching
+from agenteval._util.name_checks import check_names
+from agenteval._util.sync_bridge import run_sync
+from agenteval._util.terminal import printable
+from agenteval._util.threads import DaemonDefaultExecutor
+from agenteval._util.trpc_json import limited_depth
+from agenteval.aggregation import (
+    AllPassAggregator,
+)
+from agenteval.analysis._reanalysis import original_aggregator
+from agenteval.analysis.report import PARTIAL_PREFIX, EvaluationReport, build_report, warn_if_eval_set_changed
+from agenteval.cache.cassettes import Cassettes
+from agenteval.cache.identity import AgentIdentity, describe_agent
+from agenteval.cache.reuse import WorkReuse
+from agenteval.cache.store import Cache
+from agenteval.errors import ConfigError, NoMetricsWarning, NotFoundError, ResumeWarning, SaveError, rewrap, warn_user
+from agenteval.evalresult._prepare import check_new_result_id, new_result_id, value_depth_limit
+from agenteval.evalresult.inference import InferenceResult
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.provenance import Provenance
+from agenteval.evalset.identity import case_hashes
+from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
+from agenteval.evaluation._reuse import (
+    Resumed,
+    metric_definitions,
+    open_cache,
+    reused_work,
+    work_reuse,
+)
+from agenteval.evaluation._support import RunOutcome, RunRecorder, in_runs
+from agenteval.evaluation.options import EvaluationOptions
+from agenteval.evaluation.run import EvaluationRun
+from agenteval.evaluators.registry import EvaluatorRegistry
+from agenteval.metric.models import EvalMetric
+from agenteval.notebook.progress import create_progress
+from agenteval.runner.base import Runner, TurnRequest, TurnResult
+from agenteval.runner.function import AgentFunction, as_runner, plain_agent
+from agenteval.service._metric_checks import check_metrics, check_registered
+from agenteval.service.callbacks import Callbacks
+from agenteval.service.local import CaseLimits, LocalService
+from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
+
+__all__ = ["Evaluator"]
+
+_log = logging.getLogger("agenteval")
+
+
+class Evaluator:
+    """Evaluates an agent on eval sets: runs every case (``num_runs`` times), scores, saves.
+
+    Example::
+
+        ev = ae.Evaluator("math-eval-app", my_agent,
+                          eval_set_manager=ae.LocalEvalSetManager("data"),
+                          metric_manager=ae.LocalMetricManager("data"))
+        report = ev.evaluate("math-basic")
+        report.cases          # one row per (run, case)
+
+    Args:
+        app_name: The app whose eval sets, metrics and results are used.
+        agent: The agent under test: a :class:`~agenteval.runner.Runner`, or a plain or async function
+            ``fn(message)`` / ``fn(message, turn)`` returning the reply. Leave it out to only
+            :meth:`rescore` reports and evaluate trace-mode cases (which replay recorded turns).
+        **options: Any field of :class:`EvaluationOptions`:
+
+            - ``eval_set_manager``, ``metric_manager``, ``result_manager``: stores (in memory by default);
+            - ``registry``: evaluators by name (``default_registry()``);
+            - ``aggregator``: case aggregator (all metrics must pass), an object or a function;
+            - ``callbacks``: lifecycle callbacks (in the order given below);
+            - ``user_simulator``, ``expected_runner``: for scenario and expected-runner cases;
+            - ``session_id_supplier``: session id per case (a UUID4);
+            - ``num_runs``: repetitions of every case (1);
+            - ``parallel_inference``, ``parallel_evaluation``: run and score up to ``parallelism``
+              cases of a run at once (both on: agents mostly wait on model APIs; turn them off for
+              an agent that must not run concurrently); ``parallel_runs``: with ``num_runs > 1``,
+              run the repetitions concurrently too (off); ``parallelism``: the cap on cases in
+              flight, shared by concurrent runs (16; a plain synchronous agent function runs in at
+              most this many worker threads);
+            - ``eval_case_ids``: restrict to these cases;
+            - ``metric_registry``: named compares and tokenizers used by metric files;
+            - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
+              :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``;
+            - ``judge_timeout``: seconds one request to a judge built from a metric's ``judgeModel`` may
+              take in total, retries included, in place of its ``timeoutSeconds`` (that, else 120);
+            - ``judge_max_retries``: retries after a failed attempt of such a judge, in place of its
+              ``maxRetries`` (that, else 2);
+            - ``tool_mock_model``: the :class:`~agenteval.llm.ChatModel` that generates results for
+              ``toolMock`` rules with an ``llmGenerator``;
+            - ``max_simulated_turns``: a simulated user still talking after this many turns (in a
+              scenario without ``maxAllowedInvocations``) fails its case (100);
+            - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit; an
+              ``async`` agent blocking the event loop without awaiting cannot be timed out, and is
+              named in a logged warning after 5 s);
+            - ``cache``: take finished inferences and scores from a cache and keep new ones there:
+              ``True`` for ``.agenteval-cache`` in the working directory, a directory, or an
+              :class:`~agenteval.Cache` (off). An unchanged re-run calls neither the agent nor a
+              judge; see the README for what each entry's key holds;
+            - ``agent_version``: part of the agent's identity in the cache, for what its code does not
+              show (a prompt file, a model name): change it to run the agent again;
+            - ``cassette``, ``cassette_mode``: record each case-run's HTTP traffic (the agent's model calls
+              through httpx, requests or aiohttp, the judge's, the simulated user's) in this directory
+              and replay it: ``"auto"`` (default) replays what is recorded and records the rest,
+              ``"record"`` records afresh, ``"replay"`` never touches the network (a request not
+              recorded fails its case); credentials are never written (``pip install 'agenteval[cassette]'``);
+            - ``tool_replay``: an earlier :class:`~agenteval.EvaluationReport` whose recorded tool results
+              answer the same calls (same tool and arguments) in the same case, run and turn, so that a
+              model change is seen apart from the tools' (``toolMock`` rules first; a call not recorded
+              runs the tool; a replayed call is marked ``replayed`` in :attr:`~agenteval.EvaluationReport.tool_calls`);
+            - ``executor``: where each case's inference runs: ``"local"`` (default, this event loop) or an
+              :class:`~agenteval.RayExecutor` (a Ray cluster; callbacks, scoring and the save stay here);
+            - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
+              and nothing otherwise; ``True`` always shows one, ``False`` never;
+            - ``strict``: for CI, refuse before the agent runs, with a ``ConfigError`` naming the metric,
+              file or field and the fix, what is otherwise only warned about: a metric whose evaluator is
+              not registered (else skipped with a ``SkippedMetricWarning``), an evaluation without
+              metrics (``NoMetricsWarning``), a key that no field takes in the eval set or the metrics,
+              read from a file or given in code (``UnknownFieldWarning``) (off). A metric without the
+              criterion its evaluator needs is refused either way.
+
+    Each run scores every case as soon as its inference ends
+    (:meth:`~agenteval.service.LocalService.infer_and_evaluate`), so scoring overlaps the agent's
+    work. The callbacks of a run therefore fire in another order than the service's ``inference``
+    then ``evaluate`` (the reference's order, still that of ``LocalService``), and each still fires
+    once per run or once per case:
+
+    1. ``before_inference_set``, then ``before_evaluate_set``, before any case runs (in the reference
+       it comes after ``after_inference_set``); its ``request.inference_results`` already holds one
+       result per case, in eval-set order, each filled in when its case's inference ends (``status``
+       ``None`` until then).
+    2. Per case: ``before_inference_case`` → ``after_inference_case`` → ``before_evaluate_case`` →
+       ``after_evaluate_case``. Cases interleave: early cases' evaluate callbacks fire before later
+       cases' inference callbacks and before ``after_inference_set``.
+    3. ``after_inference_set`` once every case's inference has ended (some cases may still be being
+       scored), then ``after_evaluate_set`` once every case is scored.
+
+    With ``parallel_inference`` and ``parallel_evaluation`` both off, each case is scored before the
+    next one runs. A failing ``before_evaluate_set`` callback now stops a run before any case runs
+    (``after_inference_set`` receives its error); a failing ``after_inference_set`` callback is
+    raised once every case is scored, a failing case-level evaluate callback once the other cases
+    are (with ``parallel_evaluation`` off, scoring stops at that case); the partial report of an
+    interrupted :meth:`evaluate` keeps every case scored by then. A run's error reads
+    ``run N: <the service's error>``.
+    """
+
+    def __init__(self, app_name: str, agent: Runner | AgentFunction | None = None, **options: Any) -> None:
+        check_names(app_name=app_name)
+        self.app_name = app_name
+        self.runner: Runner | None = as_runner(agent) if agent is not None else None
+        self.options = EvaluationOptions().updated(options)
+        self._caches: dict[Path, Cache] = {}
+
+    def evaluate(
+        self,
+        eval_set: str | EvalSet,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        resume: EvaluationReport | str | None = None,
+        **overrides: Any,
+    ) -> EvaluationReport:
+        """Evaluate an eval set and return the report. Works in scripts and inside Jupyter.
+
+        Args:
+            eval_set: An eval-set id in the eval-set manager, or an :class:`~agenteval.EvalSet`
+                object to evaluate directly.
+            metrics: Metrics to use instead of the metric manager's for this eval set.
+            resume: Carry on an interrupted evaluation: the report it left (``exc.report``) or the id of
+                its saved partial result. Only the (run, case) pairs it did not finish run; the final
+                result takes the partial result's id, so it replaces it in the result store (unless
+                another evaluation resumed it first and replaced it: then it gets a new id, with a
+                warning). Cases edited since, and pairs whose agent failed, run again; metrics changed
+                since are scored again.
+            **overrides: Per-call values for any constructor option.
+
+        Returns:
+            The report; its ``result`` has been saved to the result manager.
+
+        Raises:
+            ConfigError: Bad options.
+            NotFoundError: The eval set does not exist.
+            SaveError: Saving failed; ``exc.report`` holds the complete, unsaved report.
+            AgentEvalError: A set-level failure (e.g. a callback raised).
+        """
+        return run_sync(self.aevaluate(eval_set, metrics=metrics, resume=resume, **overrides))
+
+    async def aevaluate(
+        self,
+        eval_set: str | EvalSet,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        resume: EvaluationReport | str | None = None,
+        **overrides: Any,
+    ) -> EvaluationReport:
+        """The async twin of :meth:`evaluate`: ``report = await ev.aevaluate("math-basic")``."""
+        return await self._watched(eval_set, metrics, resume, overrides, None)
+
+    def start(
+        self,
+        eval_set: str | EvalSet,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        resume: EvaluationReport | str | None = None,
+        **overrides: Any,
+    ) -> EvaluationRun:
+        """Start an evaluation in the background on the running event loop and return at once.
+
+        In Jupyter the kernel's own loop runs it (no thread, no loop patching), so the cell returns and
+        later cells can look at the run while it goes: ``run.cases`` and ``run.metrics`` (what has
+        finished), ``run.progress``, ``run.elapsed``, ``run.eta``; ``report = await run`` waits for the
+        report (``run.result()`` once ``run.done``); ``run.cancel()`` stops it, saving the finished cases
+        as a partial result (``run.report``, which ``resume=`` carries on). Several runs (two agent
+        versions, say) can go at once, each with its own progress. Displaying ``run`` shows a live board
+        (which replaces the progress bar, off unless ``progress=True`` is given).
+
+        Args:
+            eval_set: As for :meth:`evaluate`.
+            metrics: As for :meth:`evaluate`.
+            resume: As for :meth:`evaluate`.
+            **overrides: As for :meth:`evaluate`; the options are checked here, before the run is scheduled.
+
+        Returns:
+            The running evaluation.
+
+        Raises:
+            ConfigError: No event loop is running (in a script, call :meth:`evaluate`), or bad options.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise ConfigError(
+                "Evaluator.start needs a running event loop, as a Jupyter kernel has: in a script, call "
+                "ev.evaluate(...) (or `await ev.aevaluate(...)` inside async code)"
+            ) from None
+        # The run's own display (its live board) takes the progress bar's place unless one is asked for.
+        overrides = {"progress": False, **overrides}
+        options = self.options.updated(overrides)
+        title = f"{self.app_name} / {eval_set if isinstance(eval_set, str) else eval_set.eval_set_id}"
+        cases = len(options.eval_case_ids) or (len(eval_set.eval_cases) if isinstance(eval_set, EvalSet) else 0)
+        run = EvaluationRun(
+            title=title,
+            num_runs=options.num_runs,
+            cases_per_run=cases,
+            metric_names=[metric.metric_name for metric in metrics or () if metric is not None],
+        )
+        run.attach(loop.create_task(self._watched(eval_set, metrics, resume, overrides, run.callbacks())))
+        return run
+
+    async def _watched(
+        self,
+        eval_set: str | EvalSet,
+        metrics: Sequence[EvalMetric] | None,
+        resume: EvaluationReport | str | None,
+        overrides: Mapping[str, Any],
+        observer: Callbacks | None,
+    ) -> EvaluationReport:
+        loop = asyncio.get_running_loop()
+        _give_daemon_default_executor(loop)
+        # Watched here too, not only by evaluate(): in a notebook, a case blocking the kernel's loop is named.
+        with fewer_collections(), watching(loop):
+            return await self._evaluate(eval_set, metrics, resume, overrides, observer)
+
+    async def _evaluate(
+        self,
+        eval_set: str | EvalSet,
+        metrics: Sequence[EvalMetric] | None,
+        resume: EvaluationReport | str | None,
+        overrides: Mapping[str, Any],
+        observer: Callbacks | None = None,
+    ) -> EvaluationReport:
+        started = time.perf_counter()
+        started_at = time.time()
+        options = self.options.updated(overrides)
+        if not isinstance(eval_set, str | EvalSet):
+            raise ConfigError(
+                f"eval_set must be an eval-set id or an ae.EvalSet, got {type(eval_set).__name__}"
+                " (for a list of cases, ae.EvalSet.of('my-set', cases))"
+            )
+        if isinstance(eval_set, EvalSet):
+            if not eval_set.eval_set_id:
+                raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
+            eval_set_id, ordering = eval_set.eval_set_id, eval_set.deep_copy()
+        else:
+            eval_set_id, ordering = eval_set, await self._stored_eval_set(options, eval_set)
+        selected = self._selected_cases(options, ordering)
+        eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
+        check_metrics(eval_metrics, options)
+        if options.strict:
+            _refuse_unknown_fields(ordering, eval_metrics)
+        check_new_result_id(options.result_manager, self.app_name, ordering.eval_set_id)
+        try:
+            depth_limit = await value_depth_limit(options.result_manager)
+        except Exception as exc:
+            raise rewrap("read the result store's JSON nesting limit", exc) from exc
+        check_registered(eval_metrics, options.registry, strict=options.strict)
+        if selected and not eval_metrics:
+            no_metrics = (
+                f"eval set {eval_set_id} has no metrics (none stored for it in the metric manager, none given with"
+                " metrics=[...])"
+            )
+            fix = "pass metrics=[ae.EvalMetric.final_response()] or add metrics to the metric manager"
+            if options.strict:
+                raise ConfigError(f"{no_metrics}: strict=True refuses to run without them; {fix}")
+            warn_user(f"{no_metrics}, so every case will be not_evaluated; {fix}", NoMetricsWarning)
+        ordering = _with_session_inputs(ordering, self.app_name)
+        # Walked once: the result records its code hash, and the cache keys inferences by it.
+        agent = plain_agent(self._answering(options))
+        identity = describe_agent(agent, options.agent_version)
+        # Hashed once too: for the provenance's eval-set hash and the cache's keys.
+        hashes = case_hashes(ordering.eval_cases)
+        # Described before the runs, of the eval set as evaluated, whatever the agent does.
+        with limited_depth(depth_limit):
+            provenance = self._provenance(
+                options, ordering, eval_metrics, started_at, selected, agent, identity, hashes
+            )
+        cassettes = _cassettes(options)
+        reuse, resumed = await self._finished_work(
+            options, ordering, selected, eval_metrics, provenance, resume, agent, identity, hashes
+        )
+        recorder = RunRecorder()
+        callbacks = recorder.callbacks()
+        if observer is not None:
+            callbacks = callbacks.merged(observer)
+        progress = create_progress(options.progress)
+        if progress is not None:
+            progress.start(
+                title=f"{self.app_name} / {eval_set_id}",
+                num_runs=options.num_runs,
+                cases_per_run=len(selected),
+                metric_names=[metric.metric_name for metric in eval_metrics],
+            )
+            callbacks = callbacks.merged(progress.callbacks())
+        # Observed, rather than followed: a case whose after_evaluate_case callback raises was scored, and
+        # the partial report, the run and the progress keep it.
+        options = replace(options, callbacks=options.callbacks.observed_by(callbacks))
+        try:
+            # Every run is given the set read above, so a long evaluation sees one consistent eval set.
+            with limited_depth(depth_limit), _recording(cassettes, ordering, selected, options.num_runs):
+                runs = await self._run_all(options, ordering, eval_metrics, reuse, cassettes)
+            provenance = _with_reused(provenance, reuse, resumed)
+            async with self._final_result_id(options, ordering, resumed) as result_id:
+                report = await self._report(options, ordering, eval_metrics, runs, provenance, started, result_id)
+                await self._save(options, report)
+        except BaseException as exc:
+            if not isinstance(exc, SaveError):
+                provenance = _with_reused(provenance, reuse, resumed)
+                await self._keep_finished(exc, options, ordering, eval_metrics, recorder, provenance, started)
+            if progress is not None:
+                progress.finish(report=getattr(exc, "report", None), error=exc)
+            raise
+        if progress is not None:
+            progress.finish(report=report)
+        return report
+
+    async def _finished_work(
+        self,
+        options: EvaluationOptions,
+        eval_set: EvalSet,
+        selected: list[EvalCase],
+        metrics: list[EvalMetric],
+        provenance: Provenance,
+        resume: EvaluationReport | str | None,
+        agent: object,
+        identity: AgentIdentity,
+        hashes: Mapping[str, str],
+    ) -> tuple[WorkReuse | None, Resumed | None]:
+        """What the service consults for work already done (``cache=``, ``resume=``), if anything."""
+        resumed = await Resumed.of(resume, options.result_manager, self.app_name) if resume is not None else None
+        cache = open_cache(options.cache, self._caches)
+        if cache is None and resumed is None:
+            return None, None
+        wanted = {case.eval_id for case in selected}
+        evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
+        reuse = work_reuse(cache, options, agent, identity, hashes, metrics, provenance.metric_definitions)
+        if resumed is not None:
+            resumed.take(reuse, eval_set, provenance.eval_set_hash)
+        reuse.prefetch(range(1, options.num_runs + 1), evaluated)
+        return reuse, resumed
+
+    async def _stored_eval_set(self, options: EvaluationOptions, eval_set_id: str) -> EvalSet:
+        """The eval set ``eval_set_id`` read from the eval-set manager."""
+        if not eval_set_id:
+            raise ConfigError("eval set id is not configured")
+        try:
+            with _refusing_unknown_fields(options):
+                eval_set = await options.eval_set_manager.get(self.app_name, eval_set_id)
+        except NotFoundError as exc:
+            raise NotFoundError(f"get eval set: {exc}{await self._known_sets(options, eval_set_id)}") from exc
+        except Exception as exc:
+            raise rewrap("get eval set", exc) from exc
+        if not eval_set.eval_set_id:
+            # A file without evalSetId is found by its name; the result needs the id to be saved.
+            eval_set = eval_set.model_copy(update={"eval_set_id": eval_set_id})
+        return eval_set
+
+    async def _known_sets(self, options: EvaluationOptions, eval_set_id: str) -> str:
+        """After ``eval_set_id`` was not found: the app's eval sets and the closest id, or that it has none."""
+        try:
+            known = await options.eval_set_manager.list(self.app_name)
+        except Exception:
+            return ""  # only a hint: the lookup's own error is what matters
+        if not known:
+            return f"; app {self.app_name!r} has no eval sets in this {type(options.eval_set_manager).__name__}"
+        listed = ", ".join(map(repr, known[:10])) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        closest = did_you_mean(eval_set_id, known)
+        return f"; app {self.app_name!r} has {len(known)} eval set{'s' if len(known) != 1 else ''}: {listed}{closest}"
+
+    def _answering(self, options: EvaluationOptions) -> object:
+        """What answers the cases: the agent, or with a RayExecutor's agent_factory and no agent, the factory."""
+        return self.runner if self.runner is not None or options.executor == "local" else options.executor.agent_factory
+
+    def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
+        """The cases to run.
+
+        A case without an id, a repeated or unknown case id, or a case that needs the missing agent,
+        is an error.
+        """
+        without_id = [index for index, case in enumerate(eval_set.eval_cases) if not case.eval_id]
+        if without_id:
+            # Results are matched to cases by id: the run could not be summarized or saved.
+            raise ConfigError(
+                f"eval set {eval_set.eval_set_id} has cases without an evalId at positions {without_id}: "
+                "give each case an evalId"
+            )
+        counts = Counter(case.eval_id for case in eval_set.eval_cases)
+        repeated = sorted(eval_id for eval_id, count in counts.items() if count > 1)
+        if repeated:
+            # Results are matched to cases by id: a repeated id would be scored against the wrong case.
+            raise ConfigError(
+                f"eval set {eval_set.eval_set_id} has several cases with the evalId {', '.join(map(repr, repeated))}: "
+                "give each case its own evalId"
+            )
+        wanted = set(options.eval_case_ids)
+        unknown = sorted(wanted - {case.eval_id for case in eval_set.eval_cases})
+        if unknown:
+            raise ConfigError(
+                f"eval_case_ids {unknown} are not in eval set {eval_set.eval_set_id}; "
+                f"its cases are {[case.eval_id for case in eval_set.eval_cases]}"
+            )
+        selected = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+        if self.runner is not None and options.executor != "local" and options.executor.agent_factory is not None:
+            raise ConfigError(
+                "this Evaluator has an agent and its RayExecutor an agent_factory: leave the agent out,"
+                " ae.Evaluator(app_name, executor=...), or the agent_factory"
+            )
+        if self.runner is None and (options.executor == "local" or options.executor.agent_factory is None):
+            need_agent = [case.eval_id for case in selected if case.eval_mode != EvalMode.TRACE]
+            if need_agent:
+                raise ConfigError(
+                    f"this Evaluator has no agent, and cases {need_agent} run one: pass the agent, "
+                    "ae.Evaluator(app_name, agent), or evaluate only trace-mode cases"
+                )
+        return selected
+
+    @contextlib.asynccontextmanager
+    async def _final_result_id(
+        self, options: EvaluationOptions, eval_set: EvalSet, resumed: Resumed | None
+    ) -> AsyncIterator[str | None]:
+        """The id to save the final result under, for the ``with`` block that builds and saves it.
+
+        A resume takes the id of the result it resumed, replacing it, as long as the store still holds that
+        result: when another evaluation resumed it first and replaced it, this one gets a new id and says so,
+        rather than overwriting that evaluation's result. ``None`` (a new id) when not resuming.
+        """
+        if resumed is None or not resumed.result_id:
+            yield None
+            return
+        resumed_id = resumed.result_id
+        async with _saving_over(self.app_name, resumed_id):
+            try:
+                stored = await options.result_manager.get(self.app_name, resumed_id)
+            except NotFoundError:
+                stored = None
+            except Exception as exc:
+                raise rewrap(f"read result {resumed_id} to save the resumed evaluation over it", exc) from exc
+            if stored is None or _saved_as(stored) == _saved_as(resumed.report.result):
+                yield resumed_id
+                return
+            result_id = new_result_id(self.app_name, eval_set.eval_set_id)
+            warn_user(
+                printable(
+                    f"result {resumed_id!r}, which this evaluation resumed, was replaced by another evaluation that"
+                    f" resumed it first; this one is saved as {result_id!r} instead, so that neither result is lost"
+                ),
+                ResumeWarning,
+            )
+            yield result_id
+
+    async def _report(
+        self,
+        options: EvaluationOptions,
+        ordering: EvalSet,
+        eval_metrics: list[EvalMetric],
+        runs: Sequence[RunOutcome],
+        provenance: Provenance,
+        started: float,
+        result_id: str | None = None,
+    ) -> EvaluationReport:
+        result_id = result_id or new_result_id(self.app_name, ordering.eval_set_id)
+        return await build_report(
+            app_name=self.app_name,
+            eval_set_id=ordering.eval_set_id,
+            eval_set=ordering,
+            cases=[case for _, cases in runs for case in cases],
+            metrics=eval_metrics,
+            inferences=[inferences for inferences, _ in runs],
+            num_runs=options.num_runs,
+            aggregator=options.aggregator,
+            provenance=provenance.model_copy(update={"finished_at": time.time()}),
+            execution_time=time.perf_counter() - started,
+            result_id=result_id,
+        )
+
+    async def _save(self, options: EvaluationOptions, report: EvaluationReport) -> None:
+        try:
+            await options.result_manager.save(self.app_name, report.result)
+        except Exception as exc:
+            raise SaveError(f"save eval set result: {exc}", report) from exc
+
+    async def _keep_finished(
+        self,
+        error: BaseException,
+        options: EvaluationOptions,
+        ordering: EvalSet,
+        eval_metrics: list[EvalMetric],
+        recorder: RunRecorder,
+        provenance: Provenance,
+        started: float,
+    ) -> None:
+        """Save the cases that finished before ``error`` as a partial result, and attach its report.
+
+        An interruption (Ctrl-C, a cancelled task) before any case finished leaves an empty partial result.
+        Best effort: a failure here is logged and never hides ``error``.
+        """
+        # Ctrl-C in a kernel reaches the evaluation as the cancellation of its task.
+        stopped_by = (
+            "cancellation (Ctrl-C or a cancelled task)"
+            if isinstance(error, asyncio.CancelledError)
+            else type(error).__name__
+        )
+        cases, inferences = recorder.finished(ordering)
+        if not cases and not isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
+            # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
+            # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.
+            return
+        try:
+            # Only the runs that were reached: runs never started are not failures.
+            num_runs = len(inferences)
+            result_id = new_result_id(self.app_name, ordering.eval_set_id)
+            report = await build_report(
+                app_name=self.app_name,
+                eval_set_id=ordering.eval_set_id,
+                eval_set=ordering,
+                cases=cases,
+                metrics=eval_metrics,
+                inferences=inferences,
+                num_runs=num_runs,
+                aggregator=options.aggregator,
+                provenance=provenance.model_copy(
+                    update={
+                        "finished_at": time.time(),
+                        "num_runs": num_runs,
+                        "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
+                    }
+                ),
+                execution_time=time.perf_counter() - started,
+                result_id=result_id,
+                result_name=f"{result_id} (partial)",
+            )
+            await options.result_manager.save(self.app_name, report.result)
+            error.report = report  # type: ignore[attr-defined]
+            # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
+            # line in a notebook.
+            what = (
+                f"the {len(cases)} finished case results were saved"
+                if cases
+                else "no case had finished: an empty partial result, which resume= carries on, was saved"
+            )
+            saved = printable(
+                f"{what} as {result_id} (ae.EvaluationReport.load(result_manager, {self.app_name!r}, {result_id!r}))"
+            )
+            error.add_note(saved)
+            _log.warning("evaluation of %s stopped by %s; %s", printable(ordering.eval_set_id), stopped_by, saved)
+        except Exception as exc:
+            _log.warning("could not keep the finished cases of an interrupted evaluation: %s", printable(str(exc)))
+
+    def _provenance(
+        self,
+        options: EvaluationOptions,
+        eval_set: EvalSet,
+        metrics: list[EvalMetric],
+        started_at: float,
+        selected: Sequence[EvalCase] | None = None,
+        agent: object = None,
+        identity: AgentIdentity | None = None,
+        hashes: Mapping[str, str] | None = None,
+    ) -> Provenance:
+        """What produced the evaluation; ``agent`` and its ``identity`` are left out (``None``) when re-scoring."""
+        return Provenance.describe(
+            eval_set,
+            metrics,
+            evaluated=None if selected is None else [case.eval_id for case in selected],
+            hashes=hashes,
+            app_name=self.app_name,
+            eval_set_id=eval_set.eval_set_id,
+            agent=agent_name(self.runner) if self.runner is not None else "",
+            agent_label=agent_label(agent, options.agent_version) if agent is not None else "",
+            agent_version=options.agent_version,
+            agent_code_hash=identity.code_hash if agent is not None and identity is not None else "",
+            turn_timeout=options.turn_timeout,
+            cache_enabled=options.cache not in (None, False),
+            cassette=_cassette_path(options.cassette),
+            metric_definitions=metric_definitions(options, metrics),
+            aggregator=qualified_name(options.aggregator),
+            judge=qualified_name(options.judge) if options.judge is not None else "",
+            num_runs=options.num_runs,
+            parallel_inference=options.parallel_inference,
+            parallel_evaluation=options.parallel_evaluation,
+            parallel_runs=options.parallel_runs,
+            parallelism=options.parallelism,
+            eval_case_ids=list(options.eval_case_ids),
+            started_at=started_at,
+            finished_at=time.time(),
+        )
+
+    async def _load_metrics(self, options: EvaluationOptions, eval_set_id: str) -> list[EvalMetric]:
+        try:
+            with _refusing_unknown_fields(options):
+                names = await options.metric_manager.list(self.app_name, eval_set_id)
+        except Exception as exc:
+            raise rewrap("list metrics", exc) from exc
+        metrics = []
+        for name in names:
+            try:
+                with _refusing_unknown_fields(options):
+                    metrics.append(await options.metric_manager.get(self.app_name, eval_set_id, name))
+            except Exception as exc:
+                raise rewrap(f"get metric {name}", exc) from exc
+        return metrics
+
+    async def _run_all(
+        self,
+        options: EvaluationOptions,
+        eval_set: EvalSet,
+        metrics: list[EvalMetric],
+        reuse: WorkReuse | None,
+        cassettes: Cassettes | None,
+    ) -> list[RunOutcome]:
+        # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
+        service = LocalService(
+            self._agent(),
+            options,
+            limits=CaseLimits.of(options.parallelism),
+            reuse=reuse,
+            cassettes=cassettes,
+            executor=None if options.executor == "local" else options.executor,
+        )
+
+        async def run(run_id: int) -> RunOutcome:
+            request = InferenceRequest(
+                app_name=self.app_name,
+                eval_set_id=eval_set.eval_set_id,
+                eval_case_ids=list(options.eval_case_ids),
+                run_id=run_id,
+                eval_set=eval_set,
+            )
+            try:
+                inferences, scored = await service.infer_and_evaluate(request, EvaluateConfig(eval_metrics=metrics))
+            except Exception as exc:
+                raise rewrap(f"run {run_id}", exc) from exc
+            return inferences, scored.eval_case_results
+
+        if options.executor != "local":
+            await options.executor.aconnect()
+        try:
+            return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
+        finally:
+            if reuse is not None:
+                # Also when interrupted: what finished is kept for the next evaluation.
+                reuse.flush()
+
+    async def _score_run(
+        self,
+        service: LocalService,
+        eval_set: EvalSet,
+        metrics: list[EvalMetric],
+        run_id: int,
+        inferences: list[InferenceResult],
+    ) -> list[EvalCaseResult]:
+        request = EvaluateRequest(
+            app_name=self.app_name,
+            eval_set_id=eval_set.eval_set_id,
+            inference_results=inferences,
+            evaluate_config=EvaluateConfig(eval_metrics=metrics),
+            run_id=run_id,
+            eval_set=eval_set,
+        )
+        try:
+            run_result = await service.evaluate(request)
+        except Exception as exc:
+            raise rewrap(f"run {run_id} evaluate", exc) from exc
+        return run_result.eval_case_results
+
+    def rescore(
+        self,
+        report: EvaluationReport,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        **overrides: Any,
+    ) -> EvaluationReport:
+        """Score a report's stored agent turns again, with new or changed metrics; the agent is not run.
+
+        Use it to try a metric, a threshold in a criterion, a judge or an evaluator on what the
+        agent already did. Each run's turns are scored as they were recorded; the result is a new
+        report (not saved: call ``report.save(...)`` to keep it), and ``report`` is unchanged.
+
+        Args:
+            report: A report from :meth:`evaluate` (or loaded with ``EvaluationReport.load`` and
+                given its eval set).
+            metrics: The metrics to score with (default: the report's own).
+            **overrides: Per-call values for constructor options (``aggregator``, ``registry``,
+                ``judge``, ``parallel_evaluation``, …). Cases are aggregated with the aggregator
+                that produced ``report`` unless ``aggregator`` is given here.
+
+        Raises:
+            ConfigError: The report has no eval set, a metric is misconfigured, or ``report`` was
+                loaded from a file made with a custom aggregator and none is given.
+        """
+        return run_sync(self.arescore(report, metrics=metrics, **overrides))
+
+    async def arescore(
+        self,
+        report: EvaluationReport,
+        *,
+        metrics: Sequence[EvalMetric] | None = None,
+        **overrides: Any,
+    ) -> EvaluationReport:
+        """The async twin of :meth:`rescore`."""
+        with fewer_collections():
+            return await self._rescore(report, metrics, overrides)
+
+    async def _rescore(
+        self, report: EvaluationReport, metrics: Sequence[EvalMetric] | None, overrides: Mapping[str, Any]
+    ) -> EvaluationReport:
+        started = time.perf_counter()
+        started_at = time.time()
+        options = self.options.updated(overrides)
+        if report.eval_set is None:
+            raise ConfigError(
+                "this report has no eval set, which re-scoring needs: load it with "
+                "EvaluationReport.load(..., eval_set=...)"
+            )
+        warn_if_eval_set_changed(report.provenance, report.eval_set, "re-scoring with")
+        eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
+        check_metrics(eval_metrics, options)
+        if options.strict:
+            _refuse_unknown_fields(report.eval_set, eval_metrics)
+        if "aggregator" not in overrides:
+            # Cases are aggregated as the report's were; a loaded report does not know its
+            # aggregator, so this Evaluator's own (if not the default) is taken to be it.
+            aggregator = report.aggregator
+            if aggregator is None and isinstance(options.aggregator, AllPassAggregator):
+                aggregator = await original_aggregator(report, "rescore(report, aggregator=...)")
+            options = replace(options, aggregator=aggregator or options.aggregator)
+        _check_evaluators(eval_metrics, options.registry)
+        service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
+        eval_set = report.eval_set
+        # Scoring reads the agent's records and never changes them: both reports share them.
+        stored = [list(run) for run in report.inference_results]
+
+        async def run(run_id: int) -> RunOutcome:
+            inferences = stored[run_id - 1]
+            return inferences, await self._score_run(service, eval_set, eval_metrics, run_id, inferences)
+
+        runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
+        # The turns are the original agent's: what described it is carried over.
+        original = report.provenance or Provenance()
+        provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(
+            update={
+                "num_runs": len(stored),
+                "derived_from": f"rescore of {report.result.eval_set_result_id or 'an unsaved report'}",
+                **{name: getattr(original, name) for name in _AGENT_PROVENANCE},
+            }
+        )
+        return await build_report(
+            app_name=report.app_name,
+            eval_set_id=report.eval_set_id,
+            eval_set=report.eval_set,
+            cases=[case for _, cases in runs for case in cases],
+            metrics=eval_metrics,
+            inferences=stored,
+            num_runs=len(stored),
+            aggregator=options.aggregator,
+            provenance=provenance,
+            execution_time=time.perf_counter() - started,
+        )
+
+    def _agent(self) -> Runner:
+        return self.runner if self.runner is not None else _NoAgent()
+
+    async def aclose(self) -> None:
+        """Close the three stores."""
+        for manager in (self.options.eval_set_manager, self.options.metric_manager, self.options.result_manager):
+            await manager.close()
+
+    def close(self) -> None:
+        """Close the three stores (synchronous twin of :meth:`aclose`)."""
+        run_sync(self.aclose())
+
+    def __repr__(self) -> str:
+        return f"Evaluator(app_name={self.app_name!r}, runner={self.runner!r}, num_runs={self.options.num_runs})"
+
+
+def _give_daemon_default_executor(loop: asyncio.AbstractEventLoop) -> None:
+    """Give ``loop`` a default executor on daemon threads, unless it has made its own.
+
+    ``asyncio.run`` joins its loop's default executor's threads as it ends, so an agent's blocking call in
+    ``asyncio.to_thread`` that Ctrl-C or ``turn_timeout`` left behind kept ``asyncio.run(ev.aevaluate(...))``,
+    and the process, alive until the call returned. The loops :func:`~agenteval._util.sync_bridge.run_sync` makes have
+    one already; this gives it to the caller's loop, whose executor behaves as asyncio's otherwise.
+    """
+    # asyncio makes the default executor on first use and offers no public way to ask whether it has.
+    if getattr(loop, "_default_executor", False) is None:
+        loop.set_default_executor(DaemonDefaultExecutor())
+
+
+_SAVING_OVER_POLL = 0.01
+"""Seconds between two looks at whether another evaluation of this process is done saving over a result."""
+
+_saving: set[tuple[str, str]] = set()
+_saving_lock = threading.Lock()
+
+
+@contextlib.asynccontextmanager
+async def _saving_over(app_name: str, result_id: str) -> AsyncIterator[None]:
+    """One evaluation of this process at a time checks, then saves over, the stored result ``result_id``.
+
+    A thread lock, so that evaluations on other threads' loops wait too; taken without blocking the loop.
+    """
+    key = (app_name, result_id)
+    while True:
+        with _saving_lock:
+            if key not in _saving:
+                _saving.add(key)
+                break
+        await asyncio.sleep(_SAVING_OVER_POLL)
+    try:
+        yield
+    finally:
+        with _saving_lock:
+            _saving.discard(key)
+
+
+def _saved_as(result: EvalSetResult) -> tuple[str, str, float | None]:
+    """What tells one saved result from another saved under its id: its name and when and how it was made."""
+    provenance = result.summary.provenance if result.summary is not None else None
+    if provenance is None:
+        return (result.eval_set_result_name, "", None)
+    return (result.eval_set_result_name, provenance.derived_from, provenance.finished_at)
+
+
+def _cassettes(options: EvaluationOptions) -> Cassettes | None:
+    """The cassettes ``cassette=`` names: a directory, in ``cassette_mode``, or the object given."""
+    if options.cassette is None or isinstance(options.cassette, Cassettes):
+        return options.cassette
+    return Cassettes(Path(options.cassette).expanduser(), options.cassette_mode)
+
+
+def _recording(
+    cassettes: Cassettes | None, eval_set: EvalSet, cases: Sequence[EvalCase], num_runs: int
+) -> contextlib.AbstractContextManager[None]:
+    """Cassettes on for the evaluation, each case-run's file name checked first; nothing without cassettes."""
+    if cassettes is None:
+        return contextlib.nullcontext()
+    for case in cases:
+        for run_id in range(1, num_runs + 1):
+            cassettes.file_for(eval_set.eval_set_id, case.eval_id, run_id)
+    return cassettes.active()
+
+
+def _with_reused(provenance: Provenance, reuse: WorkReuse | None, resumed: Resumed | None) -> Provenance:
+    """``provenance`` saying what the evaluation took from finished work."""
+    reused = reused_work(reuse, resumed) if reuse is not None else None
+    return provenance.model_copy(update={"reused": reused}) if reused is not None else provenance
+
+
+def _metric_list(metrics: object) -> list[EvalMetric]:
+    """``metrics`` as a list, refusing what is not a collection of metrics (a lone metric, names)."""
+    # A pydantic model iterates over its fields, so a lone metric must be refused by type.
+    if isinstance(metrics, BaseModel | str | bytes | Mapping) or not isinstance(metrics, Iterable):
+        raise ConfigError(
+            f"metrics must be a list of ae.EvalMetric, got {type(metrics).__name__}: wrap it, metrics=[...]"
+        )
+    listed = list(metrics)
+    for index, metric in enumerate(listed):
+        # None is left to check_metrics, which words it as the reference does.
+        if metric is not None and not isinstance(metric, EvalMetric):
+            raise ConfigError(f"metrics[{index}] must be an ae.EvalMetric, got {type(metric).__name__} {metric!r:.60}")
+    return listed
+
+
+def _refusing_unknown_fields(options: EvaluationOptions) -> contextlib.AbstractContextManager[None]:
+    """With ``strict``, a store's read refuses keys no field takes (naming its file) instead of warning."""
+    return unknown_fields_refused() if options.strict else contextlib.nullcontext()
+
+
+def _refuse_unknown_fields(eval_set: EvalSet, metrics: Sequence[EvalMetric | None]) -> None:
+    """``strict``: refuse keys no field takes in what is evaluated, however it was read or built.
+
+    A store that read the files first refused them already; this also covers an eval set a store kept
+    from an earlier read (warned about then), a store that does not check, and objects built in code.
+    """
+    refuse_unknown_fields(eval_set, f"eval set {eval_set.eval_set_id!r}")
+    for metric in metrics:
+        if metric is not None:
+            refuse_unknown_fields(metric, f"metric {metric.metric_name!r}")
+
+
+def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:
+    """Re-scoring with a metric whose evaluator is missing would silently skip it: say so instead."""
+    missing = [metric.metric_name for metric in metrics if metric.evaluator not in registry]
+    if missing:
+        raise ConfigError(
+            f"no evaluator is registered for metric(s) {missing}: give each an evaluatorName that is registered "
+            f"(registered: {registry.names()}), e.g. pass metrics=[...] to rescore"
+        )
+
+
+def _with_session_inputs(eval_set: EvalSet, app_name: str) -> EvalSet:
+    """``eval_set`` with a session input for every case that has none (user ``user``, no state).
+
+    The reference fails such cases ("session input is nil"); a case written in code rarely needs more.
+    """
+    if all(case.session_input is not None for case in eval_set.eval_cases):
+        return eval_set
+    default = SessionInput(app_name=app_name, user_id="user")
+    cases = [
+        case if case.session_input is not None else case.model_copy(update={"session_input": default.model_copy()})
+        for case in eval_set.eval_cases
+    ]
+    return eval_set.model_copy(update={"eval_cases": cases})
+
+
+_AGENT_PROVENANCE = ("agent", "agent_label", "agent_version", "agent_code_hash", "turn_timeout", "cassette")
+"""What a re-scored report's provenance takes from the original's: the agent whose turns it scores."""
+
+
+def _cassette_path(cassette: str | os.PathLike[str] | Cassettes | None) -> str:
+    if cassette is None:
+        return ""
+    return str((cassette.path if isinstance(cassette, Cassettes) else Path(cassette).expanduser()).resolve())
+
+
+def agent_name(runner: Runner) -> str:
+    """A readable name for the agent: its function's for a plain agent function, else its class's."""
+    return qualified_name(plain_agent(runner))
+
+
+class _NoAgent:
+    """Stands in for a missing agent where none is called (trace-mode cases, re-scoring)."""
+
+    async def run(self, request: TurnRequest) -> TurnResult:
+        raise ConfigError("this Evaluator has no agent: pass one to ae.Evaluator(app_name, agent)")
+
+    def __repr__(self) -> str:
+        return "no agent"
