@@ -14,7 +14,6 @@ from agenteval._util.gc_tuning import fewer_collections
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
-from agenteval.runner.tool_replay import was_replayed
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -445,7 +444,7 @@ def tool_calls_frame(result: EvalSetResult) -> pd.DataFrame:
             "name": tool.name,
             "arguments": copy.deepcopy(tool.arguments),
             "result": copy.deepcopy(tool.result),
-            "replayed": was_replayed(tool),
+            "replayed": tool.was_replayed,
         }
         for case in result.eval_case_results
         for number, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)

@@ -24,12 +24,17 @@ __all__ = [
     "Invocation",
     "LLMGenerator",
     "MockTool",
+    "REPLAYED_KEY",
     "RubricContent",
     "ScenarioDriver",
     "SessionInput",
     "Tool",
     "ToolMock",
 ]
+
+
+REPLAYED_KEY = "replayed"
+"""The JSON key, ``true``, that marks a recorded tool call answered from a replayed recording."""
 
 
 class Tool(CamelModel):
@@ -43,6 +48,15 @@ class Tool(CamelModel):
     """Call arguments (any JSON value, usually an object)."""
     result: Any = None
     """What the tool returned (any JSON value)."""
+
+    @property
+    def was_replayed(self) -> bool:
+        """Whether this recorded call was answered from a replayed recording instead of running the tool.
+
+        Such a call carries one more JSON key, ``"replayed": true`` (:data:`REPLAYED_KEY`), written by
+        :class:`agenteval.runner.tool_replay.ToolReplay`.
+        """
+        return (self.model_extra or {}).get(REPLAYED_KEY) is True
 
 
 class ArgumentsMatch(CamelModel):

@@ -20,17 +20,17 @@ from typing import Any, cast
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.inference import InferenceResult
-from agenteval.evalset.models import Tool
+from agenteval.evalset.models import REPLAYED_KEY, Tool
 
 __all__ = ["REPLAYED_KEY", "ToolReplay", "TurnReplay", "was_replayed"]
 
-REPLAYED_KEY = "replayed"
-"""The JSON key, ``true``, that marks a recorded tool call answered from a replayed recording."""
-
 
 def was_replayed(tool: Tool) -> bool:
-    """Whether a recorded tool call was answered from a :class:`ToolReplay` instead of running the tool."""
-    return (tool.model_extra or {}).get(REPLAYED_KEY) is True
+    """Whether a recorded tool call was answered from a :class:`ToolReplay` instead of running the tool.
+
+    The same as :attr:`Tool.was_replayed <agenteval.evalset.models.Tool.was_replayed>`.
+    """
+    return tool.was_replayed
 
 
 class TurnReplay:

@@ -17,9 +17,9 @@ from typing import Any
 from agenteval.errors import ConfigError, ToolMockError, describe_exception
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import ArgumentsMatch, MockTool
-from agenteval.evaluators.matching.jsonmatch import match_json
 from agenteval.llm.base import ChatModel, ChatRequest
 from agenteval.metric.criterion import JSONCriterion
+from agenteval.metric.json_match import match_json
 
 __all__ = ["ToolMocks", "static_result"]
 
