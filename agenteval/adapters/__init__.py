@@ -5,5 +5,8 @@
 - :mod:`agenteval.adapters.langgraph`: LangGraph (``agenteval[langgraph]``)
 - :mod:`agenteval.adapters.openai_agents`: OpenAI Agents SDK (``agenteval[openai-agents]``)
 
-Importing this package imports no framework; each module imports its framework when it is imported.
+Importing this package imports no framework; each module imports its framework when it is imported. The package
+itself exports no names: import the module you need.
 """
+
+__all__: list[str] = []

@@ -5,5 +5,8 @@
 - :mod:`agenteval.importers.pydantic_evals`: pydantic-evals datasets (YAML or JSON), with the metrics
   their evaluators map to (``pip install 'agenteval[pydantic-evals]'``)
 
-Importing this package imports no other tool; each module imports its tool when it is imported.
+Importing this package imports no other tool; each module imports its tool when it is imported. The package
+itself exports no names: import the module you need.
 """
+
+__all__: list[str] = []
