@@ -55,6 +55,12 @@ class Tool(CamelModel):
 
         Such a call carries one more JSON key, ``"replayed": true`` (:data:`REPLAYED_KEY`), written by
         :class:`agenteval.runner.tool_replay.ToolReplay`.
+
+        Example:
+            >>> Tool.model_validate({"name": "weather", "replayed": True}).was_replayed
+            True
+            >>> Tool(name="weather").was_replayed
+            False
         """
         return (self.model_extra or {}).get(REPLAYED_KEY) is True
 

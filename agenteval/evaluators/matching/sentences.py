@@ -68,10 +68,6 @@ class _Token:
             return self.type[:-1]
         return self.type
 
-    @property
-    def type_no_sentperiod(self) -> str:
-        return self.type_no_period if self.sentbreak else self.type
-
 
 def _make_token(text: str) -> _Token:
     token = _Token(text, _NUMERIC_RE.sub(_NUMBER_TYPE, text.lower()))
