@@ -635,7 +635,8 @@ def test_parallelism_must_be_positive_whatever_the_switches(switches: dict[str, 
 
 @pytest.mark.parametrize("timeout", [0, -1.5])
 def test_turn_timeout_must_be_positive(timeout: float) -> None:
-    with pytest.raises(ConfigError, match=f"turn timeout must be a positive number of seconds or None, got {timeout}"):
+    message = f"turn_timeout must be a positive number of seconds or None, got {type(timeout).__name__} {timeout}"
+    with pytest.raises(ConfigError, match=message):
         Evaluator(APP, echo, turn_timeout=timeout)
 
 

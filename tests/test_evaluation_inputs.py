@@ -73,9 +73,9 @@ def test_metrics_that_are_not_a_list_of_metrics_are_refused(metrics: Any, messag
         ("parallel_inference", "no", r"^parallel_inference must be True or False, got str 'no'$"),
         ("parallel_runs", 1, r"^parallel_runs must be True or False, got int 1$"),
         ("progress", "auto", r"^progress must be True or False, got str 'auto'$"),
-        ("turn_timeout", "1", r"^turn_timeout must be a finite number of seconds or None, got str '1'$"),
-        ("turn_timeout", float("inf"), r"^turn_timeout must be a finite number of seconds or None, got float inf$"),
-        ("turn_timeout", 10**400, r"^turn_timeout must be a finite number of seconds or None, got int 1000"),
+        ("turn_timeout", "1", r"^turn_timeout must be a positive number of seconds or None, got str '1'$"),
+        ("turn_timeout", float("inf"), r"^turn_timeout must be a positive number of seconds or None, got float inf$"),
+        ("turn_timeout", 10**400, r"^turn_timeout must be a positive number of seconds or None, got int 1000"),
     ],
 )
 def test_options_of_the_wrong_type_are_config_errors(option: str, value: Any, message: str) -> None:
@@ -323,7 +323,7 @@ def test_evaluate_refuses_what_is_neither_an_id_nor_an_eval_set(wrong: object) -
         ae.Evaluator(APP, echo).evaluate(wrong, metrics=[final_response()])  # type: ignore[arg-type]
 
 
-def test_every_option_is_declared_once_and_documented_on_the_evaluator() -> None:
+def test_every_option_is_declared_once_and_the_evaluator_points_to_them() -> None:
     from dataclasses import fields
 
     from agenteval.evaluation import EvaluationOptions
@@ -331,5 +331,5 @@ def test_every_option_is_declared_once_and_documented_on_the_evaluator() -> None
 
     facade = {option.name for option in fields(EvaluationOptions)}
     assert {option.name for option in fields(ServiceOptions)} <= facade
-    documented = ae.Evaluator.__doc__ or ""
-    assert [name for name in sorted(facade) if f"``{name}``" not in documented] == []
+    # Described once, by the fields' docstrings (tests/test_options_documented.py).
+    assert ":class:`EvaluationOptions`" in (ae.Evaluator.__doc__ or "")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from agenteval.aggregation import finite_score
 from agenteval.analysis.report import EvaluationReport
 from agenteval.cache.cassettes import CassetteMode, Cassettes
 from agenteval.errors import ConfigError
@@ -17,7 +15,7 @@ from agenteval.evaluation._reuse import CacheOption, check_cache_option
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.runner.tool_replay import ToolReplay
-from agenteval.service.options import ServiceOptions
+from agenteval.service.options import ServiceOptions, _check_switches, _counted
 from agenteval.service.ray_executor import RayExecutor
 
 __all__ = ["DEFAULT_PARALLELISM", "EvaluationOptions"]
@@ -31,8 +29,11 @@ DEFAULT_PARALLELISM = 16
 class EvaluationOptions(ServiceOptions):
     """Everything an evaluation uses besides the app and the agent: the service's options and these.
 
-    See :class:`Evaluator` for what each does; an option is declared once, here or in
-    :class:`~agenteval.service.ServiceOptions`.
+    :class:`~agenteval.Evaluator` takes any of them as a keyword (``Evaluator(app, agent, num_runs=3)``),
+    and its :meth:`~agenteval.Evaluator.evaluate` per call. Each option is described and checked once,
+    where it is declared: here, or in :class:`~agenteval.service.ServiceOptions`. Only
+    ``parallel_inference``, ``parallel_evaluation`` and ``parallelism`` are declared again here, for an
+    evaluation's defaults (the service checks them).
     """
 
     metric_manager: MetricManager = field(default_factory=InMemoryMetricManager)
@@ -49,39 +50,43 @@ class EvaluationOptions(ServiceOptions):
     """``None``: a live widget in Jupyter, a bar on a terminal, nothing otherwise; ``True`` always, ``False`` never."""
     cache: CacheOption = None
     """Take finished inferences and scores from a cache and keep new ones there: ``True`` for
-    ``.agenteval-cache`` in the working directory, a directory, or an :class:`~agenteval.Cache` (off)."""
+    ``.agenteval-cache`` in the working directory, a directory, or an :class:`~agenteval.Cache` (off).
+    An unchanged re-run calls neither the agent nor a judge; the README says what each entry's key holds."""
     agent_version: str = ""
-    """Part of the agent's identity in the cache, for changes its code does not show (a prompt file, a model)."""
+    """Part of the agent's identity in the cache, for changes its code does not show (a prompt file, a model
+    name): change it to run the agent again."""
     cassette: str | os.PathLike[str] | Cassettes | None = None
-    """Record each case-run's HTTP traffic (agent, judge, simulated user) in this directory and replay it (off)."""
+    """Record each case-run's HTTP traffic (the agent's model calls through httpx, requests or aiohttp, the
+    judge's, the simulated user's) in this directory and replay it (off); credentials are never written
+    (``pip install 'agenteval[cassette]'``)."""
     cassette_mode: CassetteMode = "auto"
     """``"auto"`` replays what is recorded and records the rest, ``"record"`` records afresh, ``"replay"`` never
-    touches the network."""
+    touches the network (a request not recorded fails its case)."""
     executor: Literal["local"] | RayExecutor = "local"
-    """Where each case's inference runs: ``"local"`` (this event loop) or a :class:`~agenteval.RayExecutor`."""
+    """Where each case's inference runs: ``"local"`` (this event loop) or a :class:`~agenteval.RayExecutor`
+    (a Ray cluster; callbacks, scoring and the save stay here)."""
     strict: bool = False
-    """Refuse before the agent runs what is otherwise only warned about: a metric whose evaluator is not
-    registered, no metrics at all, a key no field takes in the eval set or the metrics (for CI)."""
+    """For CI: refuse before the agent runs, with a :class:`~agenteval.ConfigError` naming the metric, file or
+    field and the fix, what is otherwise only warned about: a metric whose evaluator is not registered (else
+    skipped with a ``SkippedMetricWarning``), an evaluation without metrics (``NoMetricsWarning``), a key no
+    field takes in the eval set or the metrics, read from a file or given in code (``UnknownFieldWarning``).
+    A metric without the criterion its evaluator needs is refused either way."""
     parallel_inference: bool = True
+    """Run up to :attr:`parallelism` cases of a run at once (on: agents mostly wait on model APIs; turn it off
+    for an agent that must not run concurrently)."""
     parallel_evaluation: bool = True
+    """Score up to :attr:`parallelism` cases of a run at once (on); a case being scored holds no slot of the
+    agent's. With both switches off, each case is scored before the next one runs."""
     parallelism: int = DEFAULT_PARALLELISM
+    """The cap on cases in flight, shared by concurrent runs (16); a plain synchronous agent function runs in
+    at most this many worker threads."""
 
     def __post_init__(self) -> None:
-        for name in ("num_runs", "parallelism", "judge_num_samples", "max_simulated_turns"):
-            object.__setattr__(self, name, _whole_number(name, getattr(self, name)))
-        for name in ("parallel_inference", "parallel_evaluation", "parallel_runs", "progress", "strict"):
-            value = getattr(self, name)
-            if not isinstance(value, bool) and not (name == "progress" and value is None):
-                raise ConfigError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-        if self.turn_timeout is not None:
-            object.__setattr__(self, "turn_timeout", _seconds("turn_timeout", self.turn_timeout))
-        if self.num_runs <= 0:
-            raise ConfigError(f"num_runs must be greater than 0, got {self.num_runs}")
-        if self.judge_num_samples <= 0:
-            raise ConfigError(f"judge_num_samples must be greater than 0, got {self.judge_num_samples}")
-        # Checked even with every parallel switch off: all runs share one limit of this size.
-        if self.parallelism <= 0:
-            raise ConfigError(f"parallelism must be greater than 0, got {self.parallelism}")
+        # The fields declared here; ServiceOptions.__post_init__ checks the rest.
+        object.__setattr__(self, "num_runs", _counted("num_runs", self.num_runs))
+        _check_switches(self, "parallel_runs", "strict")
+        if self.progress is not None:
+            _check_switches(self, "progress")
         check_cache_option(self.cache)
         cassette = self.cassette
         if not (
@@ -108,6 +113,7 @@ class EvaluationOptions(ServiceOptions):
         if isinstance(ids, str):
             raise ConfigError(f"eval_case_ids must be a list of case ids, got the string {ids!r}; write [{ids!r}]")
         object.__setattr__(self, "eval_case_ids", tuple(ids))
+        # Not a check: the one conversion an Evaluator adds to a service option, before the service checks it.
         if isinstance(self.tool_replay, EvaluationReport):
             object.__setattr__(self, "tool_replay", ToolReplay.of(self.tool_replay.inference_results))
         # Not super(): a slots dataclass is a new class, which a zero-argument super() does not know.
@@ -122,16 +128,3 @@ def _check_executor(executor: object, cassette: object) -> None:
             "cassette records the HTTP traffic of this process, and with executor=RayExecutor(...) the agent runs"
             " on the cluster: leave out one of them"
         )
-
-
-def _whole_number(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
-    return int(value)
-
-
-def _seconds(name: str, value: object) -> float:
-    seconds = finite_score(value)
-    if seconds is None:
-        raise ConfigError(f"{name} must be a finite number of seconds or None, got {type(value).__name__} {value!r}")
-    return seconds

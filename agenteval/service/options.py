@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
 import uuid
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Self, get_args, get_type_hints
 
 from agenteval._util.callable_names import did_you_mean
-from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator
+from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator, finite_score
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
 from agenteval.evalset.manager import EvalSetManager
@@ -64,7 +63,8 @@ class ServiceOptions:
     registry: EvaluatorRegistry = field(default_factory=default_registry)
     """Evaluators by name."""
     aggregator: EvalCaseResultAggregator = field(default_factory=AllPassAggregator)
-    """Decides each case's score and status (a plain function is wrapped)."""
+    """Decides each case's score and status: an object with ``aggregate(input)`` or a plain function (which is
+    wrapped); by default every metric must pass."""
     session_id_supplier: SessionIdSupplier = uuid_session_id
     """Session id per case (called once per case, per run)."""
     expected_runner: Runner | None = None
@@ -99,25 +99,26 @@ class ServiceOptions:
     user turns fails the case instead of running forever."""
     turn_timeout: float | None = None
     """Seconds one agent turn may take before its case fails (``None``: no limit). A plain agent
-    function cannot be stopped, so its worker thread finishes in the background."""
+    function cannot be stopped, so its worker thread finishes in the background; an ``async`` agent that
+    blocks the event loop without awaiting cannot be timed out, and is named in a logged warning after 5 s."""
     tool_replay: ToolReplay | None = None
     """Answer the agent's tool calls with the results an earlier evaluation recorded, where the same turn of
     the same case and run made the identical call (``toolMock`` rules still come first); other calls run the
-    tools. Replayed calls are marked ``"replayed": true`` in the results (see :class:`ToolReplay`)."""
+    tools. Replayed calls are marked ``"replayed": true`` in the results (see :class:`ToolReplay`). An
+    :class:`~agenteval.Evaluator` takes the earlier :class:`~agenteval.EvaluationReport` itself."""
 
     def __post_init__(self) -> None:
+        # Every check of the fields declared here, once: EvaluationOptions checks its own and defers to this.
         # Accept plain functions where the reference takes interfaces, as the facade does.
         object.__setattr__(self, "aggregator", as_aggregator(self.aggregator))
         if self.expected_runner is not None:
             object.__setattr__(self, "expected_runner", as_runner(self.expected_runner))
-        if (self.parallel_inference or self.parallel_evaluation) and self.parallelism <= 0:
-            raise ConfigError("eval case parallelism must be greater than 0")
-        if self.max_simulated_turns <= 0:
-            raise ConfigError(f"max simulated turns must be greater than 0, got {self.max_simulated_turns}")
-        if self.turn_timeout is not None and not self.turn_timeout > 0:
-            raise ConfigError(f"turn timeout must be a positive number of seconds or None, got {self.turn_timeout}")
-        if self.judge_num_samples <= 0:
-            raise ConfigError(f"judge runner num samples must be greater than 0, got {self.judge_num_samples}")
+        _check_switches(self, "parallel_inference", "parallel_evaluation")
+        # Checked even with both parallel switches off: an Evaluator's runs share one limit of this size.
+        for name in ("parallelism", "judge_num_samples", "max_simulated_turns"):
+            object.__setattr__(self, name, _counted(name, getattr(self, name)))
+        if self.turn_timeout is not None:
+            object.__setattr__(self, "turn_timeout", _positive_seconds("turn_timeout", self.turn_timeout))
         if self.tool_replay is not None and not isinstance(self.tool_replay, ToolReplay):
             raise ConfigError(
                 f"tool_replay must be an earlier report or None, got {type(self.tool_replay).__name__}: pass the"
@@ -157,9 +158,26 @@ class ServiceOptions:
         return replace(self, **values) if values else self
 
 
+def _check_switches(options: object, *names: str) -> None:
+    """Refuse an on/off option that is not a bool (``"no"``, ``1``), naming it and the value."""
+    for name in names:
+        value = getattr(options, name)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+
+
+def _counted(name: str, value: object) -> int:
+    """``value`` as an int if it is a whole number greater than 0 (numpy integers included), else a ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
+    if value <= 0:
+        raise ConfigError(f"{name} must be greater than 0, got {value}")
+    return int(value)
+
+
 def _positive_seconds(name: str, value: object) -> float:
-    seconds = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
+    seconds = finite_score(value)
+    if seconds is None or seconds <= 0:
         raise ConfigError(f"{name} must be a positive number of seconds or None, got {type(value).__name__} {value!r}")
     return seconds
 
