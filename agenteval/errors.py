@@ -36,6 +36,10 @@ The hierarchy::
 Failures of an agent or a metric are not exceptions: they are recorded in the results
 (``status="failed"`` with an ``errorMessage`` and an ``errorType``); the errors of a case (a judge's
 unusable reply, an unmatched tool mock, …) become its message.
+
+An evaluation that stops early (an exception, Ctrl-C) raises its error carrying the report of what it
+finished as ``exc.report`` (see :func:`attach_report` and :func:`report_of`), as :class:`SaveError` carries
+the report it could not save.
 """
 
 from __future__ import annotations
@@ -73,7 +77,9 @@ __all__ = [
     "TemplateRenderError",
     "ToolMockError",
     "UnknownFieldWarning",
+    "attach_report",
     "describe_exception",
+    "report_of",
     "rewrap",
     "warn_user",
 ]
@@ -239,6 +245,27 @@ class CacheIdentityWarning(UserWarning):
     The first could serve a stale answer (set ``agent_version=``); the second makes the next evaluation
     miss (give the agent a ``cache_identity()`` method). Each place is named once per process.
     """
+
+
+_REPORT = "report"
+"""The attribute an error carries its report in: ``exc.report``, as users read it."""
+
+
+def attach_report(error: BaseException, report: Any) -> None:
+    """Let ``error`` carry ``report`` (an :class:`~agenteval.EvaluationReport`) as ``error.report``.
+
+    The report of what an evaluation finished before ``error`` stopped it; :func:`report_of` reads it back.
+    """
+    setattr(error, _REPORT, report)
+
+
+def report_of(error: BaseException) -> Any:
+    """The report ``error`` carries (:func:`attach_report`, :class:`SaveError`), else ``None``.
+
+    Typed ``Any`` because this bottom layer imports nothing of agenteval: it is an
+    :class:`~agenteval.EvaluationReport`.
+    """
+    return getattr(error, _REPORT, None)
 
 
 def describe_exception(error: BaseException) -> str:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from agenteval._util.loop_watchdog import watching
 from agenteval._util.threads import DaemonDefaultExecutor
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, attach_report, report_of
 
 __all__ = ["run_sync"]
 
@@ -104,12 +104,12 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def _carry_report(interrupt: KeyboardInterrupt, errors: list[BaseException]) -> None:
     """Ctrl-C reaches the coroutine as a cancellation: move the report it kept, and its notes, onto the interrupt."""
-    if hasattr(interrupt, "report"):
+    if report_of(interrupt) is not None:
         return
     for error in errors:
-        report = getattr(error, "report", None)
+        report = report_of(error)
         if report is not None:
-            interrupt.report = report  # type: ignore[attr-defined]
+            attach_report(interrupt, report)
             for note in getattr(error, "__notes__", ()):
                 interrupt.add_note(note)
             return

@@ -22,7 +22,7 @@ from agenteval.cli._evaluate import demo_command, run_command
 from agenteval.cli._output import say
 from agenteval.cli._parser import INTERRUPTED, build_parser
 from agenteval.cli._replay import replay_command
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, report_of
 
 __all__ = ["main"]
 
@@ -86,7 +86,7 @@ def _exit_status(command: Callable[[argparse.Namespace], int], args: argparse.Na
 
 def _partial_result(interrupt: KeyboardInterrupt, args: argparse.Namespace) -> str:
     """Where the evaluation that Ctrl-C stopped saved its finished cases, if it did."""
-    report: EvaluationReport | None = getattr(interrupt, "report", None)
+    report: EvaluationReport | None = report_of(interrupt)
     if report is None or not report.result.eval_set_result_id:
         return ""
     folder = Path(args.output).resolve() / report.app_name

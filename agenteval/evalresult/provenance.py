@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from agenteval._util.redaction import redact
 from agenteval._util.trpc_json import CamelModel, EpochTime, GoFloat, GoInt, WireModel, depth_problem
@@ -31,6 +31,7 @@ from agenteval.metric.models import EvalMetric
 
 __all__ = [
     "LIBRARIES",
+    "PARTIAL_PREFIX",
     "Provenance",
     "ReusedWork",
     "content_hash",
@@ -41,10 +42,14 @@ __all__ = [
 ]
 
 _DESCRIPTIONS = ("agent", "agent_label", "agent_version", "aggregator", "judge", "derived_from")
+"""The fields that describe what produced a result in free text: redacted when set."""
+
+PARTIAL_PREFIX = "partial: "
+"""How :attr:`Provenance.derived_from` of a report an interrupted evaluation left begins (``partial: stopped
+by …``); results saved before :attr:`Provenance.partial` was recorded are recognised by it."""
 
 LIBRARIES = ("pandas", "numpy", "scipy", "pydantic")
 """The libraries whose versions a result records: they decide its tables and statistics."""
-"""The fields that describe what produced a result in free text: redacted when set."""
 
 
 def package_version() -> str:
@@ -135,7 +140,11 @@ class Provenance(CamelModel):
     started_at: EpochTime | None = None
     finished_at: EpochTime | None = None
     derived_from: str = ""
-    """For a report made by rescoring, re-aggregating or changing thresholds: what it was made from."""
+    """For a report made by rescoring, re-aggregating or changing thresholds: what it was made from; for
+    one an interrupted evaluation left, what stopped it (``partial: stopped by …``)."""
+    partial: bool = False
+    """Whether an interrupted evaluation left this report, holding only the cases that finished (written
+    only when true; a result saved before it was recorded says so by its :attr:`derived_from`)."""
     reused: ReusedWork | None = None
     """What was taken from a cache or an interrupted evaluation instead of being done again (``None``: nothing)."""
 
@@ -143,6 +152,12 @@ class Provenance(CamelModel):
     @classmethod
     def _without_secrets(cls, value: str) -> str:
         return redact(value)
+
+    @model_validator(mode="after")
+    def _partial_by_its_description(self) -> Self:
+        if not self.partial and self.derived_from.startswith(PARTIAL_PREFIX):
+            self.partial = True
+        return self
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy, with ``update`` applied; new descriptions are redacted, as validated ones are."""
