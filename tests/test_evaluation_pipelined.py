@@ -12,14 +12,13 @@ import pytest
 
 import agenteval as ae
 from agenteval._util.sync_bridge import run_sync
-from agenteval.cache.cassettes import Cassettes
-from agenteval.cache.reuse import WorkReuse
 from agenteval.evaluation import EvaluationOptions
 from agenteval.evaluation._support import RunOutcome, in_runs
+from agenteval.evaluation.plan import EvaluationPlan
 from agenteval.notebook.progress import TextProgress
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeInferenceCaseArgs
-from agenteval.service.local import CaseLimits, LocalService
-from agenteval.service.types import InferenceRequest
+from agenteval.service.local import CaseLimits, LocalService, ServiceRuntime
+from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 from tests.test_evaluation import APP, SET, RecordingResultManager, echo, fill, final_response, make_case
 
 VOLATILE = {"evalSetResultId", "evalSetResultName", "invocationId", "startedAt", "finishedAt", "creationTimestamp"}
@@ -38,17 +37,10 @@ POINTS = (
 class TwoPhaseEvaluator(ae.Evaluator):
     """The facade as it was: every run infers all its cases, then scores them."""
 
-    async def _run_all(
-        self,
-        options: EvaluationOptions,
-        eval_set: ae.EvalSet,
-        metrics: list[ae.EvalMetric],
-        reuse: WorkReuse | None,
-        cassettes: Cassettes | None,
-    ) -> list[RunOutcome]:
-        service = LocalService(
-            self._agent(), options, limits=CaseLimits.of(options.parallelism), reuse=reuse, cassettes=cassettes
-        )
+    async def _run_all(self, plan: EvaluationPlan, options: EvaluationOptions) -> list[RunOutcome]:
+        runtime = ServiceRuntime(limits=CaseLimits.of(options.parallelism), reuse=plan.reuse, cassettes=plan.cassettes)
+        service = LocalService(self._agent(), options, runtime=runtime)
+        eval_set = plan.eval_set
 
         async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(
@@ -59,7 +51,17 @@ class TwoPhaseEvaluator(ae.Evaluator):
                 eval_set=eval_set,
             )
             inferences = await service.inference(request)
-            return inferences, await self._score_run(service, eval_set, metrics, run_id, inferences)
+            scored = await service.evaluate(
+                EvaluateRequest(
+                    app_name=self.app_name,
+                    eval_set_id=eval_set.eval_set_id,
+                    inference_results=inferences,
+                    evaluate_config=EvaluateConfig(eval_metrics=plan.metrics),
+                    run_id=run_id,
+                    eval_set=eval_set,
+                )
+            )
+            return inferences, scored.eval_case_results
 
         return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
 

@@ -84,6 +84,7 @@ __all__ = [
     "RUBRIC_COLUMNS",
     "TOOL_CALL_COLUMNS",
     "PARTIAL_PREFIX",
+    "ReportPlan",
     "TURN_COLUMNS",
     "CaseSummary",
     "EvaluationReport",
@@ -718,37 +719,48 @@ class EvaluationReport:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportPlan:
+    """What an evaluation's report is built from besides its case results: fixed before the cases run.
+
+    Attributes:
+        app_name: The app.
+        eval_set_id: The eval set's id.
+        eval_set: The eval set as evaluated (orders the cases; ``None`` keeps the results' order).
+        metrics: The metrics the cases were scored with, in order.
+        num_runs: The configured number of runs.
+        aggregator: The case aggregator that decided the runs, and decides the cases across runs.
+        provenance: What produced the report.
+    """
+
+    app_name: str
+    eval_set_id: str
+    eval_set: EvalSet | None
+    metrics: Sequence[EvalMetric]
+    num_runs: int
+    aggregator: EvalCaseResultAggregator
+    provenance: Provenance
+
+
 async def build_report(
-    *,
-    app_name: str,
-    eval_set_id: str,
-    eval_set: EvalSet | None,
+    plan: ReportPlan,
     cases: Sequence[EvalCaseResult],
-    metrics: Sequence[EvalMetric],
     inferences: Sequence[Sequence[InferenceResult]],
-    num_runs: int,
-    aggregator: EvalCaseResultAggregator,
-    provenance: Provenance,
+    *,
     execution_time: float = 0.0,
     result_id: str = "",
     result_name: str = "",
 ) -> EvaluationReport:
     """The report of an evaluation (fresh, partial, re-scored or re-aggregated) from its case results.
 
-    Each case is decided across its runs by ``aggregator`` (:func:`~agenteval.aggregation.decide_case`),
-    the multi-run summary is built from those outcomes, and the result records ``provenance``. The
+    Each case is decided across its runs by the plan's aggregator (:func:`~agenteval.aggregation.decide_case`),
+    the multi-run summary is built from those outcomes, and the result records the plan's provenance. The
     objects given become the report's: callers hand over copies they own.
 
     Args:
-        app_name: The app.
-        eval_set_id: The eval set's id.
-        eval_set: The eval set as evaluated (orders the cases; ``None`` keeps the results' order).
+        plan: What the evaluation was: app, eval set, metrics, runs, aggregator, provenance.
         cases: Every case result of every run, each with its 1-based run id.
-        metrics: The metrics the cases were scored with, in order.
         inferences: What the agent did, per run (index 0 is run 1).
-        num_runs: The configured number of runs.
-        aggregator: The case aggregator that decided the runs, and now decides the cases across runs.
-        provenance: What produced the report.
         execution_time: Wall time in seconds.
         result_id: The result's id (``""`` until a store gives it one).
         result_name: The result's display name (the id by default).
@@ -756,6 +768,8 @@ async def build_report(
     Raises:
         AgentEvalError: ``summarize eval set result: ...`` when a case has no run id or an unknown status.
     """
+    app_name, eval_set_id, eval_set, metrics = plan.app_name, plan.eval_set_id, plan.eval_set, plan.metrics
+    num_runs, aggregator, provenance = plan.num_runs, plan.aggregator, plan.provenance
     by_case = _runs_by_case(cases, eval_set)
     eval_cases = eval_set.cases_by_id() if eval_set is not None else {}
     last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
@@ -819,19 +833,17 @@ async def _derived(report: EvaluationReport, derivation: Derivation, started: fl
             "finished_at": finished_at,
         }
     )
-    return await build_report(
+    plan = ReportPlan(
         app_name=report.app_name,
         eval_set_id=report.result.eval_set_id,
         eval_set=report.eval_set,
-        cases=cases,
         metrics=derivation.metrics,
-        # Nothing derives new inferences: both reports share them.
-        inferences=[list(run) for run in report.inference_results],
         num_runs=report.num_runs,
         aggregator=derivation.aggregator,
         provenance=provenance,
-        execution_time=elapsed,
     )
+    # Nothing derives new inferences: both reports share them.
+    return await build_report(plan, cases, [list(run) for run in report.inference_results], execution_time=elapsed)
 
 
 def report_from_result(

@@ -5,19 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import threading
 import time
-from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from agenteval._util.callable_names import agent_label, did_you_mean, qualified_name
-from agenteval._util.files import refuse_unknown_fields, unknown_fields_refused
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval._util.loop_watchdog import watching
 from agenteval._util.name_checks import check_names
@@ -29,36 +23,40 @@ from agenteval.aggregation import (
     AllPassAggregator,
 )
 from agenteval.analysis._reanalysis import original_aggregator
-from agenteval.analysis.report import PARTIAL_PREFIX, EvaluationReport, build_report, warn_if_eval_set_changed
-from agenteval.cache.cassettes import Cassettes
-from agenteval.cache.identity import AgentIdentity, describe_agent
-from agenteval.cache.reuse import WorkReuse
+from agenteval.analysis.report import (
+    PARTIAL_PREFIX,
+    EvaluationReport,
+    ReportPlan,
+    build_report,
+    warn_if_eval_set_changed,
+)
 from agenteval.cache.store import Cache
-from agenteval.errors import ConfigError, NoMetricsWarning, NotFoundError, ResumeWarning, SaveError, rewrap, warn_user
-from agenteval.evalresult._prepare import check_new_result_id, new_result_id, value_depth_limit
-from agenteval.evalresult.inference import InferenceResult
-from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.errors import ConfigError, NotFoundError, ResumeWarning, SaveError, rewrap, warn_user
+from agenteval.evalresult._prepare import new_result_id
+from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalset.identity import case_hashes
-from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
+from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._reuse import (
     Resumed,
-    metric_definitions,
-    open_cache,
-    reused_work,
-    work_reuse,
 )
 from agenteval.evaluation._support import RunOutcome, RunRecorder, in_runs
 from agenteval.evaluation.options import EvaluationOptions
+from agenteval.evaluation.plan import (
+    EvaluationPlan,
+    describe,
+    metric_list,
+    plan_evaluation,
+    refuse_unknown_fields_in,
+)
 from agenteval.evaluation.run import EvaluationRun
 from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.models import EvalMetric
 from agenteval.notebook.progress import create_progress
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
-from agenteval.runner.function import AgentFunction, as_runner, plain_agent
-from agenteval.service._metric_checks import check_metrics, check_registered
+from agenteval.runner.function import AgentFunction, as_runner
+from agenteval.service._metric_checks import check_metrics
 from agenteval.service.callbacks import Callbacks
-from agenteval.service.local import CaseLimits, LocalService
+from agenteval.service.local import CaseLimits, LocalService, ServiceRuntime
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
 __all__ = ["Evaluator"]
@@ -287,55 +285,8 @@ class Evaluator:
         overrides: Mapping[str, Any],
         observer: Callbacks | None = None,
     ) -> EvaluationReport:
-        started = time.perf_counter()
-        started_at = time.time()
         options = self.options.updated(overrides)
-        if not isinstance(eval_set, str | EvalSet):
-            raise ConfigError(
-                f"eval_set must be an eval-set id or an ae.EvalSet, got {type(eval_set).__name__}"
-                " (for a list of cases, ae.EvalSet.of('my-set', cases))"
-            )
-        if isinstance(eval_set, EvalSet):
-            if not eval_set.eval_set_id:
-                raise ConfigError("the eval set has no evalSetId: give it one to evaluate it")
-            eval_set_id, ordering = eval_set.eval_set_id, eval_set.deep_copy()
-        else:
-            eval_set_id, ordering = eval_set, await self._stored_eval_set(options, eval_set)
-        selected = self._selected_cases(options, ordering)
-        eval_metrics = _metric_list(metrics) if metrics is not None else await self._load_metrics(options, eval_set_id)
-        check_metrics(eval_metrics, options)
-        if options.strict:
-            _refuse_unknown_fields(ordering, eval_metrics)
-        check_new_result_id(options.result_manager, self.app_name, ordering.eval_set_id)
-        try:
-            depth_limit = await value_depth_limit(options.result_manager)
-        except Exception as exc:
-            raise rewrap("read the result store's JSON nesting limit", exc) from exc
-        check_registered(eval_metrics, options.registry, strict=options.strict)
-        if selected and not eval_metrics:
-            no_metrics = (
-                f"eval set {eval_set_id} has no metrics (none stored for it in the metric manager, none given with"
-                " metrics=[...])"
-            )
-            fix = "pass metrics=[ae.EvalMetric.final_response()] or add metrics to the metric manager"
-            if options.strict:
-                raise ConfigError(f"{no_metrics}: strict=True refuses to run without them; {fix}")
-            warn_user(f"{no_metrics}, so every case will be not_evaluated; {fix}", NoMetricsWarning)
-        ordering = _with_session_inputs(ordering, self.app_name)
-        # Walked once: the result records its code hash, and the cache keys inferences by it.
-        agent = plain_agent(self._answering(options))
-        identity = describe_agent(agent, options.agent_version)
-        # Hashed once too: for the provenance's eval-set hash and the cache's keys.
-        hashes = case_hashes(ordering.eval_cases)
-        # Described before the runs, of the eval set as evaluated, whatever the agent does.
-        with limited_depth(depth_limit):
-            provenance = self._provenance(
-                options, ordering, eval_metrics, started_at, selected, agent, identity, hashes
-            )
-        cassettes = _cassettes(options)
-        reuse, resumed = await self._finished_work(
-            options, ordering, selected, eval_metrics, provenance, resume, agent, identity, hashes
-        )
+        plan = await plan_evaluation(self.app_name, self.runner, eval_set, metrics, resume, options, self._caches)
         recorder = RunRecorder()
         callbacks = recorder.callbacks()
         if observer is not None:
@@ -343,27 +294,21 @@ class Evaluator:
         progress = create_progress(options.progress)
         if progress is not None:
             progress.start(
-                title=f"{self.app_name} / {eval_set_id}",
+                title=f"{self.app_name} / {plan.eval_set.eval_set_id}",
                 num_runs=options.num_runs,
-                cases_per_run=len(selected),
-                metric_names=[metric.metric_name for metric in eval_metrics],
+                cases_per_run=len(plan.cases),
+                metric_names=[metric.metric_name for metric in plan.metrics],
             )
             callbacks = callbacks.merged(progress.callbacks())
         # Observed, rather than followed: a case whose after_evaluate_case callback raises was scored, and
         # the partial report, the run and the progress keep it.
-        options = replace(options, callbacks=options.callbacks.observed_by(callbacks))
+        run_options = replace(options, callbacks=options.callbacks.observed_by(callbacks))
         try:
-            # Every run is given the set read above, so a long evaluation sees one consistent eval set.
-            with limited_depth(depth_limit), _recording(cassettes, ordering, selected, options.num_runs):
-                runs = await self._run_all(options, ordering, eval_metrics, reuse, cassettes)
-            provenance = _with_reused(provenance, reuse, resumed)
-            async with self._final_result_id(options, ordering, resumed) as result_id:
-                report = await self._report(options, ordering, eval_metrics, runs, provenance, started, result_id)
-                await self._save(options, report)
+            runs = await self._run_all(plan, run_options)
+            report = await self._finish(plan, runs)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
-                provenance = _with_reused(provenance, reuse, resumed)
-                await self._keep_finished(exc, options, ordering, eval_metrics, recorder, provenance, started)
+                await self._keep_finished(exc, plan, recorder)
             if progress is not None:
                 progress.finish(report=getattr(exc, "report", None), error=exc)
             raise
@@ -371,105 +316,63 @@ class Evaluator:
             progress.finish(report=report)
         return report
 
-    async def _finished_work(
-        self,
-        options: EvaluationOptions,
-        eval_set: EvalSet,
-        selected: list[EvalCase],
-        metrics: list[EvalMetric],
-        provenance: Provenance,
-        resume: EvaluationReport | str | None,
-        agent: object,
-        identity: AgentIdentity,
-        hashes: Mapping[str, str],
-    ) -> tuple[WorkReuse | None, Resumed | None]:
-        """What the service consults for work already done (``cache=``, ``resume=``), if anything."""
-        resumed = await Resumed.of(resume, options.result_manager, self.app_name) if resume is not None else None
-        cache = open_cache(options.cache, self._caches)
-        if cache is None and resumed is None:
-            return None, None
-        wanted = {case.eval_id for case in selected}
-        evaluated = [case for case in eval_set.eval_cases if case.eval_id in wanted]
-        reuse = work_reuse(cache, options, agent, identity, hashes, metrics, provenance.metric_definitions)
-        if resumed is not None:
-            resumed.take(reuse, eval_set, provenance.eval_set_hash)
-        reuse.prefetch(range(1, options.num_runs + 1), evaluated)
-        return reuse, resumed
+    async def _run_all(self, plan: EvaluationPlan, options: EvaluationOptions) -> list[RunOutcome]:
+        """Every run of the plan's cases; each run is given the plan's eval set, so all see one consistent set."""
+        executor = options.executor
+        # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
+        service = LocalService(
+            self._agent(),
+            options,
+            runtime=ServiceRuntime(
+                limits=CaseLimits.of(options.parallelism),
+                reuse=plan.reuse,
+                cassettes=plan.cassettes,
+                executor=None if executor == "local" else executor,
+            ),
+        )
+        # The plan checked them, more strictly than each run would.
+        service.metrics_checked(plan.metrics, options)
+        config = EvaluateConfig(eval_metrics=plan.metrics)
 
-    async def _stored_eval_set(self, options: EvaluationOptions, eval_set_id: str) -> EvalSet:
-        """The eval set ``eval_set_id`` read from the eval-set manager."""
-        if not eval_set_id:
-            raise ConfigError("eval set id is not configured")
-        try:
-            with _refusing_unknown_fields(options):
-                eval_set = await options.eval_set_manager.get(self.app_name, eval_set_id)
-        except NotFoundError as exc:
-            raise NotFoundError(f"get eval set: {exc}{await self._known_sets(options, eval_set_id)}") from exc
-        except Exception as exc:
-            raise rewrap("get eval set", exc) from exc
-        if not eval_set.eval_set_id:
-            # A file without evalSetId is found by its name; the result needs the id to be saved.
-            eval_set = eval_set.model_copy(update={"eval_set_id": eval_set_id})
-        return eval_set
-
-    async def _known_sets(self, options: EvaluationOptions, eval_set_id: str) -> str:
-        """After ``eval_set_id`` was not found: the app's eval sets and the closest id, or that it has none."""
-        try:
-            known = await options.eval_set_manager.list(self.app_name)
-        except Exception:
-            return ""  # only a hint: the lookup's own error is what matters
-        if not known:
-            return f"; app {self.app_name!r} has no eval sets in this {type(options.eval_set_manager).__name__}"
-        listed = ", ".join(map(repr, known[:10])) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
-        closest = did_you_mean(eval_set_id, known)
-        return f"; app {self.app_name!r} has {len(known)} eval set{'s' if len(known) != 1 else ''}: {listed}{closest}"
-
-    def _answering(self, options: EvaluationOptions) -> object:
-        """What answers the cases: the agent, or with a RayExecutor's agent_factory and no agent, the factory."""
-        return self.runner if self.runner is not None or options.executor == "local" else options.executor.agent_factory
-
-    def _selected_cases(self, options: EvaluationOptions, eval_set: EvalSet) -> list[EvalCase]:
-        """The cases to run.
-
-        A case without an id, a repeated or unknown case id, or a case that needs the missing agent,
-        is an error.
-        """
-        without_id = [index for index, case in enumerate(eval_set.eval_cases) if not case.eval_id]
-        if without_id:
-            # Results are matched to cases by id: the run could not be summarized or saved.
-            raise ConfigError(
-                f"eval set {eval_set.eval_set_id} has cases without an evalId at positions {without_id}: "
-                "give each case an evalId"
+        async def run(run_id: int) -> RunOutcome:
+            request = InferenceRequest(
+                app_name=self.app_name,
+                eval_set_id=plan.eval_set.eval_set_id,
+                eval_case_ids=list(options.eval_case_ids),
+                run_id=run_id,
+                eval_set=plan.eval_set,
+                eval_cases=plan.cases,
             )
-        counts = Counter(case.eval_id for case in eval_set.eval_cases)
-        repeated = sorted(eval_id for eval_id, count in counts.items() if count > 1)
-        if repeated:
-            # Results are matched to cases by id: a repeated id would be scored against the wrong case.
-            raise ConfigError(
-                f"eval set {eval_set.eval_set_id} has several cases with the evalId {', '.join(map(repr, repeated))}: "
-                "give each case its own evalId"
+            try:
+                inferences, scored = await service.infer_and_evaluate(request, config)
+            except Exception as exc:
+                raise rewrap(f"run {run_id}", exc) from exc
+            return inferences, scored.eval_case_results
+
+        with limited_depth(plan.depth_limit), _recording(plan, options.num_runs):
+            if executor != "local":
+                await executor.aconnect()
+            try:
+                return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
+            finally:
+                if plan.reuse is not None:
+                    # Also when interrupted: what finished is kept for the next evaluation.
+                    plan.reuse.flush()
+
+    async def _finish(self, plan: EvaluationPlan, runs: Sequence[RunOutcome]) -> EvaluationReport:
+        """The report of the runs, saved under its id (the resumed result's, when it may replace it)."""
+        provenance = plan.provenance_after_runs()
+        async with self._final_result_id(plan.options, plan.eval_set, plan.resumed) as result_id:
+            result_id = result_id or new_result_id(self.app_name, plan.eval_set.eval_set_id)
+            report = await build_report(
+                plan.report_plan(provenance=provenance.model_copy(update={"finished_at": time.time()})),
+                [case for _, cases in runs for case in cases],
+                [inferences for inferences, _ in runs],
+                execution_time=time.perf_counter() - plan.started,
+                result_id=result_id,
             )
-        wanted = set(options.eval_case_ids)
-        unknown = sorted(wanted - {case.eval_id for case in eval_set.eval_cases})
-        if unknown:
-            raise ConfigError(
-                f"eval_case_ids {unknown} are not in eval set {eval_set.eval_set_id}; "
-                f"its cases are {[case.eval_id for case in eval_set.eval_cases]}"
-            )
-        selected = [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
-        if self.runner is not None and options.executor != "local" and options.executor.agent_factory is not None:
-            raise ConfigError(
-                "this Evaluator has an agent and its RayExecutor an agent_factory: leave the agent out,"
-                " ae.Evaluator(app_name, executor=...), or the agent_factory"
-            )
-        if self.runner is None and (options.executor == "local" or options.executor.agent_factory is None):
-            need_agent = [case.eval_id for case in selected if case.eval_mode != EvalMode.TRACE]
-            if need_agent:
-                raise ConfigError(
-                    f"this Evaluator has no agent, and cases {need_agent} run one: pass the agent, "
-                    "ae.Evaluator(app_name, agent), or evaluate only trace-mode cases"
-                )
-        return selected
+            await self._save(plan.options, report)
+        return report
 
     @contextlib.asynccontextmanager
     async def _final_result_id(
@@ -505,47 +408,13 @@ class Evaluator:
             )
             yield result_id
 
-    async def _report(
-        self,
-        options: EvaluationOptions,
-        ordering: EvalSet,
-        eval_metrics: list[EvalMetric],
-        runs: Sequence[RunOutcome],
-        provenance: Provenance,
-        started: float,
-        result_id: str | None = None,
-    ) -> EvaluationReport:
-        result_id = result_id or new_result_id(self.app_name, ordering.eval_set_id)
-        return await build_report(
-            app_name=self.app_name,
-            eval_set_id=ordering.eval_set_id,
-            eval_set=ordering,
-            cases=[case for _, cases in runs for case in cases],
-            metrics=eval_metrics,
-            inferences=[inferences for inferences, _ in runs],
-            num_runs=options.num_runs,
-            aggregator=options.aggregator,
-            provenance=provenance.model_copy(update={"finished_at": time.time()}),
-            execution_time=time.perf_counter() - started,
-            result_id=result_id,
-        )
-
     async def _save(self, options: EvaluationOptions, report: EvaluationReport) -> None:
         try:
             await options.result_manager.save(self.app_name, report.result)
         except Exception as exc:
             raise SaveError(f"save eval set result: {exc}", report) from exc
 
-    async def _keep_finished(
-        self,
-        error: BaseException,
-        options: EvaluationOptions,
-        ordering: EvalSet,
-        eval_metrics: list[EvalMetric],
-        recorder: RunRecorder,
-        provenance: Provenance,
-        started: float,
-    ) -> None:
+    async def _keep_finished(self, error: BaseException, plan: EvaluationPlan, recorder: RunRecorder) -> None:
         """Save the cases that finished before ``error`` as a partial result, and attach its report.
 
         An interruption (Ctrl-C, a cancelled task) before any case finished leaves an empty partial result.
@@ -557,7 +426,7 @@ class Evaluator:
             if isinstance(error, asyncio.CancelledError)
             else type(error).__name__
         )
-        cases, inferences = recorder.finished(ordering)
+        cases, inferences = recorder.finished(plan.eval_set)
         if not cases and not isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
             # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
             # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.
@@ -565,28 +434,23 @@ class Evaluator:
         try:
             # Only the runs that were reached: runs never started are not failures.
             num_runs = len(inferences)
-            result_id = new_result_id(self.app_name, ordering.eval_set_id)
+            result_id = new_result_id(self.app_name, plan.eval_set.eval_set_id)
+            provenance = plan.provenance_after_runs().model_copy(
+                update={
+                    "finished_at": time.time(),
+                    "num_runs": num_runs,
+                    "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
+                }
+            )
             report = await build_report(
-                app_name=self.app_name,
-                eval_set_id=ordering.eval_set_id,
-                eval_set=ordering,
-                cases=cases,
-                metrics=eval_metrics,
-                inferences=inferences,
-                num_runs=num_runs,
-                aggregator=options.aggregator,
-                provenance=provenance.model_copy(
-                    update={
-                        "finished_at": time.time(),
-                        "num_runs": num_runs,
-                        "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
-                    }
-                ),
-                execution_time=time.perf_counter() - started,
+                plan.report_plan(num_runs=num_runs, provenance=provenance),
+                cases,
+                inferences,
+                execution_time=time.perf_counter() - plan.started,
                 result_id=result_id,
                 result_name=f"{result_id} (partial)",
             )
-            await options.result_manager.save(self.app_name, report.result)
+            await plan.options.result_manager.save(self.app_name, report.result)
             error.report = report  # type: ignore[attr-defined]
             # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
             # line in a notebook.
@@ -599,126 +463,9 @@ class Evaluator:
                 f"{what} as {result_id} (ae.EvaluationReport.load(result_manager, {self.app_name!r}, {result_id!r}))"
             )
             error.add_note(saved)
-            _log.warning("evaluation of %s stopped by %s; %s", printable(ordering.eval_set_id), stopped_by, saved)
+            _log.warning("evaluation of %s stopped by %s; %s", printable(plan.eval_set.eval_set_id), stopped_by, saved)
         except Exception as exc:
             _log.warning("could not keep the finished cases of an interrupted evaluation: %s", printable(str(exc)))
-
-    def _provenance(
-        self,
-        options: EvaluationOptions,
-        eval_set: EvalSet,
-        metrics: list[EvalMetric],
-        started_at: float,
-        selected: Sequence[EvalCase] | None = None,
-        agent: object = None,
-        identity: AgentIdentity | None = None,
-        hashes: Mapping[str, str] | None = None,
-    ) -> Provenance:
-        """What produced the evaluation; ``agent`` and its ``identity`` are left out (``None``) when re-scoring."""
-        return Provenance.describe(
-            eval_set,
-            metrics,
-            evaluated=None if selected is None else [case.eval_id for case in selected],
-            hashes=hashes,
-            app_name=self.app_name,
-            eval_set_id=eval_set.eval_set_id,
-            agent=agent_name(self.runner) if self.runner is not None else "",
-            agent_label=agent_label(agent, options.agent_version) if agent is not None else "",
-            agent_version=options.agent_version,
-            agent_code_hash=identity.code_hash if agent is not None and identity is not None else "",
-            turn_timeout=options.turn_timeout,
-            cache_enabled=options.cache not in (None, False),
-            cassette=_cassette_path(options.cassette),
-            metric_definitions=metric_definitions(options, metrics),
-            aggregator=qualified_name(options.aggregator),
-            judge=qualified_name(options.judge) if options.judge is not None else "",
-            num_runs=options.num_runs,
-            parallel_inference=options.parallel_inference,
-            parallel_evaluation=options.parallel_evaluation,
-            parallel_runs=options.parallel_runs,
-            parallelism=options.parallelism,
-            eval_case_ids=list(options.eval_case_ids),
-            started_at=started_at,
-            finished_at=time.time(),
-        )
-
-    async def _load_metrics(self, options: EvaluationOptions, eval_set_id: str) -> list[EvalMetric]:
-        try:
-            with _refusing_unknown_fields(options):
-                names = await options.metric_manager.list(self.app_name, eval_set_id)
-        except Exception as exc:
-            raise rewrap("list metrics", exc) from exc
-        metrics = []
-        for name in names:
-            try:
-                with _refusing_unknown_fields(options):
-                    metrics.append(await options.metric_manager.get(self.app_name, eval_set_id, name))
-            except Exception as exc:
-                raise rewrap(f"get metric {name}", exc) from exc
-        return metrics
-
-    async def _run_all(
-        self,
-        options: EvaluationOptions,
-        eval_set: EvalSet,
-        metrics: list[EvalMetric],
-        reuse: WorkReuse | None,
-        cassettes: Cassettes | None,
-    ) -> list[RunOutcome]:
-        # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
-        service = LocalService(
-            self._agent(),
-            options,
-            limits=CaseLimits.of(options.parallelism),
-            reuse=reuse,
-            cassettes=cassettes,
-            executor=None if options.executor == "local" else options.executor,
-        )
-
-        async def run(run_id: int) -> RunOutcome:
-            request = InferenceRequest(
-                app_name=self.app_name,
-                eval_set_id=eval_set.eval_set_id,
-                eval_case_ids=list(options.eval_case_ids),
-                run_id=run_id,
-                eval_set=eval_set,
-            )
-            try:
-                inferences, scored = await service.infer_and_evaluate(request, EvaluateConfig(eval_metrics=metrics))
-            except Exception as exc:
-                raise rewrap(f"run {run_id}", exc) from exc
-            return inferences, scored.eval_case_results
-
-        if options.executor != "local":
-            await options.executor.aconnect()
-        try:
-            return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
-        finally:
-            if reuse is not None:
-                # Also when interrupted: what finished is kept for the next evaluation.
-                reuse.flush()
-
-    async def _score_run(
-        self,
-        service: LocalService,
-        eval_set: EvalSet,
-        metrics: list[EvalMetric],
-        run_id: int,
-        inferences: list[InferenceResult],
-    ) -> list[EvalCaseResult]:
-        request = EvaluateRequest(
-            app_name=self.app_name,
-            eval_set_id=eval_set.eval_set_id,
-            inference_results=inferences,
-            evaluate_config=EvaluateConfig(eval_metrics=metrics),
-            run_id=run_id,
-            eval_set=eval_set,
-        )
-        try:
-            run_result = await service.evaluate(request)
-        except Exception as exc:
-            raise rewrap(f"run {run_id} evaluate", exc) from exc
-        return run_result.eval_case_results
 
     def rescore(
         self,
@@ -770,10 +517,10 @@ class Evaluator:
                 "EvaluationReport.load(..., eval_set=...)"
             )
         warn_if_eval_set_changed(report.provenance, report.eval_set, "re-scoring with")
-        eval_metrics = _metric_list(metrics) if metrics is not None else list(report.eval_metrics)
+        eval_metrics = metric_list(metrics) if metrics is not None else list(report.eval_metrics)
         check_metrics(eval_metrics, options)
         if options.strict:
-            _refuse_unknown_fields(report.eval_set, eval_metrics)
+            refuse_unknown_fields_in(report.eval_set, eval_metrics)
         if "aggregator" not in overrides:
             # Cases are aggregated as the report's were; a loaded report does not know its
             # aggregator, so this Evaluator's own (if not the default) is taken to be it.
@@ -782,37 +529,50 @@ class Evaluator:
                 aggregator = await original_aggregator(report, "rescore(report, aggregator=...)")
             options = replace(options, aggregator=aggregator or options.aggregator)
         _check_evaluators(eval_metrics, options.registry)
-        service = LocalService(self._agent(), options, limits=CaseLimits.of(options.parallelism))
+        service = LocalService(
+            self._agent(), options, runtime=ServiceRuntime(limits=CaseLimits.of(options.parallelism))
+        )
+        service.metrics_checked(eval_metrics, options)
         eval_set = report.eval_set
         # Scoring reads the agent's records and never changes them: both reports share them.
         stored = [list(run) for run in report.inference_results]
 
         async def run(run_id: int) -> RunOutcome:
-            inferences = stored[run_id - 1]
-            return inferences, await self._score_run(service, eval_set, eval_metrics, run_id, inferences)
+            request = EvaluateRequest(
+                app_name=self.app_name,
+                eval_set_id=eval_set.eval_set_id,
+                inference_results=stored[run_id - 1],
+                evaluate_config=EvaluateConfig(eval_metrics=eval_metrics),
+                run_id=run_id,
+                eval_set=eval_set,
+            )
+            try:
+                run_result = await service.evaluate(request)
+            except Exception as exc:
+                raise rewrap(f"run {run_id} evaluate", exc) from exc
+            return stored[run_id - 1], run_result.eval_case_results
 
         runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
         # The turns are the original agent's: what described it is carried over.
         original = report.provenance or Provenance()
-        provenance = self._provenance(options, report.eval_set, eval_metrics, started_at).model_copy(
+        provenance = describe(self.app_name, self.runner, options, eval_set, eval_metrics, started_at).model_copy(
             update={
                 "num_runs": len(stored),
                 "derived_from": f"rescore of {report.result.eval_set_result_id or 'an unsaved report'}",
                 **{name: getattr(original, name) for name in _AGENT_PROVENANCE},
             }
         )
-        return await build_report(
+        plan = ReportPlan(
             app_name=report.app_name,
             eval_set_id=report.eval_set_id,
-            eval_set=report.eval_set,
-            cases=[case for _, cases in runs for case in cases],
+            eval_set=eval_set,
             metrics=eval_metrics,
-            inferences=stored,
             num_runs=len(stored),
             aggregator=options.aggregator,
             provenance=provenance,
-            execution_time=time.perf_counter() - started,
         )
+        cases = [case for _, cases in runs for case in cases]
+        return await build_report(plan, cases, stored, execution_time=time.perf_counter() - started)
 
     def _agent(self) -> Runner:
         return self.runner if self.runner is not None else _NoAgent()
@@ -878,61 +638,14 @@ def _saved_as(result: EvalSetResult) -> tuple[str, str, float | None]:
     return (result.eval_set_result_name, provenance.derived_from, provenance.finished_at)
 
 
-def _cassettes(options: EvaluationOptions) -> Cassettes | None:
-    """The cassettes ``cassette=`` names: a directory, in ``cassette_mode``, or the object given."""
-    if options.cassette is None or isinstance(options.cassette, Cassettes):
-        return options.cassette
-    return Cassettes(Path(options.cassette).expanduser(), options.cassette_mode)
-
-
-def _recording(
-    cassettes: Cassettes | None, eval_set: EvalSet, cases: Sequence[EvalCase], num_runs: int
-) -> contextlib.AbstractContextManager[None]:
+def _recording(plan: EvaluationPlan, num_runs: int) -> contextlib.AbstractContextManager[None]:
     """Cassettes on for the evaluation, each case-run's file name checked first; nothing without cassettes."""
-    if cassettes is None:
+    if plan.cassettes is None:
         return contextlib.nullcontext()
-    for case in cases:
+    for case in plan.cases:
         for run_id in range(1, num_runs + 1):
-            cassettes.file_for(eval_set.eval_set_id, case.eval_id, run_id)
-    return cassettes.active()
-
-
-def _with_reused(provenance: Provenance, reuse: WorkReuse | None, resumed: Resumed | None) -> Provenance:
-    """``provenance`` saying what the evaluation took from finished work."""
-    reused = reused_work(reuse, resumed) if reuse is not None else None
-    return provenance.model_copy(update={"reused": reused}) if reused is not None else provenance
-
-
-def _metric_list(metrics: object) -> list[EvalMetric]:
-    """``metrics`` as a list, refusing what is not a collection of metrics (a lone metric, names)."""
-    # A pydantic model iterates over its fields, so a lone metric must be refused by type.
-    if isinstance(metrics, BaseModel | str | bytes | Mapping) or not isinstance(metrics, Iterable):
-        raise ConfigError(
-            f"metrics must be a list of ae.EvalMetric, got {type(metrics).__name__}: wrap it, metrics=[...]"
-        )
-    listed = list(metrics)
-    for index, metric in enumerate(listed):
-        # None is left to check_metrics, which words it as the reference does.
-        if metric is not None and not isinstance(metric, EvalMetric):
-            raise ConfigError(f"metrics[{index}] must be an ae.EvalMetric, got {type(metric).__name__} {metric!r:.60}")
-    return listed
-
-
-def _refusing_unknown_fields(options: EvaluationOptions) -> contextlib.AbstractContextManager[None]:
-    """With ``strict``, a store's read refuses keys no field takes (naming its file) instead of warning."""
-    return unknown_fields_refused() if options.strict else contextlib.nullcontext()
-
-
-def _refuse_unknown_fields(eval_set: EvalSet, metrics: Sequence[EvalMetric | None]) -> None:
-    """``strict``: refuse keys no field takes in what is evaluated, however it was read or built.
-
-    A store that read the files first refused them already; this also covers an eval set a store kept
-    from an earlier read (warned about then), a store that does not check, and objects built in code.
-    """
-    refuse_unknown_fields(eval_set, f"eval set {eval_set.eval_set_id!r}")
-    for metric in metrics:
-        if metric is not None:
-            refuse_unknown_fields(metric, f"metric {metric.metric_name!r}")
+            plan.cassettes.file_for(plan.eval_set.eval_set_id, case.eval_id, run_id)
+    return plan.cassettes.active()
 
 
 def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:
@@ -945,34 +658,8 @@ def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) ->
         )
 
 
-def _with_session_inputs(eval_set: EvalSet, app_name: str) -> EvalSet:
-    """``eval_set`` with a session input for every case that has none (user ``user``, no state).
-
-    The reference fails such cases ("session input is nil"); a case written in code rarely needs more.
-    """
-    if all(case.session_input is not None for case in eval_set.eval_cases):
-        return eval_set
-    default = SessionInput(app_name=app_name, user_id="user")
-    cases = [
-        case if case.session_input is not None else case.model_copy(update={"session_input": default.model_copy()})
-        for case in eval_set.eval_cases
-    ]
-    return eval_set.model_copy(update={"eval_cases": cases})
-
-
 _AGENT_PROVENANCE = ("agent", "agent_label", "agent_version", "agent_code_hash", "turn_timeout", "cassette")
 """What a re-scored report's provenance takes from the original's: the agent whose turns it scores."""
-
-
-def _cassette_path(cassette: str | os.PathLike[str] | Cassettes | None) -> str:
-    if cassette is None:
-        return ""
-    return str((cassette.path if isinstance(cassette, Cassettes) else Path(cassette).expanduser()).resolve())
-
-
-def agent_name(runner: Runner) -> str:
-    """A readable name for the agent: its function's for a plain agent function, else its class's."""
-    return qualified_name(plain_agent(runner))
 
 
 class _NoAgent:

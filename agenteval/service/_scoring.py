@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -31,7 +30,7 @@ from agenteval.service._inference import user_input_only
 from agenteval.service.options import ServiceOptions
 from agenteval.status import EvalStatus
 
-__all__ = ["CaseLookup", "failed_case_result", "score_case"]
+__all__ = ["CaseOrProblem", "CriterionCopies", "cases_of", "failed_case_result", "score_case"]
 
 _REASON_SEPARATOR = ";"
 _RESULT_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
@@ -53,21 +52,13 @@ def failed_case_result(
     )
 
 
-class CaseLookup:
-    """State shared by the cases of one evaluate call.
+class CriterionCopies:
+    """Each metric's criterion, copied once for all the results of one evaluate call that record it.
 
-    Cases come from the eval set the request holds, else each eval set is read from its store once
-    (asking per case would re-read, and for local files re-parse, the whole set for every case);
-    either way they are indexed by id once. Each metric's criterion is copied once for all the
-    results that record it. Cases and criteria handed out are shared: callers must not modify them.
+    Criteria handed out are shared: callers must not modify them.
     """
 
-    def __init__(self, manager: EvalSetManager, app_name: str = "", eval_set: EvalSet | None = None) -> None:
-        self._manager = manager
-        self._lock = asyncio.Lock()
-        self._sets: dict[tuple[str, str], dict[str, EvalCase]] = {}
-        if eval_set is not None:
-            self._sets[(app_name, eval_set.eval_set_id)] = eval_set.cases_by_id()
+    def __init__(self) -> None:
         self._criteria: dict[int, tuple[EvalMetric, Criterion | None]] = {}
 
     def criterion_of(self, metric: EvalMetric) -> Criterion | None:
@@ -78,17 +69,49 @@ class CaseLookup:
             self._criteria[id(metric)] = cached
         return cached[1]
 
-    async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
-        """Return a case (the first with that id)."""
-        key = (app_name, eval_set_id)
-        async with self._lock:
-            cases = self._sets.get(key)
-            if cases is None:
-                cases = self._sets[key] = (await self._manager.get(app_name, eval_set_id)).cases_by_id()
-        found = cases.get(eval_case_id)
-        if found is None:
-            raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
-        return found
+
+CaseOrProblem = EvalCase | CaseFailure
+"""The case an inference result is of, or why it could not be found (which fails that case alone)."""
+
+
+async def cases_of(
+    inferences: Sequence[InferenceResult | None], manager: EvalSetManager, app_name: str, eval_set: EvalSet | None
+) -> list[CaseOrProblem | None]:
+    """The case each scoreable inference result is of, found before any case is scored; ``None`` for the others.
+
+    Cases come from ``eval_set`` when the caller holds it, else each eval set the results name is read from
+    ``manager`` once (reading it per case would re-read, and for local files re-parse, the whole set each time).
+    Only results whose inference passed are looked up: the others are never scored.
+    """
+    indexes: dict[tuple[str, str], dict[str, EvalCase] | str] = {}
+    if eval_set is not None:
+        indexes[(app_name, eval_set.eval_set_id)] = eval_set.cases_by_id()
+    found: list[CaseOrProblem | None] = []
+    for inference in inferences:
+        if inference is None or inference.status != EvalStatus.PASSED:
+            found.append(None)
+            continue
+        key = (inference.app_name, inference.eval_set_id)
+        if key not in indexes:
+            try:
+                indexes[key] = (await manager.get(*key)).cases_by_id()
+            except Exception as exc:
+                indexes[key] = describe_exception(exc)
+        index = indexes[key]
+        case = None if isinstance(index, str) else index.get(inference.eval_case_id)
+        if case is not None:
+            found.append(case)
+            continue
+        missing = NotFoundError(f"eval case {key[0]}.{key[1]}.{inference.eval_case_id} not found")
+        found.append(_not_found(inference, index if isinstance(index, str) else describe_exception(missing)))
+    return found
+
+
+def _not_found(inference: InferenceResult, problem: str) -> CaseFailure:
+    return CaseFailure(
+        f"get eval case (app={inference.app_name}, evalSetID={inference.eval_set_id}, "
+        f"evalCaseID={inference.eval_case_id}): {problem}"
+    )
 
 
 @dataclass(slots=True)
@@ -216,7 +239,7 @@ async def _run_evaluator(evaluator: MetricEvaluator, metric: EvalMetric, inputs:
 
 
 def _turn_criterion(
-    evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs, turn: int, cases: CaseLookup
+    evaluator: MetricEvaluator, metric: EvalMetric, inputs: _Inputs, turn: int, criteria: CriterionCopies
 ) -> Criterion | None:
     # A plain attribute test: isinstance() against the runtime-checkable protocol costs ~10 µs per turn.
     materialize = getattr(evaluator, "materialize_criterion", None)
@@ -228,14 +251,15 @@ def _turn_criterion(
             raise _metric_failure(
                 f"materialize criterion for metric {metric.metric_name} invocation {turn}: {describe_exception(exc)}"
             ) from exc
-    return cases.criterion_of(metric)
+    return criteria.criterion_of(metric)
 
 
 async def score_case(
+    case: EvalCase,
     inference: InferenceResult,
     metrics: Sequence[EvalMetric],
     options: ServiceOptions,
-    cases: CaseLookup,
+    criteria: CriterionCopies,
     context: EvalContext,
     run_id: int,
     scores: CaseScores | None = None,
@@ -247,13 +271,6 @@ async def score_case(
     Raises:
         CaseFailure: Anything that fails the case (reference messages).
     """
-    try:
-        case = await cases.get_case(inference.app_name, inference.eval_set_id, inference.eval_case_id)
-    except Exception as exc:
-        raise CaseFailure(
-            f"get eval case (app={inference.app_name}, evalSetID={inference.eval_set_id}, "
-            f"evalCaseID={inference.eval_case_id}): {describe_exception(exc)}"
-        ) from exc
     try:
         inputs = _prepare_inputs(case, inference)
     except CaseFailure as failure:
@@ -300,7 +317,7 @@ async def score_case(
                 EvalMetricResult.trusted(
                     metric_name=metric.metric_name,
                     threshold=metric.threshold,
-                    criterion=_turn_criterion(evaluator, metric, inputs, turn, cases),
+                    criterion=_turn_criterion(evaluator, metric, inputs, turn, criteria),
                     score=turn_result.score,
                     eval_status=EvalStatus(turn_result.status),
                     details=details,
@@ -310,7 +327,7 @@ async def score_case(
             EvalMetricResult.trusted(
                 metric_name=metric.metric_name,
                 threshold=metric.threshold,
-                criterion=cases.criterion_of(metric),
+                criterion=criteria.criterion_of(metric),
                 score=result.overall_score,
                 eval_status=EvalStatus(result.overall_status),
                 details=EvalMetricResultDetails.trusted(

@@ -1,4 +1,10 @@
-"""The local service: inference (run the agent on each case) and evaluate (score each case), apart or pipelined."""
+"""The local service: inference (run the agent on each case) and evaluate (score each case), apart or pipelined.
+
+One engine, :class:`_Run`, drives all three calls: :meth:`LocalService.infer_and_evaluate` scores each case as soon
+as its inference ends, :meth:`LocalService.inference` is the same run without scoring, and
+:meth:`LocalService.evaluate` the same run from inferences already made. The per-case work is in
+:mod:`agenteval.service._case`; every case travels with what the agent did on it.
+"""
 
 from __future__ import annotations
 
@@ -6,117 +12,41 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from agenteval._util.loop_watchdog import activity
 from agenteval._util.name_checks import check_names
-from agenteval.cache.reuse import WorkReuse
 from agenteval.context import EvalContext, use_context
-from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
+from agenteval.errors import ConfigError, rewrap
 from agenteval.evalresult.inference import InferenceResult
-from agenteval.evalresult.models import ErrorType, EvalCaseResult
-from agenteval.evalset.models import EvalCase, EvalSet, Invocation
-from agenteval.evalset.trace import ExecutionTrace
+from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.llm.judge import use_judge
+from agenteval.metric.models import EvalMetric
 from agenteval.metric.registry import MetricRegistry, active_metric_registry, use_metric_registry
-from agenteval.runner.base import Runner, end_session
+from agenteval.runner.base import Runner
 from agenteval.runner.function import AgentFunction, as_runner
-from agenteval.service._inference import CaseInference, infer_case
+from agenteval.service._case import (
+    CaseExecutor,
+    CaseLimits,
+    ServiceRuntime,
+    infer_one,
+    run_callbacks,
+    score_one,
+)
 from agenteval.service._metric_checks import check_metrics
-from agenteval.service._scoring import CaseLookup, failed_case_result, score_case
+from agenteval.service._scoring import CaseOrProblem, CriterionCopies, cases_of
 from agenteval.service.callbacks import (
-    AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
-    AfterInferenceCaseArgs,
     AfterInferenceSetArgs,
-    BeforeEvaluateCaseArgs,
     BeforeEvaluateSetArgs,
-    BeforeInferenceCaseArgs,
     BeforeInferenceSetArgs,
 )
 from agenteval.service.options import ServiceOptions
 from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest
-from agenteval.status import EvalStatus
 
-if TYPE_CHECKING:
-    from agenteval.cache.cassettes import Cassettes
-
-__all__ = ["CaseExecutor", "CaseLimits", "LocalService"]
+__all__ = ["CaseExecutor", "CaseLimits", "LocalService", "ServiceRuntime"]
 
 T = TypeVar("T")
-I = TypeVar("I")  # noqa: E741
-
-
-@dataclass(frozen=True, slots=True)
-class CaseLimits:
-    """Semaphores that cap how many cases are inferred and evaluated at once, shared by several calls.
-
-    Each call otherwise gets its own cap, so concurrent calls (parallel runs) would multiply it.
-    Create them inside the running event loop that will use them.
-    """
-
-    inference: asyncio.Semaphore
-    evaluation: asyncio.Semaphore
-
-    @classmethod
-    def of(cls, parallelism: int) -> CaseLimits:
-        """Limits of ``parallelism`` cases for each phase."""
-        return cls(asyncio.Semaphore(parallelism), asyncio.Semaphore(parallelism))
-
-
-async def _map_in_order(
-    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, gate: asyncio.Semaphore
-) -> list[T | BaseException]:
-    """Apply ``work`` to every item, within ``gate`` when ``parallel``; results in input order.
-
-    Exceptions are returned in place of results so that one failing item never cancels the others.
-    """
-    if not parallel:
-        outcomes: list[T | BaseException] = []
-        for item in items:
-            try:
-                outcomes.append(await work(item))
-            except Exception as exc:
-                outcomes.append(exc)
-                break
-        return outcomes
-
-    async def gated(item: I) -> T:
-        async with gate:
-            return await work(item)
-
-    return await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
-
-
-class CaseExecutor(Protocol):
-    """Runs a case's inference elsewhere than this event loop (such as :class:`~agenteval.RayExecutor`)."""
-
-    async def infer_case(
-        self,
-        runner: Runner,
-        case: EvalCase,
-        options: ServiceOptions,
-        session_id: str,
-        context: EvalContext,
-        *,
-        run_id: int,
-    ) -> CaseInference:
-        """Run :func:`~agenteval.service._inference.infer_case` and then the runners' ``end_session`` hooks.
-
-        Raises:
-            CaseFailure: What fails the case.
-        """
-        ...
-
-
-def _attach_context_messages(invocations: list[Invocation], case: EvalCase) -> list[Invocation]:
-    if not case.context_messages:
-        return invocations
-    return [
-        inv if inv.context_messages else inv.model_copy(update={"context_messages": list(case.context_messages)})
-        for inv in invocations
-    ]
 
 
 class LocalService:
@@ -131,12 +61,8 @@ class LocalService:
     Args:
         runner: The agent under test: a :class:`~agenteval.runner.Runner` or a plain/async function.
         options: Service options; keyword arguments override single fields.
-        limits: Case limits shared with other services (e.g. one per concurrent run), instead of a
-            cap of ``parallelism`` per call.
-        reuse: Finished work to take instead of running the agent or a metric again, and where new
-            work is kept (see :class:`~agenteval.cache.reuse.WorkReuse`).
-        cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cache.cassettes.Cassettes`).
-        executor: Where each case's inference runs (``None``: in this event loop).
+        runtime: What the service works with besides its options: shared case limits, finished work to
+            reuse, cassettes, an executor (see :class:`ServiceRuntime`; default: none of them).
         **overrides: Fields of :class:`~agenteval.service.options.ServiceOptions`.
     """
 
@@ -145,29 +71,37 @@ class LocalService:
         runner: Runner | AgentFunction,
         options: ServiceOptions | None = None,
         *,
-        limits: CaseLimits | None = None,
-        reuse: WorkReuse | None = None,
-        cassettes: Cassettes | None = None,
-        executor: CaseExecutor | None = None,
+        runtime: ServiceRuntime | None = None,
         **overrides: Any,
     ) -> None:
         if runner is None:
             raise ConfigError("runner is nil")
         self.runner: Runner = as_runner(runner)
         self.options: ServiceOptions = (options or ServiceOptions()).updated(overrides)
-        self._limits = limits
-        self._reuse = reuse
-        self._cassettes = cassettes
-        self._executor = executor
+        self.runtime = runtime or ServiceRuntime()
+        self._checked: tuple[object, ...] = ()
 
     async def close(self) -> None:
         """Release resources (nothing is held between calls)."""
 
-    def _inference_gate(self, options: ServiceOptions) -> asyncio.Semaphore:
-        return self._limits.inference if self._limits else asyncio.Semaphore(options.parallelism)
+    def metrics_checked(self, metrics: list[EvalMetric], options: ServiceOptions) -> None:
+        """Say that ``metrics`` passed :func:`~agenteval.service._metric_checks.check_metrics` under ``options``.
 
-    def _evaluation_gate(self, options: ServiceOptions) -> asyncio.Semaphore:
-        return self._limits.evaluation if self._limits else asyncio.Semaphore(options.parallelism)
+        The :class:`~agenteval.Evaluator` checks an evaluation's metrics once, more strictly than a service
+        call does, before any run: its runs then skip the service's own check.
+        """
+        self._checked = (list(metrics), *_checked_with(options))
+
+    def _check_metrics_once(self, metrics: list[EvalMetric], options: ServiceOptions, *, where: str) -> None:
+        """Check ``metrics`` unless they already passed.
+
+        A service serves every run of an evaluation with the same metrics. Other metrics, a callback that
+        changes them, or another registry or judge are checked again.
+        """
+        checked = (list(metrics), *_checked_with(options))
+        if self._checked != checked:
+            check_metrics(metrics, options, where=where)
+            self._checked = checked
 
     # ------------------------------------------------------------------ inference
 
@@ -189,143 +123,16 @@ class LocalService:
         """
         _check_inference_request(request)
         options = self.options.updated(overrides)
-        where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
-        context = await _run_callbacks(
-            options, "before_inference_set", EvalContext(), BeforeInferenceSetArgs(request=request), where=where
-        )
-        return await _run_with_after_set(
-            options,
+        run = _Run(self, options, f"app={request.app_name}, evalSetID={request.eval_set_id}")
+        context = await run.callbacks("before_inference_set", EvalContext(), BeforeInferenceSetArgs(request=request))
+        return await run.with_after_set(
             "after_inference_set",
             context,
-            lambda: self._infer_cases(request, options, context),
+            lambda: run.infer_all(request, context, scoring=None),
             lambda results, error, start: AfterInferenceSetArgs(
                 request=request, results=results, error=error, start_time=start
             ),
-            where=where,
         )
-
-    async def _infer_cases(
-        self, request: InferenceRequest, options: ServiceOptions, context: EvalContext
-    ) -> list[InferenceResult]:
-        cases = await _selected_cases(request, options, context)
-        outcomes = await _map_in_order(
-            cases,
-            lambda case: self._infer_case(request, case, options, context, _pending_inference(request, case)),
-            parallel=options.parallel_inference,
-            gate=self._inference_gate(options),
-        )
-        return _inferences(outcomes)
-
-    async def _infer_case(
-        self,
-        request: InferenceRequest,
-        case: EvalCase,
-        options: ServiceOptions,
-        context: EvalContext,
-        result: InferenceResult,
-    ) -> InferenceResult:
-        """Run the agent on ``case``, filling in ``result`` (a :func:`_pending_inference`) and returning it."""
-        reused = self._reuse.inference(request.run_id, case) if self._reuse is not None else None
-        if reused is not None:
-            # The recorded turns belong to the session they ran in.
-            session_id = reused.session_id
-        else:
-            with use_context(context):
-                session_id = options.session_id_supplier(context)
-        result.session_id = session_id
-        try:
-            case_context = await options.callbacks.run(
-                "before_inference_case",
-                context,
-                BeforeInferenceCaseArgs(request=request, eval_case_id=case.eval_id, session_id=session_id),
-            )
-        except AgentEvalError as exc:
-            return _failed_inference(
-                result,
-                f"run before inference case callbacks (app={request.app_name}, evalSetID={request.eval_set_id}, "
-                f"evalCaseID={case.eval_id}, sessionID={session_id}): {exc}",
-                ErrorType.CALLBACK,
-            )
-        start = time.time()
-        result.eval_mode = case.eval_mode
-        result.user_id = case.session_input.user_id if case.session_input else ""
-        if reused is not None:
-            result.inferences = reused.inferences
-            result.expected_inferences = reused.expected_inferences
-            result.execution_traces = reused.execution_traces
-            result.status = EvalStatus.PASSED
-            return await self._after_inference_case(request, options, case_context, result, start, reused=True)
-        try:
-            with use_context(case_context), activity(_case_label(case.eval_id, request.run_id)):
-                async with self._recording(request, case.eval_id):
-                    end_error = None
-                    if self._executor is not None:
-                        produced = await self._executor.infer_case(
-                            self.runner, case, options, session_id, case_context, run_id=request.run_id
-                        )
-                    else:
-                        try:
-                            produced = await infer_case(
-                                self.runner, case, options, session_id, case_context, run_id=request.run_id
-                            )
-                        finally:
-                            end_error = await _end_sessions(self.runner, options, session_id)
-                    if end_error is not None:
-                        raise CaseFailure(end_error, error_type=ErrorType.AGENT)
-        except CaseFailure as failure:
-            result.execution_traces = failure.traces
-            result = _failed_inference(
-                result,
-                f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {failure}",
-                failure.error_type,
-            )
-        except Exception as exc:  # a bug in a user-supplied runner or simulator, not in the case
-            result = _failed_inference(
-                result,
-                f"inference eval case (evalCaseID={case.eval_id}, sessionID={session_id}): {describe_exception(exc)}",
-                ErrorType.AGENT,
-            )
-        else:
-            result.inferences = _attach_context_messages(produced.inferences, case)
-            result.expected_inferences = _attach_context_messages(produced.expected, case)
-            result.execution_traces = _traces_or_empty(produced.traces)
-            result.status = EvalStatus.PASSED
-            if self._reuse is not None:
-                self._reuse.inferred(request.run_id, case, result)
-        return await self._after_inference_case(request, options, case_context, result, start)
-
-    async def _after_inference_case(
-        self,
-        request: InferenceRequest,
-        options: ServiceOptions,
-        case_context: EvalContext,
-        result: InferenceResult,
-        start: float,
-        *,
-        reused: bool = False,
-    ) -> InferenceResult:
-        try:
-            await options.callbacks.run(
-                "after_inference_case",
-                case_context,
-                AfterInferenceCaseArgs(request=request, result=result, error=None, start_time=start, reused=reused),
-            )
-        except AgentEvalError as exc:
-            after = (
-                f"run after inference case callbacks (app={request.app_name}, evalSetID={request.eval_set_id}, "
-                f"evalCaseID={result.eval_case_id}): {exc}"
-            )
-            message = f"{result.error_message}\n{after}" if result.error_message else after
-            result = _failed_inference(result, message, result.error_type or ErrorType.CALLBACK)
-        return result
-
-    def _recording(
-        self, request: InferenceRequest | EvaluateRequest, case_id: str
-    ) -> contextlib.AbstractAsyncContextManager[None]:
-        """Routes one case-run's HTTP traffic to its cassette (read and written off the loop), if cassettes are on."""
-        if self._cassettes is None:
-            return contextlib.nullcontext()
-        return self._cassettes.case(request.eval_set_id, case_id, request.run_id)
 
     # ------------------------------------------------------------------ evaluate
 
@@ -355,101 +162,19 @@ class LocalService:
             raise ConfigError("evaluate config is nil")
         _check_given_set(request.eval_set, request.eval_set_id, "validate evaluate request")
         options = self.options.updated(overrides)
-        where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
-        context = await _run_callbacks(
-            options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=request), where=where
-        )
-        check_metrics(request.evaluate_config.eval_metrics, options, where=where)
-        registry = options.metric_registry or active_metric_registry()
-
-        async def score_cases() -> EvalSetRunResult:
-            with _scoring_scope(options, registry):
-                case_results = await self._evaluate_cases(request, options, context)
-            return EvalSetRunResult(
-                app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=case_results
-            )
-
-        return await _run_with_after_set(
-            options,
+        run = _Run(self, options, f"app={request.app_name}, evalSetID={request.eval_set_id}")
+        scoring = await run.begin_scoring(request)
+        # Each result's case is found once, before any is scored: the loop hands it along with the result.
+        cases = await cases_of(request.inference_results, options.eval_set_manager, request.app_name, request.eval_set)
+        return await run.with_after_set(
             "after_evaluate_set",
-            context,
-            score_cases,
+            scoring.context,
+            lambda: run.score_all(scoring, cases, request.inference_results),
             lambda result, error, start: AfterEvaluateSetArgs(
                 request=request, result=result, error=error, start_time=start
             ),
-            where=where,
+            start=scoring.start,
         )
-
-    async def _evaluate_cases(
-        self, request: EvaluateRequest, options: ServiceOptions, context: EvalContext
-    ) -> list[EvalCaseResult]:
-        cases = CaseLookup(options.eval_set_manager, request.app_name, request.eval_set)
-        outcomes = await _map_in_order(
-            request.inference_results,
-            lambda inference: self._evaluate_case(request, inference, options, cases, context),
-            parallel=options.parallel_evaluation,
-            gate=self._evaluation_gate(options),
-        )
-        return _case_results(request, zip(request.inference_results, outcomes, strict=False))
-
-    async def _evaluate_case(
-        self,
-        request: EvaluateRequest,
-        inference: InferenceResult | None,
-        options: ServiceOptions,
-        cases: CaseLookup,
-        context: EvalContext,
-    ) -> EvalCaseResult:
-        if inference is None:
-            raise ConfigError(
-                "inference result is nil: EvaluateRequest.inference_results holds None; "
-                "pass only the InferenceResult objects returned by inference()"
-            )
-        case_id = inference.eval_case_id
-        where = f"app={request.app_name}, evalSetID={request.eval_set_id}, evalCaseID={case_id}"
-        case_context = await _run_callbacks(
-            options,
-            "before_evaluate_case",
-            context,
-            BeforeEvaluateCaseArgs(request=request, eval_case_id=case_id),
-            where=where,
-        )
-        start = time.time()
-        reused = False
-        if inference.status != EvalStatus.PASSED:
-            result = failed_case_result(
-                request.eval_set_id,
-                inference,
-                inference.error_message,
-                inference.error_type or ErrorType.OTHER,
-                request.run_id,
-            )
-        else:
-            try:
-                metrics = request.evaluate_config.eval_metrics
-                scores = self._reuse.scores(request.run_id, inference, metrics) if self._reuse is not None else None
-                with use_context(case_context), activity(f"scoring {_case_label(case_id, request.run_id)}"):
-                    async with self._recording(request, case_id):
-                        result = await score_case(
-                            inference, metrics, options, cases, case_context, request.run_id, scores
-                        )
-                if self._reuse is not None:
-                    taken = self._reuse.log.scores
-                    reused = all((request.run_id, case_id, metric.metric_name) in taken for metric in metrics)
-            except CaseFailure as failure:
-                result = failed_case_result(
-                    request.eval_set_id, inference, str(failure), failure.error_type, request.run_id
-                )
-        await _run_callbacks(
-            options,
-            "after_evaluate_case",
-            case_context,
-            AfterEvaluateCaseArgs(
-                request=request, inference_result=inference, result=result, error=None, start_time=start, reused=reused
-            ),
-            where=where,
-        )
-        return result
 
     # ------------------------------------------------------------------ both, pipelined
 
@@ -510,224 +235,263 @@ class LocalService:
         if evaluate_config is None:
             raise ConfigError("evaluate config is nil")
         options = self.options.updated(overrides)
-        where = f"app={request.app_name}, evalSetID={request.eval_set_id}"
-        context = await _run_callbacks(
-            options, "before_inference_set", EvalContext(), BeforeInferenceSetArgs(request=request), where=where
-        )
-        return await _PipelinedRun(self, request, evaluate_config, options, context, where).run()
+        run = _Run(self, options, f"app={request.app_name}, evalSetID={request.eval_set_id}")
+        context = await run.callbacks("before_inference_set", EvalContext(), BeforeInferenceSetArgs(request=request))
+        return await run.pipelined(request, evaluate_config, context)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Evaluation:
-    """The evaluate side of a pipelined run, once its ``before_evaluate_set`` callbacks and metric checks passed."""
+class _Scoring:
+    """The evaluate side of a run, once its ``before_evaluate_set`` callbacks and metric checks passed."""
 
-    request: EvaluateRequest
-    context: EvalContext
-    registry: MetricRegistry
-    cases: CaseLookup
-    gate: asyncio.Semaphore
-    start: float
-
-
-class _PipelinedRun:
-    """One :meth:`LocalService.infer_and_evaluate` call once its ``before_inference_set`` callbacks passed."""
+    __slots__ = ("context", "criteria", "gate", "outcomes", "registry", "request", "start", "stopped")
 
     def __init__(
-        self,
-        service: LocalService,
-        request: InferenceRequest,
-        evaluate_config: EvaluateConfig,
-        options: ServiceOptions,
-        context: EvalContext,
-        where: str,
+        self, request: EvaluateRequest, context: EvalContext, registry: MetricRegistry, gate: asyncio.Semaphore
     ) -> None:
-        self._service = service
-        self._request = request
-        self._evaluate_config = evaluate_config
-        self._options = options
-        self._inference_context = context
-        self._where = where
-        self._pending: list[InferenceResult] = []
-        self._evaluation: _Evaluation | None = None
-        self._outcomes: dict[int, EvalCaseResult | BaseException] = {}
-        self._scoring_stopped = False
+        self.request = request
+        self.context = context
+        self.registry = registry
+        self.gate = gate
+        self.criteria = CriterionCopies()
+        self.start = time.time()
+        self.outcomes: dict[int, EvalCaseResult | BaseException] = {}
+        self.stopped = False
 
-    async def run(self) -> tuple[list[InferenceResult], EvalSetRunResult]:
+
+class _Run:
+    """One call of a :class:`LocalService`: the engine that infers and scores cases, each case with its inference."""
+
+    def __init__(self, service: LocalService, options: ServiceOptions, where: str) -> None:
+        self._service = service
+        self._runtime = service.runtime
+        self._options = options
+        self._where = where
+
+    async def callbacks(self, point: str, context: EvalContext, args: object) -> EvalContext:
+        """Run the set-level callbacks of ``point``."""
+        return await run_callbacks(self._options, point, context, args, where=self._where)
+
+    async def with_after_set(
+        self,
+        point: str,
+        context: EvalContext,
+        work: Callable[[], Awaitable[T]],
+        after_args: Callable[[T | None, BaseException | None, float], object],
+        *,
+        start: float | None = None,
+    ) -> T:
+        """Time ``work``, then run the after-set callbacks at ``point`` with its result or error, even when it raises.
+
+        ``after_args(result, error, start_time)`` builds the callbacks' argument object; an after-set
+        callback that raises replaces whatever ``work`` raised. The set started at ``start`` (default: now).
+        """
+        start = time.time() if start is None else start
+        result: T | None = None
+        error: BaseException | None = None
+        try:
+            result = await work()
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            await self.callbacks(point, context, after_args(result, error, start))
+        return result
+
+    async def begin_scoring(self, request: EvaluateRequest) -> _Scoring:
+        """Run the ``before_evaluate_set`` callbacks and check the metrics: what scoring the cases needs."""
+        options = self._options
+        context = await self.callbacks("before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=request))
+        self._service._check_metrics_once(request.evaluate_config.eval_metrics, options, where=self._where)
+        gate = self._runtime.evaluation_gate(options) if options.parallel_evaluation else asyncio.Semaphore(1)
+        return _Scoring(request, context, options.metric_registry or active_metric_registry(), gate)
+
+    async def pipelined(
+        self, request: InferenceRequest, evaluate_config: EvaluateConfig, context: EvalContext
+    ) -> tuple[list[InferenceResult], EvalSetRunResult]:
+        """Infer every case, scoring each as soon as its inference ends; then the after-set callbacks."""
         inferences: list[InferenceResult] = []
         error: BaseException | None = None
+        pending: list[InferenceResult] = []
+        scorings: list[_Scoring] = []
+
+        async def infer_all(group: asyncio.TaskGroup) -> list[InferenceResult]:
+            cases = await _selected_cases(request, self._options, context)
+            pending.extend(_pending_inference(request, case) for case in cases)
+            scoring = await self.begin_scoring(
+                EvaluateRequest(
+                    app_name=request.app_name,
+                    eval_set_id=request.eval_set_id,
+                    inference_results=list(pending),
+                    evaluate_config=evaluate_config,
+                    run_id=request.run_id,
+                    eval_set=request.eval_set,
+                )
+            )
+            scorings.append(scoring)
+            return await self._infer_cases(request, context, cases, pending, (scoring, group))
+
         try:
             async with asyncio.TaskGroup() as group:
                 try:
-                    inferences = await _run_with_after_set(
-                        self._options,
+                    inferences = await self.with_after_set(
                         "after_inference_set",
-                        self._inference_context,
-                        lambda: self._infer_all(group),
+                        context,
+                        lambda: infer_all(group),
                         lambda results, failure, start: AfterInferenceSetArgs(
-                            request=self._request, results=results, error=failure, start_time=start
+                            request=request, results=results, error=failure, start_time=start
                         ),
-                        where=self._where,
                     )
                 except Exception as exc:
                     # Raised once the cases already inferred are scored, as inference() lets every case end.
                     error = exc
         except BaseException as exc:  # cancelled, or interrupted while scoring
             error = exc
-        evaluation = self._evaluation
-        if evaluation is None:  # only the inference set began, and it failed
+        if not scorings:  # only the inference set began, and it failed
             assert error is not None
             raise error
-        return await _run_with_after_set(
-            self._options,
+        scoring = scorings[0]
+
+        async def results() -> tuple[list[InferenceResult], EvalSetRunResult]:
+            if error is not None:
+                raise error
+            return inferences, self._results(scoring, pending)
+
+        return await self.with_after_set(
             "after_evaluate_set",
-            evaluation.context,
-            lambda: self._results(evaluation.request, inferences, error),
+            scoring.context,
+            results,
             lambda outcome, failure, start: AfterEvaluateSetArgs(
-                request=evaluation.request, result=outcome[1] if outcome else None, error=failure, start_time=start
+                request=scoring.request, result=outcome[1] if outcome else None, error=failure, start_time=start
             ),
-            where=self._where,
-            start=evaluation.start,
+            start=scoring.start,
         )
 
-    async def _infer_all(self, group: asyncio.TaskGroup) -> list[InferenceResult]:
+    async def infer_all(
+        self, request: InferenceRequest, context: EvalContext, *, scoring: tuple[_Scoring, asyncio.TaskGroup] | None
+    ) -> list[InferenceResult]:
+        """Infer the request's cases (without scoring them: :meth:`LocalService.inference`)."""
+        cases = await _selected_cases(request, self._options, context)
+        return await self._infer_cases(
+            request, context, cases, [_pending_inference(request, case) for case in cases], scoring
+        )
+
+    async def _infer_cases(
+        self,
+        request: InferenceRequest,
+        context: EvalContext,
+        cases: list[EvalCase],
+        pending: list[InferenceResult],
+        scoring: tuple[_Scoring, asyncio.TaskGroup] | None,
+    ) -> list[InferenceResult]:
         options = self._options
-        cases = await _selected_cases(self._request, options, self._inference_context)
-        self._pending = [_pending_inference(self._request, case) for case in cases]
-        evaluation = await self._begin_evaluation()
         outcomes = await _map_in_order(
             list(enumerate(cases)),
-            lambda item: self._infer_then_score(group, evaluation, *item),
+            lambda item: self._infer_then_score(request, context, *item, pending[item[0]], scoring),
             parallel=options.parallel_inference,
-            gate=self._service._inference_gate(options),
+            gate=self._runtime.inference_gate(options),
         )
         return _inferences(outcomes)
 
-    async def _begin_evaluation(self) -> _Evaluation:
-        request, options = self._request, self._options
-        evaluation = EvaluateRequest(
-            app_name=request.app_name,
-            eval_set_id=request.eval_set_id,
-            inference_results=list(self._pending),
-            evaluate_config=self._evaluate_config,
-            run_id=request.run_id,
-            eval_set=request.eval_set,
-        )
-        context = await _run_callbacks(
-            options, "before_evaluate_set", EvalContext(), BeforeEvaluateSetArgs(request=evaluation), where=self._where
-        )
-        check_metrics(evaluation.evaluate_config.eval_metrics, options, where=self._where)
-        self._evaluation = _Evaluation(
-            request=evaluation,
-            context=context,
-            registry=options.metric_registry or active_metric_registry(),
-            cases=CaseLookup(options.eval_set_manager, evaluation.app_name, evaluation.eval_set),
-            gate=self._service._evaluation_gate(options) if options.parallel_evaluation else asyncio.Semaphore(1),
-            start=time.time(),
-        )
-        return self._evaluation
-
     async def _infer_then_score(
-        self, group: asyncio.TaskGroup, evaluation: _Evaluation, index: int, case: EvalCase
+        self,
+        request: InferenceRequest,
+        context: EvalContext,
+        index: int,
+        case: EvalCase,
+        pending: InferenceResult,
+        scoring: tuple[_Scoring, asyncio.TaskGroup] | None,
     ) -> InferenceResult:
         options = self._options
-        inference = await self._service._infer_case(
-            self._request, case, options, self._inference_context, self._pending[index]
-        )
-        if options.parallel_inference or options.parallel_evaluation:
-            group.create_task(self._score_later(evaluation, index, inference))
-        else:
-            await self._score(evaluation, index, inference)
+        inference = await infer_one(self._service.runner, self._runtime, request, case, options, context, pending)
+        if scoring is not None:
+            evaluation, group = scoring
+            if options.parallel_inference or options.parallel_evaluation:
+                group.create_task(self._score_later(evaluation, index, case, inference))
+            else:
+                await self._score(evaluation, index, case, inference)
         return inference
 
-    async def _score_later(self, evaluation: _Evaluation, index: int, inference: InferenceResult) -> None:
+    async def score_all(
+        self, scoring: _Scoring, cases: Sequence[CaseOrProblem | None], inferences: Sequence[InferenceResult | None]
+    ) -> EvalSetRunResult:
+        """Score inferences already made (:meth:`LocalService.evaluate`), each with its case."""
+        items = list(enumerate(zip(cases, inferences, strict=True)))
+        if self._options.parallel_evaluation:
+            await asyncio.gather(*(self._score(scoring, index, *item) for index, item in items))
+        else:
+            for index, item in items:
+                await self._score(scoring, index, *item)
+        return self._results(scoring, inferences)
+
+    async def _score_later(self, scoring: _Scoring, index: int, case: EvalCase, inference: InferenceResult) -> None:
         # Yield first: the case waiting for the inference slot just freed starts its agent before
         # this one spends the event loop's time on scoring.
         await asyncio.sleep(0)
-        await self._score(evaluation, index, inference)
+        await self._score(scoring, index, case, inference)
 
-    async def _score(self, evaluation: _Evaluation, index: int, inference: InferenceResult) -> None:
-        async with evaluation.gate:
-            if self._scoring_stopped:
+    async def _score(
+        self, scoring: _Scoring, index: int, case: CaseOrProblem | None, inference: InferenceResult | None
+    ) -> None:
+        async with scoring.gate:
+            if scoring.stopped:
                 return
             try:
-                with _scoring_scope(self._options, evaluation.registry):
-                    self._outcomes[index] = await self._service._evaluate_case(
-                        evaluation.request, inference, self._options, evaluation.cases, evaluation.context
+                with _scoring_scope(self._options, scoring.registry):
+                    scoring.outcomes[index] = await score_one(
+                        self._runtime,
+                        scoring.request,
+                        case,
+                        inference,
+                        self._options,
+                        scoring.criteria,
+                        scoring.context,
                     )
             except Exception as exc:
-                self._outcomes[index] = exc
-                # Serial scoring stops at the first case that raises, as evaluate() does.
-                self._scoring_stopped = not self._options.parallel_evaluation
+                scoring.outcomes[index] = exc
+                # Serial scoring stops at the first case that raises.
+                scoring.stopped = not self._options.parallel_evaluation
 
-    async def _results(
-        self, evaluation: EvaluateRequest, inferences: list[InferenceResult], error: BaseException | None
-    ) -> tuple[list[InferenceResult], EvalSetRunResult]:
-        if error is not None:
-            raise error
-        outcomes = self._outcomes
-        scored = [(inference, outcomes[index]) for index, inference in enumerate(self._pending) if index in outcomes]
-        return inferences, EvalSetRunResult(
-            app_name=evaluation.app_name,
-            eval_set_id=evaluation.eval_set_id,
-            eval_case_results=_case_results(evaluation, scored),
+    def _results(self, scoring: _Scoring, inferences: Sequence[InferenceResult | None]) -> EvalSetRunResult:
+        request, outcomes = scoring.request, scoring.outcomes
+        scored = [(inference, outcomes[index]) for index, inference in enumerate(inferences) if index in outcomes]
+        return EvalSetRunResult(
+            app_name=request.app_name,
+            eval_set_id=request.eval_set_id,
+            eval_case_results=_case_results(request, scored),
         )
 
 
-async def _run_callbacks(
-    options: ServiceOptions, point: str, context: EvalContext, args: object, *, where: str
-) -> EvalContext:
-    """Run the callbacks of ``point``; one that raises is re-raised as ``run <point> callbacks (<where>): …``."""
-    try:
-        return await options.callbacks.run(point, context, args)
-    except AgentEvalError as exc:
-        raise rewrap(f"run {point.replace('_', ' ')} callbacks ({where})", exc) from exc
+I = TypeVar("I")  # noqa: E741
 
 
-async def _run_with_after_set(
-    options: ServiceOptions,
-    point: str,
-    context: EvalContext,
-    work: Callable[[], Awaitable[T]],
-    after_args: Callable[[T | None, BaseException | None, float], object],
-    *,
-    where: str,
-    start: float | None = None,
-) -> T:
-    """Time ``work``, then run the after-set callbacks at ``point`` with its result or error, even when it raises.
+async def _map_in_order(
+    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, gate: asyncio.Semaphore
+) -> list[T | BaseException]:
+    """Apply ``work`` to every item, within ``gate`` when ``parallel``; results in input order.
 
-    ``after_args(result, error, start_time)`` builds the callbacks' argument object; an after-set
-    callback that raises replaces whatever ``work`` raised. The set started at ``start`` (default: now).
+    Exceptions are returned in place of results so that one failing item never cancels the others.
     """
-    start = time.time() if start is None else start
-    result: T | None = None
-    error: BaseException | None = None
-    try:
-        result = await work()
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        await _run_callbacks(options, point, context, after_args(result, error, start), where=where)
-    return result
+    if not parallel:
+        outcomes: list[T | BaseException] = []
+        for item in items:
+            try:
+                outcomes.append(await work(item))
+            except Exception as exc:
+                outcomes.append(exc)
+                break
+        return outcomes
+
+    async def gated(item: I) -> T:
+        async with gate:
+            return await work(item)
+
+    return await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
 
 
-async def _end_sessions(runner: Runner, options: ServiceOptions, session_id: str) -> str | None:
-    """Call the runners' ``end_session`` hooks; return what went wrong instead of raising.
-
-    A failing hook must not replace the case's own failure (it runs in a ``finally``).
-    """
-    problems = []
-    for who, hook_runner, hook_session in (
-        ("runner", runner, session_id),
-        ("expected runner", options.expected_runner, f"{session_id}-expected"),
-    ):
-        if hook_runner is None:
-            continue
-        try:
-            await end_session(hook_runner, hook_session)
-        except Exception as exc:
-            problems.append(f"end {who} session: {describe_exception(exc)}")
-    return "; ".join(problems) or None
+def _checked_with(options: ServiceOptions) -> tuple[int, int, int]:
+    """What a metric check depends on besides the metrics: the registries and the judge, by identity."""
+    registry = options.metric_registry or active_metric_registry()
+    return id(options.registry), id(registry), id(options.judge_override)
 
 
 def _check_given_set(eval_set: EvalSet | None, eval_set_id: str, where: str) -> None:
@@ -736,24 +500,6 @@ def _check_given_set(eval_set: EvalSet | None, eval_set_id: str, where: str) -> 
             f"{where}: the request holds eval set {eval_set.eval_set_id!r} but names {eval_set_id!r}; "
             "give the id of the eval set it holds"
         )
-
-
-def _case_label(case_id: str, run_id: int) -> str:
-    """How the loop watchdog names a case: ``case 'a' (run 2)``; a service call outside runs has run 0."""
-    return f"case {case_id!r} (run {run_id})" if run_id else f"case {case_id!r}"
-
-
-def _failed_inference(result: InferenceResult, message: str, error_type: str) -> InferenceResult:
-    result.status = EvalStatus.FAILED
-    result.error_message = message
-    result.error_type = error_type
-    result.inferences = []
-    return result
-
-
-def _traces_or_empty(traces: list[ExecutionTrace | None]) -> list[ExecutionTrace | None]:
-    """Drop the trace list when no turn recorded one, so results without traces stay light."""
-    return traces if any(trace is not None for trace in traces) else []
 
 
 def _check_inference_request(request: InferenceRequest) -> None:
@@ -768,6 +514,8 @@ def _check_inference_request(request: InferenceRequest) -> None:
 
 async def _selected_cases(request: InferenceRequest, options: ServiceOptions, context: EvalContext) -> list[EvalCase]:
     """The cases ``request`` selects, in eval-set order; the eval set is read once unless the request holds it."""
+    if request.eval_cases is not None:
+        return list(request.eval_cases)
     eval_set = request.eval_set
     if eval_set is None:
         try:

@@ -20,8 +20,8 @@ from agenteval.evalresult.models import ErrorType
 from agenteval.evalset.models import EvalCase
 from agenteval.runner.base import Runner
 from agenteval.runner.function import as_runner, plain_agent
+from agenteval.service._case import end_sessions
 from agenteval.service._inference import CaseInference, infer_case
-from agenteval.service.local import _end_sessions
 from agenteval.service.options import ServiceOptions
 
 __all__ = ["RayExecutor"]
@@ -148,7 +148,7 @@ class _CaseWorker:
                 try:
                     produced = await infer_case(runner, case, options, session_id, context, run_id=run_id)
                 finally:
-                    end_error = await _end_sessions(runner, options, session_id)
+                    end_error = await end_sessions(runner, options, session_id)
             if end_error is not None:
                 raise CaseFailure(end_error, error_type=ErrorType.AGENT)
         except CaseFailure as failure:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.evalset.models import EvalSet
+from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.metric.models import EvalMetric
 
 __all__ = ["EvalSetRunResult", "EvaluateConfig", "EvaluateRequest", "InferenceRequest"]
@@ -27,6 +27,9 @@ class InferenceRequest:
     multi-run evaluation); carried to every inference result and callback."""
     eval_set: EvalSet | None = None
     """The eval set itself, when the caller holds it; ``None`` reads it once from the eval-set manager."""
+    eval_cases: list[EvalCase] | None = None
+    """The cases to run, already chosen by the caller (an evaluation chooses them once for all its runs):
+    ``eval_case_ids`` and the eval set are then not consulted to choose them."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from agenteval.service.callbacks import (
     BeforeEvaluateSetArgs,
     Callbacks,
 )
-from agenteval.service.local import CaseLimits
+from agenteval.service.local import CaseLimits, ServiceRuntime
 from agenteval.service.types import EvalSetRunResult
 from agenteval.status import EvalStatus
 from tests.service._fakes import (
@@ -294,7 +294,7 @@ async def test_calls_sharing_case_limits_share_the_cap() -> None:
         parallel_inference=True,
         parallel_evaluation=True,
         parallelism=3,
-        limits=CaseLimits.of(3),
+        runtime=ServiceRuntime(limits=CaseLimits.of(3)),
     )
 
     await asyncio.gather(*(service.infer_and_evaluate(inference_request(), EvaluateConfig()) for _ in range(3)))
