@@ -13,6 +13,8 @@ plumbing (locators, MySQL instances) in ``agenteval.storage``, evaluators in
 and test doubles in ``agenteval.testing``.
 """
 
+import sys
+
 from agenteval import criteria
 from agenteval._util import moved_modules
 from agenteval._util.moved_modules import import_moved, new_home
@@ -151,5 +153,5 @@ def _register_presenter() -> None:
     register_presenter(NotebookPresenter())
 
 
-moved_modules.install()
+moved_modules.install(sys.modules[__name__])
 _register_presenter()

@@ -75,3 +75,15 @@ def test_an_old_path_works_in_a_fresh_process_before_anything_else_is_imported()
     )
 
     assert done.stdout.strip() == "agenteval.notebook.plotting"
+
+
+@pytest.mark.parametrize("name", ["compare", "pairwise"])
+def test_importing_an_old_module_path_leaves_the_function_of_the_same_name(name: str) -> None:
+    function = getattr(ae, name)
+    sys.modules.pop(f"agenteval.{name}", None)
+
+    with pytest.warns(DeprecationWarning):
+        importlib.import_module(f"agenteval.{name}")
+
+    assert getattr(ae, name) is function
+    assert callable(function)

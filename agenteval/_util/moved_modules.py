@@ -95,11 +95,26 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _FINDER: Final = _MovedModuleFinder()
 
 
-def install() -> None:
+class _Package(ModuleType):
+    """The ``agenteval`` package: a module imported at an old path never replaces one of its names.
+
+    Importing a submodule sets it as an attribute of its package, so ``import agenteval.compare`` would turn
+    ``ae.compare``, the function, into the module.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        held = self.__dict__.get(name)
+        if isinstance(value, ModuleType) and held is not None and not isinstance(held, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+def install(package: ModuleType) -> None:
     """Let the old paths be imported (once per process).
 
     The finder goes first: a moved package's directory would otherwise answer for its submodules under the old
     name, and the same file would load twice as two modules.
     """
+    package.__class__ = _Package
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)

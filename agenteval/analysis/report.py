@@ -61,7 +61,7 @@ from agenteval.errors import (
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
-from agenteval.evalresult.provenance import Provenance, current_environment, eval_set_changes
+from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance, current_environment, eval_set_changes
 from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
 from agenteval.evalset.models import EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
@@ -92,9 +92,6 @@ __all__ = [
     "inferences_from_result",
     "report_from_result",
 ]
-
-PARTIAL_PREFIX = "partial: "
-"""How the provenance of a report an interrupted evaluation left begins (``partial: stopped by …``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -185,8 +182,7 @@ class EvaluationReport:
 
         It holds only the cases that finished; ``ev.evaluate(..., resume=report)`` carries the evaluation on.
         """
-        derived = self.provenance.derived_from if self.provenance is not None else ""
-        return derived.startswith(PARTIAL_PREFIX)
+        return self.provenance is not None and self.provenance.partial
 
     @property
     def reuse_summary(self) -> str:
@@ -829,6 +825,8 @@ async def _derived(report: EvaluationReport, derivation: Derivation, started: fl
             **current_environment(),
             "aggregator": qualified_name(derivation.aggregator),
             "derived_from": f"{derivation.how} of {source}",
+            # Made from a partial report, it is a report of its own: resume= carries on the partial one.
+            "partial": False,
             "started_at": finished_at - elapsed,
             "finished_at": finished_at,
         }

@@ -24,17 +24,25 @@ from agenteval.aggregation import (
 )
 from agenteval.analysis._reanalysis import original_aggregator
 from agenteval.analysis.report import (
-    PARTIAL_PREFIX,
     EvaluationReport,
     ReportPlan,
     build_report,
     warn_if_eval_set_changed,
 )
 from agenteval.cache.store import Cache
-from agenteval.errors import ConfigError, NotFoundError, ResumeWarning, SaveError, rewrap, warn_user
+from agenteval.errors import (
+    ConfigError,
+    NotFoundError,
+    ResumeWarning,
+    SaveError,
+    attach_report,
+    report_of,
+    rewrap,
+    warn_user,
+)
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.models import EvalSetResult
-from agenteval.evalresult.provenance import Provenance
+from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
 from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._reuse import (
     Resumed,
@@ -80,61 +88,10 @@ class Evaluator:
         agent: The agent under test: a :class:`~agenteval.runner.Runner`, or a plain or async function
             ``fn(message)`` / ``fn(message, turn)`` returning the reply. Leave it out to only
             :meth:`rescore` reports and evaluate trace-mode cases (which replay recorded turns).
-        **options: Any field of :class:`EvaluationOptions`:
-
-            - ``eval_set_manager``, ``metric_manager``, ``result_manager``: stores (in memory by default);
-            - ``registry``: evaluators by name (``default_registry()``);
-            - ``aggregator``: case aggregator (all metrics must pass), an object or a function;
-            - ``callbacks``: lifecycle callbacks (in the order given below);
-            - ``user_simulator``, ``expected_runner``: for scenario and expected-runner cases;
-            - ``session_id_supplier``: session id per case (a UUID4);
-            - ``num_runs``: repetitions of every case (1);
-            - ``parallel_inference``, ``parallel_evaluation``: run and score up to ``parallelism``
-              cases of a run at once (both on: agents mostly wait on model APIs; turn them off for
-              an agent that must not run concurrently); ``parallel_runs``: with ``num_runs > 1``,
-              run the repetitions concurrently too (off); ``parallelism``: the cap on cases in
-              flight, shared by concurrent runs (16; a plain synchronous agent function runs in at
-              most this many worker threads);
-            - ``eval_case_ids``: restrict to these cases;
-            - ``metric_registry``: named compares and tokenizers used by metric files;
-            - ``judge``, ``judge_num_samples``: judge every ``llmJudge`` metric with this
-              :class:`~agenteval.llm.ChatModel` (and this many samples) instead of its ``judgeModel``;
-            - ``judge_timeout``: seconds one request to a judge built from a metric's ``judgeModel`` may
-              take in total, retries included, in place of its ``timeoutSeconds`` (that, else 120);
-            - ``judge_max_retries``: retries after a failed attempt of such a judge, in place of its
-              ``maxRetries`` (that, else 2);
-            - ``tool_mock_model``: the :class:`~agenteval.llm.ChatModel` that generates results for
-              ``toolMock`` rules with an ``llmGenerator``;
-            - ``max_simulated_turns``: a simulated user still talking after this many turns (in a
-              scenario without ``maxAllowedInvocations``) fails its case (100);
-            - ``turn_timeout``: seconds one agent turn may take before its case fails (no limit; an
-              ``async`` agent blocking the event loop without awaiting cannot be timed out, and is
-              named in a logged warning after 5 s);
-            - ``cache``: take finished inferences and scores from a cache and keep new ones there:
-              ``True`` for ``.agenteval-cache`` in the working directory, a directory, or an
-              :class:`~agenteval.Cache` (off). An unchanged re-run calls neither the agent nor a
-              judge; see the README for what each entry's key holds;
-            - ``agent_version``: part of the agent's identity in the cache, for what its code does not
-              show (a prompt file, a model name): change it to run the agent again;
-            - ``cassette``, ``cassette_mode``: record each case-run's HTTP traffic (the agent's model calls
-              through httpx, requests or aiohttp, the judge's, the simulated user's) in this directory
-              and replay it: ``"auto"`` (default) replays what is recorded and records the rest,
-              ``"record"`` records afresh, ``"replay"`` never touches the network (a request not
-              recorded fails its case); credentials are never written (``pip install 'agenteval[cassette]'``);
-            - ``tool_replay``: an earlier :class:`~agenteval.EvaluationReport` whose recorded tool results
-              answer the same calls (same tool and arguments) in the same case, run and turn, so that a
-              model change is seen apart from the tools' (``toolMock`` rules first; a call not recorded
-              runs the tool; a replayed call is marked ``replayed`` in :attr:`~agenteval.EvaluationReport.tool_calls`);
-            - ``executor``: where each case's inference runs: ``"local"`` (default, this event loop) or an
-              :class:`~agenteval.RayExecutor` (a Ray cluster; callbacks, scoring and the save stay here);
-            - ``progress``: ``None`` (default) shows a live widget in Jupyter and a bar on a terminal,
-              and nothing otherwise; ``True`` always shows one, ``False`` never;
-            - ``strict``: for CI, refuse before the agent runs, with a ``ConfigError`` naming the metric,
-              file or field and the fix, what is otherwise only warned about: a metric whose evaluator is
-              not registered (else skipped with a ``SkippedMetricWarning``), an evaluation without
-              metrics (``NoMetricsWarning``), a key that no field takes in the eval set or the metrics,
-              read from a file or given in code (``UnknownFieldWarning``) (off). A metric without the
-              criterion its evaluator needs is refused either way.
+        **options: Any field of :class:`EvaluationOptions`, e.g. ``num_runs=3``, ``judge=model`` or
+            ``cache=True``. Each is described where it is declared, in
+            :class:`~agenteval.evaluation.EvaluationOptions` or :class:`~agenteval.service.ServiceOptions`;
+            README's option table sums them up. ``callbacks`` fire in the order given below.
 
     Each run scores every case as soon as its inference ends
     (:meth:`~agenteval.service.LocalService.infer_and_evaluate`), so scoring overlaps the agent's
@@ -310,7 +267,7 @@ class Evaluator:
             if not isinstance(exc, SaveError):
                 await self._keep_finished(exc, plan, recorder)
             if progress is not None:
-                progress.finish(report=getattr(exc, "report", None), error=exc)
+                progress.finish(report=report_of(exc), error=exc)
             raise
         if progress is not None:
             progress.finish(report=report)
@@ -440,6 +397,7 @@ class Evaluator:
                     "finished_at": time.time(),
                     "num_runs": num_runs,
                     "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
+                    "partial": True,
                 }
             )
             report = await build_report(
@@ -451,7 +409,7 @@ class Evaluator:
                 result_name=f"{result_id} (partial)",
             )
             await plan.options.result_manager.save(self.app_name, report.result)
-            error.report = report  # type: ignore[attr-defined]
+            attach_report(error, report)
             # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
             # line in a notebook.
             what = (

@@ -16,8 +16,8 @@ from agenteval.evaluators.matching import (
     max_number_difference,
     parse_json_text,
 )
-from agenteval.evaluators.matching.jsonmatch import _compiled_schema as compiled
 from agenteval.metric.criterion import JSONCriterion, JSONMatchStrategy
+from agenteval.metric.json_match import _compiled_schema as compiled
 
 IGNORE_TREE = {"time": True, "meta": {"time": True}}
 

@@ -8,7 +8,6 @@ from agenteval.metric.json_match import (
     DEFAULT_NUMBER_TOLERANCE,
     JSON_NUMBER_DIFFERENCE,
     JSONDifference,
-    _compiled_schema,  # noqa: F401  # tests/evaluators/test_jsonmatch.py inspects the schema cache here
     check_json_criterion,
     check_json_schema,
     format_value,
