@@ -8,38 +8,22 @@ later cells can look at what is done, wait for it, or stop it.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agenteval._presentation import presenter
+from agenteval._presentation import EVALUATION, FinishedReport, RunState, presenter
 from agenteval.analysis._frames import cases_frame, metrics_frame
 from agenteval.errors import AgentEvalError
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
-from agenteval.service.callbacks import AfterEvaluateCaseArgs, AfterInferenceCaseArgs, BeforeEvaluateSetArgs, Callbacks
-from agenteval.status import EvalStatus
+from agenteval.evaluation.ledger import RunLedger, RunProgress
+from agenteval.service.callbacks import Callbacks
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from agenteval.analysis.report import EvaluationReport
-    from agenteval.context import EvalContext
 
 __all__ = ["EvaluationRun", "RunProgress"]
-
-
-class RunProgress:
-    """How far one run of an evaluation is: cases finished (scored) out of its cases."""
-
-    __slots__ = ("finished", "run_id", "total")
-
-    def __init__(self, run_id: int, total: int) -> None:
-        self.run_id = run_id
-        self.finished = 0
-        self.total = total
-
-    def __repr__(self) -> str:
-        return f"run {self.run_id}: {self.finished}/{self.total}"
 
 
 class EvaluationRun:
@@ -51,76 +35,89 @@ class EvaluationRun:
     report, which ``ev.evaluate(..., resume=run.report)`` carries on). Displayed in a notebook cell, it
     shows a live board.
 
+    What it says of the evaluation so far, it reads from the evaluation's record, :attr:`ledger`, which
+    a progress display of the same evaluation reads too.
+
     Args:
+        ledger: The evaluation's record; when ``None``, the run keeps its own, made from the other
+            arguments and fed by :meth:`callbacks`.
         title: What is evaluated (``app / eval set``), for displays.
         num_runs: Runs of each case.
         cases_per_run: Cases in each run.
         metric_names: The metrics, in order.
     """
 
-    def __init__(self, *, title: str, num_runs: int, cases_per_run: int, metric_names: list[str]) -> None:
-        self.title = title
-        self.num_runs = num_runs
-        self.metric_names = metric_names
-        self.started_at = time.monotonic()
-        self._progress = {run_id: RunProgress(run_id, cases_per_run) for run_id in range(1, num_runs + 1)}
-        self._finished: list[EvalCaseResult] = []
-        self._reused_inferences: set[tuple[int, str]] = set()
-        self.reused = 0
-        """Case-runs taken whole (turns and scores) from the cache or a resumed result; they do not set the pace."""
-        self._finished_at: float | None = None
+    def __init__(
+        self,
+        ledger: RunLedger | None = None,
+        *,
+        title: str = "",
+        num_runs: int = 0,
+        cases_per_run: int = 0,
+        metric_names: Sequence[str] = (),
+    ) -> None:
+        self.ledger = (
+            ledger
+            if ledger is not None
+            else RunLedger(title=title, num_runs=num_runs, cases_per_run=cases_per_run, metric_names=metric_names)
+        )
+        """The evaluation's record, which every view of the running evaluation reads."""
         self._task: asyncio.Task[EvaluationReport] | None = None
-        self._listeners: list[Any] = []
+        self._listeners: list[Callable[[EvaluationRun], object]] = []
         self.report: EvaluationReport | None = None
         """The final report once done; after :meth:`cancel`, the partial one (empty when no case had finished,
         ``None`` when the evaluation never began: cancelled before the event loop first ran it); after a
         failure, the partial one, or ``None`` when no case had finished."""
         self.error: BaseException | None = None
         """What stopped the run (``asyncio.CancelledError`` after :meth:`cancel`); else ``None``."""
+        self.ledger.listen(_Relay(self))
 
     # ------------------------------------------------------------------ wiring (Evaluator.start)
 
     def callbacks(self) -> Callbacks:
-        """The callbacks through which the evaluation tells this run what finished."""
-
-        def began(context: EvalContext, args: BeforeEvaluateSetArgs) -> None:
-            self._progress[args.run_id].total = len(args.request.inference_results)
-            self._changed()
-
-        def inferred(context: EvalContext, args: AfterInferenceCaseArgs) -> None:
-            if args.reused:
-                self._reused_inferences.add((args.run_id, args.result.eval_case_id))
-
-        def scored(context: EvalContext, args: AfterEvaluateCaseArgs) -> None:
-            if args.result is not None:
-                self._finished.append(args.result)
-                self._progress[args.run_id].finished += 1
-                if args.reused and (args.run_id, args.inference_result.eval_case_id) in self._reused_inferences:
-                    self.reused += 1
-                self._changed()
-
-        return (
-            Callbacks()
-            .register_before_evaluate_set("agenteval.run", began)
-            .register_after_inference_case("agenteval.run", inferred)
-            .register_after_evaluate_case("agenteval.run", scored)
-        )
+        """The callbacks through which the evaluation tells this run what finished (those of its :attr:`ledger`)."""
+        return self.ledger.callbacks()
 
     def attach(self, task: asyncio.Task[EvaluationReport]) -> None:
         """Follow ``task``, the evaluation itself."""
         self._task = task
         task.add_done_callback(self._ended)
 
-    def listen(self, listener: Any) -> None:
+    def listen(self, listener: Callable[[EvaluationRun], object]) -> None:
         """Call ``listener(run)`` whenever a case finishes and when the run ends (a live board's refresh)."""
         self._listeners.append(listener)
 
     # ------------------------------------------------------------------ what is done so far
 
     @property
+    def title(self) -> str:
+        """What is evaluated (``app / eval set``), for displays."""
+        return self.ledger.title
+
+    @property
+    def num_runs(self) -> int:
+        """Runs of each case."""
+        return self.ledger.num_runs
+
+    @property
+    def metric_names(self) -> list[str]:
+        """The metrics, in order."""
+        return self.ledger.metric_names
+
+    @property
+    def started_at(self) -> float:
+        """When the run started, in the seconds of the ledger's clock."""
+        return self.ledger.started_at
+
+    @property
+    def reused(self) -> int:
+        """Case-runs taken whole (turns and scores) from the cache or a resumed result; they do not set the pace."""
+        return self.ledger.reused
+
+    @property
     def finished_results(self) -> list[EvalCaseResult]:
         """The case results finished so far, in the order they finished."""
-        return list(self._finished)
+        return self.ledger.results
 
     @property
     def cases(self) -> pd.DataFrame:
@@ -135,26 +132,22 @@ class EvaluationRun:
     @property
     def progress(self) -> dict[int, RunProgress]:
         """Per run: cases finished out of its cases."""
-        return dict(self._progress)
+        return self.ledger.progress()
 
     @property
     def finished(self) -> int:
         """Case-runs finished, over all runs."""
-        return sum(run.finished for run in self._progress.values())
+        return self.ledger.finished
 
     @property
     def total(self) -> int:
         """Case-runs in all, over all runs."""
-        return sum(run.total for run in self._progress.values())
+        return self.ledger.total
 
     @property
     def counts(self) -> dict[str, int]:
         """Finished case-runs by status (``passed``, ``failed``, ``not_evaluated``)."""
-        counts = {status.value: 0 for status in (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)}
-        for result in self._finished:
-            status = str(result.final_eval_status or EvalStatus.NOT_EVALUATED)
-            counts[status] = counts.get(status, 0) + 1
-        return counts
+        return self.ledger.counts
 
     @property
     def done(self) -> bool:
@@ -164,22 +157,16 @@ class EvaluationRun:
     @property
     def elapsed(self) -> float:
         """Seconds since the run started (until it ended, once it has)."""
-        end = self._finished_at if self._finished_at is not None else time.monotonic()
-        return end - self.started_at
+        return self.ledger.elapsed
 
     @property
     def eta(self) -> float | None:
         """Seconds left at the pace of the cases run so far (``None`` before the first finishes; ``0.0`` once done).
 
         Cases taken from the cache or a resumed result (:attr:`reused`) cost no time, so they do not set the pace.
+        It is the ETA of :attr:`ledger`, which a progress display of the evaluation shows too.
         """
-        if self.done:
-            return 0.0
-        finished, total = self.finished, self.total
-        run_here = finished - self.reused
-        if run_here <= 0:
-            return None
-        return self.elapsed / run_here * max(total - finished, 0)
+        return 0.0 if self.done else self.ledger.eta
 
     # ------------------------------------------------------------------ the outcome
 
@@ -220,7 +207,6 @@ class EvaluationRun:
             raise
 
     def _ended(self, task: asyncio.Task[EvaluationReport]) -> None:
-        self._finished_at = time.monotonic()
         if task.cancelled():
             # A cancelled task keeps no exception; the evaluation attached the partial report to the
             # CancelledError it raised, which the task re-raises from result().
@@ -231,6 +217,8 @@ class EvaluationRun:
         else:
             self.error = task.exception()
         self.report = task.result() if self.error is None else getattr(self.error, "report", None)
+        # The evaluation ended its ledger already, unless it was cancelled before it began.
+        self.ledger.end(report=self.report, error=self.error)
         self._changed()
 
     def _changed(self) -> None:
@@ -247,3 +235,34 @@ class EvaluationRun:
         if self.error is not None:
             state = f"stopped by {type(self.error).__name__}"
         return f"EvaluationRun({self.title!r}, {state}, {self.finished}/{self.total} case runs, {self.elapsed:.1f} s)"
+
+
+class _Relay:
+    """Tells a run's listeners what its ledger tells it: a run's scoring began, a case was scored."""
+
+    def __init__(self, run: EvaluationRun) -> None:
+        self._run = run
+
+    def run_added(self, run: RunState) -> None:
+        """Nothing to tell: a new run shows once its cases do."""
+
+    def phase_began(self, run: RunState) -> None:
+        """The run's count of cases is known once its scoring begins."""
+        if run.phase == EVALUATION:
+            self._run._changed()
+
+    def case_inferred(self, run: RunState) -> None:
+        """Nothing to tell: a case shows once scored."""
+
+    def inference_ended(self, run: RunState) -> None:
+        """Nothing to tell."""
+
+    def case_scored(self, run: RunState) -> None:
+        """A case finished."""
+        self._run._changed()
+
+    def run_ended(self, run: RunState) -> None:
+        """Nothing to tell: the run's last case told already."""
+
+    def ended(self, report: FinishedReport | None, error: BaseException | None) -> None:
+        """Nothing to tell yet: the task's end tells, once :attr:`EvaluationRun.done` says so."""

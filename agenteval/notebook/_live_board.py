@@ -4,7 +4,8 @@ The board listens to an :class:`~agenteval.evaluation.run.EvaluationRun`, which 
 finished case. That call only schedules a redraw on the event loop, at most one per ``interval``
 seconds, so a burst of cases costs one redraw, and the run ending always redraws at once. A redraw
 reads only the results that arrived since the previous one, and a widget sends the frontend only
-what changed.
+what changed. The counts, the elapsed time and the ETA are the run's, read from the evaluation's
+record (the ledger that a progress display of the evaluation reads too).
 
 The grid has one square per (case, run), coloured by status, a case's runs side by side; cases come
 in the order their first result arrived while the run goes, failing cases first once it ended,
@@ -171,8 +172,8 @@ class LiveBoard:
         self._by_case: dict[str, dict[int, EvalCaseResult]] = {}
         self.order: list[str] = []
         """The grid's cases, in display order."""
-        self.counts = {status.value: 0 for status in (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)}
-        """Finished case runs by status."""
+        self.counts = run.counts
+        """Finished case runs by status, as the run counts them."""
         self.histograms = {name: ScoreHistogram(name) for name in run.metric_names}
         """Per metric, its scores so far."""
         self.page = 0
@@ -384,16 +385,15 @@ class LiveBoard:
             self._schedule(self._refresh)
 
     def _take_new_results(self) -> None:
-        results = self.run.finished_results
-        by_case, counts, histograms = self._by_case, self.counts, self.histograms  # the loop runs per case
+        # Read together on the loop, where the run's ledger changes: the counts are those of these results.
+        results, self.counts = self.run.finished_results, self.run.counts
+        by_case, histograms = self._by_case, self.histograms  # the loop runs per case
         for result in results[self._seen :]:
             runs = by_case.get(result.eval_id)
             if runs is None:
                 runs = by_case[result.eval_id] = {}
                 self.order.append(result.eval_id)
             runs[result.run_id] = result
-            status = _status(result)
-            counts[status] = counts.get(status, 0) + 1
             for metric in result.overall_eval_metric_results:
                 verdict = metric.eval_status
                 if verdict is EvalStatus.PASSED or verdict is EvalStatus.FAILED:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from agenteval._presentation import ProgressSource
     from agenteval.analysis.compare import Comparison
     from agenteval.analysis.report import EvaluationReport
     from agenteval.evaluation.run import EvaluationRun
@@ -67,6 +68,16 @@ class NotebookPresenter:
             show(LiveBoard(run))
         else:
             print(status_line(run))
+
+    def progress(self, source: ProgressSource, option: bool | None) -> None:
+        """A widget in Jupyter or a text bar on a terminal that follows ``source``, as ``option`` asks.
+
+        See :func:`~agenteval.notebook.progress.create_progress`. The display draws what ``source`` tells it
+        until the evaluation ends; ``source`` keeps it.
+        """
+        from agenteval.notebook.progress import create_progress
+
+        create_progress(option, source)
 
     def export_report(self, report: EvaluationReport, path: Path) -> Path:
         """A report as one self-contained page (see :func:`agenteval.notebook.html_export.export_html`)."""

@@ -7,14 +7,12 @@ import logging
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+from agenteval._presentation import CANCELLED, FinishedReport, ProgressSource, RunState
 from agenteval._util.terminal import printable
 from agenteval.notebook._env import stream_is_terminal
-from agenteval.notebook._progress_base import CANCELLED, Clock, ProgressBase, RunProgress, plural
-
-if TYPE_CHECKING:
-    from agenteval.analysis.report import EvaluationReport
+from agenteval.notebook._progress_base import Clock, ProgressBase, plural
 
 __all__ = ["TextProgress"]
 
@@ -46,8 +44,9 @@ class TextProgress(ProgressBase):
         stream: Where to write; ``sys.stderr`` when ``None``.
         width: Maximum width of the redrawn line; the terminal's width when ``None``.
         min_interval: Minimum seconds between two redraws of the line.
-        clock: Monotonic time source, in seconds.
+        clock: Monotonic time source, in seconds, of the display's own record.
         refresh: Seconds between redraws of the clocks while nothing else happens; ``None`` never.
+        source: The record of an evaluation to follow; ``None`` keeps one of its own, fed by :meth:`callbacks`.
     """
 
     def __init__(
@@ -58,6 +57,7 @@ class TextProgress(ProgressBase):
         min_interval: float = 0.1,
         clock: Clock = time.perf_counter,
         refresh: float | None = 1.0,
+        source: ProgressSource | None = None,
     ) -> None:
         self.stream: TextIO | None = stream if stream is not None else sys.stderr
         self.tty = stream_is_terminal(self.stream)
@@ -65,7 +65,7 @@ class TextProgress(ProgressBase):
         self._line_length = 0
         self._fancy = self.stream is not None and _encodes(self.stream, "█×·")
         self._colour = self.tty and not os.environ.get("NO_COLOR")
-        super().__init__(clock=clock, refresh=refresh if self.tty else None, min_interval=min_interval)
+        super().__init__(clock=clock, refresh=refresh if self.tty else None, min_interval=min_interval, source=source)
 
     def _write(self, text: str) -> None:
         if self.stream is not None:
@@ -119,10 +119,10 @@ class TextProgress(ProgressBase):
         else:
             self._write(line + "\n")
 
-    def finish(self, *, report: EvaluationReport | None = None, error: BaseException | None = None) -> None:
-        """Show the outcome on a line of its own (see :meth:`ProgressBase.finish`)."""
+    def ended(self, report: FinishedReport | None, error: BaseException | None) -> None:
+        """Show the outcome on a line of its own (see :meth:`ProgressBase.ended`)."""
         try:
-            super().finish(report=report, error=error)
+            super().ended(report, error)
         finally:
             logging.getLogger("agenteval").removeFilter(self._clear_before_message)
 
@@ -141,7 +141,7 @@ class TextProgress(ProgressBase):
         self._print_line(f"{self._heading()} · {self._metrics_text()}")
         self._draw()
 
-    def _draw_run_end(self, run: RunProgress) -> None:
+    def _draw_run_end(self, run: RunState) -> None:
         marker = CANCELLED if run.error == CANCELLED else "FAILED" if run.error else "done"
         runs = len(self.runs)
         self._print_line(

@@ -6,7 +6,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.notebook._progress_base import EVALUATION, INFERENCE, Clock, ProgressBase, RunProgress
+from agenteval._presentation import EVALUATION, INFERENCE, ProgressSource, RunState
+from agenteval.notebook._progress_base import Clock, ProgressBase
 
 __all__ = ["RunRow", "WidgetProgress"]
 
@@ -45,8 +46,9 @@ class WidgetProgress(ProgressBase):
     Args:
         display: Show the widget in the cell output on ``start`` (``False`` for tests).
         min_interval: Minimum seconds between two updates of the widgets (runs ending always update).
-        clock: Monotonic time source, in seconds.
+        clock: Monotonic time source, in seconds, of the display's own record.
         refresh: Seconds between redraws of the clocks while nothing else happens; ``None`` never.
+        source: The record of an evaluation to follow; ``None`` keeps one of its own, fed by :meth:`callbacks`.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class WidgetProgress(ProgressBase):
         min_interval: float = 0.1,
         clock: Clock = time.perf_counter,
         refresh: float | None = 1.0,
+        source: ProgressSource | None = None,
     ) -> None:
         widgets = _import_widgets()
         self._widgets = widgets
@@ -70,7 +73,7 @@ class WidgetProgress(ProgressBase):
         self.container: Any = widgets.VBox(
             [self.title_label, self.metrics_label, self.rows_box, widgets.HBox([self.bar, self.footer])]
         )
-        super().__init__(clock=clock, refresh=refresh, min_interval=min_interval)
+        super().__init__(clock=clock, refresh=refresh, min_interval=min_interval, source=source)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.container._repr_mimebundle_(**kwargs)
@@ -91,7 +94,7 @@ class WidgetProgress(ProgressBase):
             show(self.container)
             self._displayed = True
 
-    def _new_row(self, run: RunProgress) -> RunRow:
+    def _new_row(self, run: RunState) -> RunRow:
         widgets = self._widgets
         layout = {"width": "auto"}
         style = {"description_width": "initial"}
@@ -115,7 +118,7 @@ class WidgetProgress(ProgressBase):
         self._sync_row(row, run)
         return row
 
-    def _sync_row(self, row: RunRow, run: RunProgress) -> None:
+    def _sync_row(self, row: RunRow, run: RunState) -> None:
         # Raise max before value: ipywidgets clamps value to the current max.
         row.inference.max = max(run.inference_total, 1)
         row.inference.value = run.inference_done
@@ -142,7 +145,7 @@ class WidgetProgress(ProgressBase):
             self.bar.bar_style = "danger" if any(run.failing for run in self.runs) else ""
             self.footer.value = self.live_text()
 
-    def _draw_new_run(self, run: RunProgress) -> None:
+    def _draw_new_run(self, run: RunState) -> None:
         self.rows.append(self._new_row(run))
         self.rows_box.children = tuple(row.box for row in self.rows)
 

@@ -7,7 +7,9 @@ errors so far, the run's elapsed time and the rate of its current phase in cases
 not also as failed. A run's bars turn red as soon as one of its cases fails or errs, green when it
 ends clean; on :meth:`~EvaluationProgress.finish` the overall bar does the same.
 
-The run accounting lives in ``_progress_base``, the two displays in ``_progress_widget`` and
+The run accounting, the rates and the ETA live in the evaluation's record
+(:class:`~agenteval.evaluation.ledger.RunLedger`), which an :class:`~agenteval.evaluation.run.EvaluationRun`
+reads too; what the displays share is in ``_progress_base``, the two displays in ``_progress_widget`` and
 ``_progress_text``; this module picks one.
 """
 
@@ -15,8 +17,9 @@ from __future__ import annotations
 
 import sys
 
+from agenteval._presentation import ProgressSource, RunState
 from agenteval.notebook._env import running_in_notebook, stream_is_terminal, widgets_available
-from agenteval.notebook._progress_base import EvaluationProgress, RunProgress
+from agenteval.notebook._progress_base import EvaluationProgress, ProgressBase, RunProgress
 from agenteval.notebook._progress_text import TextProgress
 from agenteval.notebook._progress_widget import RunRow, WidgetProgress
 
@@ -24,27 +27,35 @@ __all__ = [
     "EvaluationProgress",
     "RunProgress",
     "RunRow",
+    "RunState",
     "TextProgress",
     "WidgetProgress",
     "create_progress",
 ]
 
 
-def create_progress(progress: bool | None) -> EvaluationProgress | None:
+def create_progress(progress: bool | None, source: ProgressSource | None = None) -> EvaluationProgress | None:
     """The progress display for an evaluation's ``progress`` option.
 
     Args:
         progress: ``None`` for automatic: a widget inside a Jupyter kernel (when ipywidgets imports),
             else a text bar when stderr is a terminal, else nothing. ``True``: a widget in a kernel,
             a text bar anywhere else. ``False``: nothing.
+        source: The record of a running evaluation for the display to follow, shown at once; ``None``
+            for a display with its own record, fed by its callbacks between ``start`` and ``finish``.
 
     Returns:
         The display, or ``None`` for no display.
     """
     if progress is False:
         return None
+    display: ProgressBase
     if running_in_notebook() and widgets_available():
-        return WidgetProgress()
-    if progress is True or stream_is_terminal(sys.stderr):
-        return TextProgress()
-    return None
+        display = WidgetProgress(source=source)
+    elif progress is True or stream_is_terminal(sys.stderr):
+        display = TextProgress(source=source)
+    else:
+        return None
+    if source is not None:
+        display.show()
+    return display
