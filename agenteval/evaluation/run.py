@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval._presentation import EVALUATION, FinishedReport, RunState, presenter
 from agenteval.analysis._frames import cases_frame, metrics_frame
-from agenteval.errors import AgentEvalError
+from agenteval.errors import AgentEvalError, report_of
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evaluation.ledger import RunLedger, RunProgress
 from agenteval.service.callbacks import Callbacks
@@ -216,7 +216,7 @@ class EvaluationRun:
                 self.error = exc
         else:
             self.error = task.exception()
-        self.report = task.result() if self.error is None else getattr(self.error, "report", None)
+        self.report = task.result() if self.error is None else report_of(self.error)
         # The evaluation ended its ledger already, unless it was cancelled before it began.
         self.ledger.end(report=self.report, error=self.error)
         self._changed()
