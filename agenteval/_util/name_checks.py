@@ -1,19 +1,36 @@
 """The checks of the names and ids the stores are given, with the reference framework's messages.
 
-Each public store method checks its arguments once, on entry, with one call here; nothing below
-checks them again. A name is given as a keyword whose words make the message:
-``check_names(app_name="", eval_set_id="s")`` raises ``app name is empty``.
+A name is given as a keyword whose words make the message: ``check_names(app_name="",
+eval_set_id="s")`` raises ``app name is empty``. Each family of stores has one :class:`NameRule`
+(:data:`nonempty_names` in memory, :data:`file_names` on files, :meth:`NameRule.then` adding
+the MySQL column check), which decorates every store method taking names: the method's
+arguments named :data:`STORE_NAMES` are checked on entry, in parameter order, and nothing below
+checks them again. A name the method derives (a result's id, a metric's name) it checks itself.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from agenteval.errors import ConfigError
 
-__all__ = ["FILE_NAME_LIMIT", "check_file_names", "check_file_path", "check_names", "check_result", "check_text_names"]
+__all__ = [
+    "FILE_NAME_LIMIT",
+    "STORE_NAMES",
+    "NameRule",
+    "check_file_names",
+    "check_file_path",
+    "check_names",
+    "check_result",
+    "check_text_names",
+    "file_names",
+    "nonempty_names",
+]
 
 FILE_NAME_LIMIT = 255
 """Most bytes of one file or directory name, in UTF-8: the limit of ext4, XFS, Btrfs, APFS and NTFS alike."""
@@ -33,6 +50,14 @@ class _ForEvalSet(Protocol):
 
 
 R = TypeVar("R", bound=_ForEvalSet)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+STORE_NAMES = frozenset({"app_name", "eval_set_id", "eval_case_id", "eval_set_result_id", "metric_name"})
+"""The parameters of a store method that a :class:`NameRule` checks."""
+
+_FILE_PARTS = frozenset({"app_name", "eval_set_id", "eval_set_result_id"})
+"""The names the file stores make file and directory names of; the others are looked up inside a file."""
 
 
 def check_names(**names: str) -> None:
@@ -165,3 +190,94 @@ def check_result(result: R | None) -> R:
     if not result.eval_set_id:
         raise ConfigError("the eval set id of eval set result is empty")
     return result
+
+
+class NameRule:
+    """How one family of stores checks the names and ids it is given.
+
+    Used as a decorator on a store's coroutine method, it checks the method's arguments whose
+    parameters are named in :data:`STORE_NAMES`, given by position or keyword, in parameter order,
+    when the call is awaited (as a check in the method's body would). :meth:`check` applies the
+    same rule to names a method derives.
+
+    Args:
+        check: Checks names given by keyword, in order (as :func:`check_names` takes them).
+    """
+
+    __slots__ = ("_check",)
+
+    def __init__(self, check: Callable[[Mapping[str, Any]], None]) -> None:
+        self._check = check
+
+    def check(self, **names: str) -> None:
+        """Check names given by keyword, in the order given.
+
+        Raises:
+            ConfigError: A name breaks the rule; the message names it.
+        """
+        self._check(names)
+
+    def then(self, check: Callable[..., None], **keywords: str) -> NameRule:
+        """This rule, followed by ``check`` given all the names as keywords.
+
+        Args:
+            check: A further check taking the names as keywords (e.g. the MySQL stores' check
+                that each fits its column).
+            **keywords: The keyword ``check`` takes for a name, where it differs from the name
+                (``eval_case_id="eval_id"``).
+        """
+        first = self._check
+
+        def both(names: Mapping[str, Any]) -> None:
+            first(names)
+            check(**{keywords.get(name, name): value for name, value in names.items()})
+
+        return NameRule(both)
+
+    def __call__(self, method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+        """Check the names ``method`` is given before it runs.
+
+        Raises:
+            TypeError: ``method`` has no parameter named in :data:`STORE_NAMES`.
+        """
+        positions = [
+            (index, name) for index, name in enumerate(inspect.signature(method).parameters) if name in STORE_NAMES
+        ]
+        if not positions:
+            raise TypeError(f"{method.__qualname__} takes none of the names a NameRule checks: {sorted(STORE_NAMES)}")
+        check = self._check
+
+        @functools.wraps(method)
+        async def checked(*args: P.args, **kwargs: P.kwargs) -> T:
+            given: tuple[object, ...] = args
+            # A missing argument is left to the method's own call to report.
+            check(
+                {
+                    name: given[index] if index < len(given) else kwargs[name]
+                    for index, name in positions
+                    if index < len(given) or name in kwargs
+                }
+            )
+            return await method(*args, **kwargs)
+
+        return checked
+
+
+def _nonempty(names: Mapping[str, Any]) -> None:
+    check_names(**names)
+
+
+def _file_parts(names: Mapping[str, Any]) -> None:
+    for name, value in names.items():
+        if name in _FILE_PARTS:
+            check_file_names(**{name: value})
+        else:
+            check_names(**{name: value})
+
+
+nonempty_names = NameRule(_nonempty)
+"""The in-memory stores' rule: each name non-empty (:func:`check_names`)."""
+
+file_names = NameRule(_file_parts)
+"""The file stores' rule: the app name and the ids that name files fit a file name
+(:func:`check_file_names`); a case id or metric name, looked up inside a file, is non-empty."""

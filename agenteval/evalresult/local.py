@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from agenteval._util.files import ensure_inside, parse_json, read_data_file, write_atomic
-from agenteval._util.name_checks import check_file_names, check_file_path, check_result
+from agenteval._util.name_checks import check_file_path, check_result, file_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
@@ -52,6 +52,7 @@ class LocalEvalResultManager:
         """The locator that maps (app, id) to a file."""
         return self._locator
 
+    @file_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Write a result to its file, replacing any previous version, and return its id.
 
@@ -67,7 +68,6 @@ class LocalEvalResultManager:
                 cannot be serialised (``clone result: ...``).
             StorageError: The file could not be written; any previous version is intact.
         """
-        check_file_names(app_name=app_name)
         prepared = filled_result(app_name, check_result(result))
         self.check_new_result_id(app_name, prepared.eval_set_result_id)
         # Serialised on the caller's task, so the file holds the object as it was at the call.
@@ -87,9 +87,10 @@ class LocalEvalResultManager:
             ConfigError: The app name or id cannot be part of a file name, or the id makes the file
                 name too long (the message names the id, its length, the limit, and how to shorten it).
         """
-        check_file_names(app_name=app_name, eval_set_result_id=result_id)
+        file_names.check(app_name=app_name, eval_set_result_id=result_id)
         self._located(app_name, result_id)
 
+    @file_names
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         """Read a result from its file.
 
@@ -102,9 +103,9 @@ class LocalEvalResultManager:
             NotFoundError: There is no such file.
             StorageError: The file could not be read.
         """
-        check_file_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
         return await asyncio.to_thread(self._read, app_name, eval_set_result_id)
 
+    @file_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's result ids in file-name order (``[]`` when the app has none).
 
@@ -112,7 +113,6 @@ class LocalEvalResultManager:
             ConfigError: A bad app name.
             StorageError: The directory could not be read.
         """
-        check_file_names(app_name=app_name)
         return await asyncio.to_thread(self._list, app_name)
 
     async def close(self) -> None:

@@ -6,7 +6,7 @@ import builtins
 import threading
 
 from agenteval._util.gc_tuning import fewer_collections
-from agenteval._util.name_checks import check_names, check_result, check_text_names
+from agenteval._util.name_checks import check_result, check_text_names, nonempty_names
 from agenteval.errors import NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalSetResult
@@ -27,6 +27,7 @@ class InMemoryEvalResultManager:
         self._lock = threading.Lock()
         self._results: dict[str, dict[str, str]] = {}
 
+    @nonempty_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Store a copy of a result and return its id.
 
@@ -41,7 +42,6 @@ class InMemoryEvalResultManager:
             ConfigError: A bad argument, or a result that cannot be serialised
                 (``clone result: ...``).
         """
-        check_names(app_name=app_name)
         prepared = filled_result(app_name, check_result(result))
         self.check_new_result_id(app_name, prepared.eval_set_result_id)
         text = result_json(prepared)
@@ -61,6 +61,7 @@ class InMemoryEvalResultManager:
         """
         check_text_names(app_name=app_name, eval_set_result_id=result_id)
 
+    @nonempty_names
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         """Return a copy of a stored result.
 
@@ -68,7 +69,6 @@ class InMemoryEvalResultManager:
             ConfigError: An empty app name or id.
             NotFoundError: The app or the result is unknown.
         """
-        check_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
         with self._lock:
             results = self._results.get(app_name)
             if results is None:
@@ -79,13 +79,13 @@ class InMemoryEvalResultManager:
         with fewer_collections():
             return EvalSetResult.from_json(stored)
 
+    @nonempty_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's result ids in first-save order (``[]`` for an unknown app).
 
         Raises:
             ConfigError: An empty app name.
         """
-        check_names(app_name=app_name)
         with self._lock:
             return builtins.list(self._results.get(app_name, {}))
 

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from agenteval._util.files import parse_json
-from agenteval._util.name_checks import check_names, check_result
+from agenteval._util.name_checks import check_result, nonempty_names
 from agenteval.errors import NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
@@ -17,6 +17,9 @@ from agenteval.storage._mysql_client import MySQLStore, sql_literal, to_seconds
 from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, check_columns
 
 __all__ = ["MySQLEvalResultManager"]
+
+_column_names = nonempty_names.then(check_columns)
+"""Names non-empty, then each fits its column."""
 
 _CASE_RESULTS = TypeAdapter(list[EvalCaseResult])
 _SHORTER_ID = (
@@ -83,8 +86,7 @@ class MySQLEvalResultManager(MySQLStore):
             ConfigError: An empty app name, or an app name or result id the table cannot hold (a
                 lone surrogate, or more than 255 characters); the message says how to fix it.
         """
-        check_names(app_name=app_name)
-        check_columns(app_name=app_name)
+        _column_names.check(app_name=app_name)
         check_columns(eval_set_result_id=result_id, advice=_SHORTER_ID)
 
     async def value_depth_limit(self) -> int | None:
@@ -101,6 +103,7 @@ class MySQLEvalResultManager(MySQLStore):
             self._value_depth = None if server is None else server - _RESULT_VALUE_NESTING
         return self._value_depth
 
+    @_column_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Insert or replace a result and return its id.
 
@@ -114,8 +117,6 @@ class MySQLEvalResultManager(MySQLStore):
                 ``max_allowed_packet``, or it nests JSON deeper than the server accepts (nothing
                 is written then).
         """
-        check_names(app_name=app_name)
-        check_columns(app_name=app_name)
         prepared = filled_result(app_name, check_result(result), set_timestamp=False)
         result_id = prepared.eval_set_result_id
         check_columns(eval_set_result_id=result_id, advice=_SHORTER_ID)
@@ -147,6 +148,7 @@ class MySQLEvalResultManager(MySQLStore):
         )
         return result_id
 
+    @_column_names
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         """Load a result; its id is the one asked for and its creation time the row's ``created_at``.
 
@@ -155,8 +157,6 @@ class MySQLEvalResultManager(MySQLStore):
             NotFoundError: No such result.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_result_id=eval_set_result_id)
-        check_columns(app_name=app_name, eval_set_result_id=eval_set_result_id)
         sql = (
             "SELECT eval_set_id, eval_set_result_name, eval_case_results, summary, created_at"
             f" FROM `{self._table}` WHERE app_name = %s AND eval_set_result_id = %s"
@@ -184,6 +184,7 @@ class MySQLEvalResultManager(MySQLStore):
             creation_timestamp=to_seconds(created_at),
         )
 
+    @_column_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's result ids, newest first (``[]`` for an unknown app).
 
@@ -191,8 +192,6 @@ class MySQLEvalResultManager(MySQLStore):
             ConfigError: An empty app name.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name)
-        check_columns(app_name=app_name)
         # id breaks ties between results created in the same microsecond.
         sql = f"SELECT eval_set_result_id FROM `{self._table}` WHERE app_name = %s ORDER BY created_at DESC, id DESC"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agenteval._util.file_lock import directory_lock
 from agenteval._util.files import ensure_inside, load_json_file, warn_unknown_fields, write_atomic
-from agenteval._util.name_checks import check_file_names, check_file_path, check_names
+from agenteval._util.name_checks import check_file_path, file_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalset._case_edits import CaseEdit, StoredSet, appender, new_set, remover, replacer, whole_set
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -149,22 +149,23 @@ class LocalEvalSetManager:
             position = stored.position(f"{app_name}.{eval_set_id}", eval_case_id)
             return stored.eval_set.eval_cases[position].deep_copy()
 
+    @file_names
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Read an eval set from its file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._get, app_name, eval_set_id)
 
+    @file_names
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Write a new, empty eval set; an existing file is a :class:`ConfigError`."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._create, app_name, eval_set_id)
 
     async def save(self, app_name: str, eval_set: EvalSet) -> EvalSet:
         """Write a whole eval set to its file, replacing the file if there is one."""
         header, texts = whole_set(app_name, eval_set)
-        check_file_names(app_name=app_name, eval_set_id=header.eval_set_id)
+        file_names.check(app_name=app_name, eval_set_id=header.eval_set_id)
         return await asyncio.to_thread(self._save, app_name, header, texts)
 
+    @file_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids, as the locator lists them (file-name order by default).
 
@@ -172,34 +173,31 @@ class LocalEvalSetManager:
             ConfigError: A bad app name, or an app directory that leads outside ``base_dir``.
             StorageError: The directory could not be read.
         """
-        check_file_names(app_name=app_name)
         return await asyncio.to_thread(self._list, app_name)
 
+    @file_names
     async def delete(self, app_name: str, eval_set_id: str) -> None:
         """Remove an eval set's file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._delete, app_name, eval_set_id)
 
+    @file_names
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """Read one case of an eval set."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_names(eval_case_id=eval_case_id)
         return await asyncio.to_thread(self._get_case, app_name, eval_set_id, eval_case_id)
 
+    @file_names
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a case, filling missing creation times, and rewrite the file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, appender(app_name, eval_set_id, eval_case))
 
+    @file_names
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id and rewrite the file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, replacer(app_name, eval_set_id, eval_case))
 
+    @file_names
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case and rewrite the file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_names(eval_case_id=eval_case_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, remover(app_name, eval_set_id, eval_case_id))
 
     async def close(self) -> None:

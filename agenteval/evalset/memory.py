@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pydantic import TypeAdapter
 
 from agenteval._util.gc_tuning import fewer_collections
-from agenteval._util.name_checks import check_names
+from agenteval._util.name_checks import nonempty_names
 from agenteval._util.trpc_json import written_json
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalset._case_edits import checked, new_case, new_set, whole_set
@@ -48,9 +48,9 @@ class InMemoryEvalSetManager:
             raise NotFoundError(f"eval set {app_name}.{eval_set_id} not found")
         return stored
 
+    @nonempty_names
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Return a copy of an eval set."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             stored = self._find(app_name, eval_set_id)
             header, texts = stored.header, builtins.list(stored.cases.values())
@@ -58,9 +58,9 @@ class InMemoryEvalSetManager:
             cases = _CASES.validate_json(f"[{','.join(texts)}]")
         return header.model_copy(update={"eval_cases": cases})
 
+    @nonempty_names
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Create an empty eval set; an existing id is a :class:`ConfigError`."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             sets = self._sets.setdefault(app_name, {})
             if eval_set_id in sets:
@@ -77,31 +77,31 @@ class InMemoryEvalSetManager:
             self._sets.setdefault(app_name, {})[header.eval_set_id] = stored
         return await self.get(app_name, header.eval_set_id)
 
+    @nonempty_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in creation order."""
-        check_names(app_name=app_name)
         with self._lock:
             return builtins.list(self._sets.get(app_name, {}))
 
+    @nonempty_names
     async def delete(self, app_name: str, eval_set_id: str) -> None:
         """Delete an eval set."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             self._find(app_name, eval_set_id)
             del self._sets[app_name][eval_set_id]
 
+    @nonempty_names
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """Return a copy of one case."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         with self._lock:
             text = self._find(app_name, eval_set_id).cases.get(eval_case_id)
         if text is None:
             raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{eval_case_id} not found")
         return EvalCase.model_validate_json(text)
 
+    @nonempty_names
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a copy of a case, filling missing creation times."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         case, text = new_case(app_name, eval_set_id, eval_case)
         with self._lock:
             cases = self._find(app_name, eval_set_id).cases
@@ -109,9 +109,9 @@ class InMemoryEvalSetManager:
                 raise ConfigError(f"eval case {app_name}.{eval_set_id}.{case.eval_id} already exists")
             cases[case.eval_id] = text
 
+    @nonempty_names
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id by a copy of ``eval_case``."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         case_id = checked(eval_case).eval_id
         text = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
         # Read back once, as every store does: what cannot be read must not be stored.
@@ -122,9 +122,9 @@ class InMemoryEvalSetManager:
                 raise NotFoundError(f"eval case {app_name}.{eval_set_id}.{case_id} not found")
             cases[case_id] = text
 
+    @nonempty_names
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
         with self._lock:
             cases = self._find(app_name, eval_set_id).cases
             if cases.pop(eval_case_id, None) is None:

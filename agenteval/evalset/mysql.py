@@ -6,7 +6,7 @@ import builtins
 from typing import Any
 
 from agenteval._util.files import parse_json
-from agenteval._util.name_checks import check_names
+from agenteval._util.name_checks import nonempty_names
 from agenteval._util.trpc_json import written_json
 from agenteval.errors import NotFoundError
 from agenteval.evalset._case_edits import checked, new_case, whole_set
@@ -15,6 +15,9 @@ from agenteval.storage._mysql_client import MySQLStore, NewRow, from_seconds, to
 from agenteval.storage._mysql_schema import EVALUATION_EVAL_CASES, EVALUATION_EVAL_SETS, check_columns
 
 __all__ = ["MySQLEvalSetManager"]
+
+_column_names = nonempty_names.then(check_columns, eval_case_id="eval_id")
+"""Names non-empty, then each fits its column (a case id goes to ``eval_id``)."""
 
 
 class MySQLEvalSetManager(MySQLStore):
@@ -53,6 +56,7 @@ class MySQLEvalSetManager(MySQLStore):
         source = f"eval case {app_name}.{eval_set_id}.{eval_id} in table {self._cases}"
         return parse_json(payload, EvalCase, source)
 
+    @_column_names
     async def get(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Load an eval set with its cases, in the order they were added.
 
@@ -61,8 +65,6 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id)
         sql = (
             f"SELECT s.name, s.description, s.created_at, c.eval_id, c.eval_case FROM `{self._sets}` s"
             f" LEFT JOIN `{self._cases}` c ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id"
@@ -87,6 +89,7 @@ class MySQLEvalSetManager(MySQLStore):
             creation_timestamp=to_seconds(created_at),
         )
 
+    @_column_names
     async def create(self, app_name: str, eval_set_id: str) -> EvalSet:
         """Create an empty eval set named after its id.
 
@@ -94,8 +97,6 @@ class MySQLEvalSetManager(MySQLStore):
             ConfigError: An empty name, or the set already exists.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id)
         created_at, timestamp = utc_now()
         row = NewRow(
             f"INSERT INTO `{self._sets}` (app_name, eval_set_id, name, description, created_at)"
@@ -156,6 +157,7 @@ class MySQLEvalSetManager(MySQLStore):
         await self._client.call(f"save eval set {where}", self._sets, write, documents=documents)
         return await self.get(app_name, eval_set_id)
 
+    @_column_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's eval-set ids in id order (``[]`` for an unknown app).
 
@@ -163,8 +165,6 @@ class MySQLEvalSetManager(MySQLStore):
             ConfigError: An empty app name.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name)
-        check_columns(app_name=app_name)
         sql = f"SELECT eval_set_id FROM `{self._sets}` WHERE app_name = %s ORDER BY eval_set_id ASC"
 
         def ids(conn: Any) -> builtins.list[str]:
@@ -174,6 +174,7 @@ class MySQLEvalSetManager(MySQLStore):
 
         return await self._client.call(f"list eval sets for app {app_name}", self._sets, ids)
 
+    @_column_names
     async def delete(self, app_name: str, eval_set_id: str) -> None:
         """Delete an eval set and its cases, in one transaction.
 
@@ -182,8 +183,6 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id)
 
         def remove(conn: Any) -> None:
             with transaction(conn) as cursor:
@@ -199,6 +198,7 @@ class MySQLEvalSetManager(MySQLStore):
 
         await self._client.call(f"delete eval set {app_name}.{eval_set_id}", self._sets, remove)
 
+    @_column_names
     async def get_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> EvalCase:
         """Load one case of an eval set.
 
@@ -207,8 +207,6 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=eval_case_id)
         sql = (
             f"SELECT c.eval_case FROM `{self._sets}` s LEFT JOIN `{self._cases}` c"
             " ON c.app_name = s.app_name AND c.eval_set_id = s.eval_set_id AND c.eval_id = %s"
@@ -229,6 +227,7 @@ class MySQLEvalSetManager(MySQLStore):
             raise NotFoundError(f"eval case {where} not found")
         return self._parse_case(row[0], app_name, eval_set_id, eval_case_id)
 
+    @_column_names
     async def add_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Append a case, filling missing creation times with now.
 
@@ -237,8 +236,7 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=checked(eval_case).eval_id)
+        check_columns(eval_id=checked(eval_case).eval_id)
         case, document = new_case(app_name, eval_set_id, eval_case)
         where = f"{app_name}.{eval_set_id}.{case.eval_id}"
         row = NewRow(
@@ -259,6 +257,7 @@ class MySQLEvalSetManager(MySQLStore):
 
         await self._client.call(f"add eval case {where}", self._cases, insert, documents={"": document})
 
+    @_column_names
     async def update_case(self, app_name: str, eval_set_id: str, eval_case: EvalCase) -> None:
         """Replace the case with the same id by ``eval_case``, as given; its position is kept.
 
@@ -267,9 +266,8 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         case_id = checked(eval_case).eval_id
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=case_id)
+        check_columns(eval_id=case_id)
         document = written_json(eval_case, f"eval case {app_name}.{eval_set_id}.{case_id}")
         args = (eval_case.eval_mode.value, document, app_name, eval_set_id, case_id)
         sql = (
@@ -278,6 +276,7 @@ class MySQLEvalSetManager(MySQLStore):
         )
         await self._change_case("update", app_name, eval_set_id, case_id, sql, args, document)
 
+    @_column_names
     async def delete_case(self, app_name: str, eval_set_id: str, eval_case_id: str) -> None:
         """Remove a case.
 
@@ -286,8 +285,6 @@ class MySQLEvalSetManager(MySQLStore):
             NotFoundError: No such set or case.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id, eval_case_id=eval_case_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, eval_id=eval_case_id)
         sql = f"DELETE FROM `{self._cases}` WHERE app_name = %s AND eval_set_id = %s AND eval_id = %s"
         args = (app_name, eval_set_id, eval_case_id)
         await self._change_case("delete", app_name, eval_set_id, eval_case_id, sql, args)

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from agenteval._util.file_lock import directory_lock
 from agenteval._util.files import dump_models, ensure_inside, load_json_file, warn_unknown_fields, write_atomic
-from agenteval._util.name_checks import check_file_names, check_file_path, check_names
+from agenteval._util.name_checks import check_file_path, file_names
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.memory import _adder, _Change, _deleter, _index, _updater
 from agenteval.metric.models import EvalMetric
@@ -84,38 +84,44 @@ class LocalMetricManager:
             change(metrics)
             write_atomic(path, dump_models(metrics))
 
+    def _all(self, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]:
+        return self._load(self._path(app_name, eval_set_id))
+
     def _names(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
-        return [m.metric_name for m in self._load(self._path(app_name, eval_set_id))]
+        return [m.metric_name for m in self._all(app_name, eval_set_id)]
 
     def _get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
-        metrics = self._load(self._path(app_name, eval_set_id))
+        metrics = self._all(app_name, eval_set_id)
         return metrics[_index(metrics, app_name, eval_set_id, metric_name)]
 
+    @file_names
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names in file order (``[]`` when the file is missing)."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         return await asyncio.to_thread(self._names, app_name, eval_set_id)
 
+    @file_names
+    async def get_all(self, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]:
+        """Read every metric of an eval set, in file order, with one read of its file (``[]`` when it is missing)."""
+        return await asyncio.to_thread(self._all, app_name, eval_set_id)
+
+    @file_names
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Read the metric with this name."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_names(metric_name=metric_name)
         return await asyncio.to_thread(self._get, app_name, eval_set_id, metric_name)
 
+    @file_names
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Append a metric (creating the file if needed); its name must be new in the set."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
+    @file_names
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the metric with the same name and rewrite the file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
+    @file_names
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove the metric with this name and rewrite the file."""
-        check_file_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_names(metric_name=metric_name)
         await asyncio.to_thread(self._edit, app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 
     async def close(self) -> None:

@@ -6,7 +6,7 @@ import builtins
 import threading
 from collections.abc import Callable
 
-from agenteval._util.name_checks import check_names
+from agenteval._util.name_checks import check_names, nonempty_names
 from agenteval._util.trpc_json import written_json
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.models import EvalMetric
@@ -83,32 +83,38 @@ class InMemoryMetricManager:
         with self._lock:
             change(self._metrics.setdefault((app_name, eval_set_id), []))
 
+    @nonempty_names
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names of an eval set in the order they were added."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         with self._lock:
             return [m.metric_name for m in self._metrics.get((app_name, eval_set_id), [])]
 
+    @nonempty_names
+    async def get_all(self, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]:
+        """Return copies of an eval set's metrics in the order they were added (``[]`` when none)."""
+        with self._lock:
+            return [m.model_copy(deep=True) for m in self._metrics.get((app_name, eval_set_id), [])]
+
+    @nonempty_names
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Return a copy of the first metric with this name."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         with self._lock:
             metrics = self._metrics.get((app_name, eval_set_id), [])
             return metrics[_index(metrics, app_name, eval_set_id, metric_name)].model_copy(deep=True)
 
+    @nonempty_names
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Append a copy of a metric; its name must be new in the set."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         self._change(app_name, eval_set_id, _adder(app_name, eval_set_id, metric))
 
+    @nonempty_names
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the first metric with the same name by a copy of ``metric``."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         self._change(app_name, eval_set_id, _updater(app_name, eval_set_id, metric))
 
+    @nonempty_names
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove the first metric with this name."""
-        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         self._change(app_name, eval_set_id, _deleter(app_name, eval_set_id, metric_name))
 
     async def close(self) -> None:

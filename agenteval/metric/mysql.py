@@ -6,7 +6,7 @@ import builtins
 from typing import Any
 
 from agenteval._util.files import parse_json
-from agenteval._util.name_checks import check_names
+from agenteval._util.name_checks import nonempty_names
 from agenteval._util.trpc_json import written_json
 from agenteval.errors import NotFoundError
 from agenteval.metric.memory import _metric_name
@@ -15,6 +15,9 @@ from agenteval.storage._mysql_client import MySQLStore, NewRow
 from agenteval.storage._mysql_schema import EVALUATION_METRICS, check_columns
 
 __all__ = ["MySQLMetricManager"]
+
+_column_names = nonempty_names.then(check_columns)
+"""Names non-empty, then each fits its column."""
 
 
 class MySQLMetricManager(MySQLStore):
@@ -38,6 +41,7 @@ class MySQLMetricManager(MySQLStore):
     def _table(self) -> str:
         return self._prefix + EVALUATION_METRICS
 
+    @_column_names
     async def list(self, app_name: str, eval_set_id: str) -> builtins.list[str]:
         """Return the metric names of an eval set in the order they were added (``[]`` when none).
 
@@ -45,8 +49,6 @@ class MySQLMetricManager(MySQLStore):
             ConfigError: An empty name.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id)
         sql = f"SELECT metric_name FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
 
         def names(conn: Any) -> builtins.list[str]:
@@ -56,6 +58,30 @@ class MySQLMetricManager(MySQLStore):
 
         return await self._client.call(f"list metrics for {app_name}.{eval_set_id}", self._table, names)
 
+    @_column_names
+    async def get_all(self, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]:
+        """Load every metric of an eval set, in the order they were added, in one query (``[]`` when none).
+
+        Raises:
+            ConfigError: An empty name, or a stored metric that does not fit the model.
+            StorageError: The database failed.
+        """
+        sql = (
+            f"SELECT metric_name, metric FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
+        )
+
+        def rows(conn: Any) -> builtins.list[tuple[Any, ...]]:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, (app_name, eval_set_id))
+                return builtins.list(cursor.fetchall())
+
+        where = f"{app_name}.{eval_set_id}"
+        found = await self._client.call(f"get metrics for {where}", self._table, rows)
+        return [
+            parse_json(metric, EvalMetric, f"metric {where}.{name} in table {self._table}") for name, metric in found
+        ]
+
+    @_column_names
     async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
         """Load one metric.
 
@@ -64,8 +90,6 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         sql = f"SELECT metric FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
 
         def load(conn: Any) -> tuple[Any, ...] | None:
@@ -80,6 +104,7 @@ class MySQLMetricManager(MySQLStore):
             raise NotFoundError(f"metric {where} not found")
         return parse_json(row[0], EvalMetric, f"metric {where} in table {self._table}")
 
+    @_column_names
     async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Add a metric; its name must be new in the eval set.
 
@@ -87,9 +112,8 @@ class MySQLMetricManager(MySQLStore):
             ConfigError: An empty name, a missing metric, or a name already in the set.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         name = _metric_name(metric)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=name)
+        check_columns(metric_name=name)
         where = f"{app_name}.{eval_set_id}.{name}"
         document = written_json(metric, f"metric {where}")
         row = NewRow(
@@ -108,6 +132,7 @@ class MySQLMetricManager(MySQLStore):
 
         await self._client.call(f"add metric {where}", self._table, insert, documents={"": document})
 
+    @_column_names
     async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
         """Replace the metric with the same name; its position is kept.
 
@@ -116,9 +141,8 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id)
         name = _metric_name(metric)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=name)
+        check_columns(metric_name=name)
         sql = (
             f"UPDATE `{self._table}` SET metric = %s, updated_at = CURRENT_TIMESTAMP(6)"
             " WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
@@ -129,6 +153,7 @@ class MySQLMetricManager(MySQLStore):
             f"update metric {where}", where, sql, (document, app_name, eval_set_id, name), documents={"": document}
         )
 
+    @_column_names
     async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
         """Remove a metric.
 
@@ -137,8 +162,6 @@ class MySQLMetricManager(MySQLStore):
             NotFoundError: No such metric.
             StorageError: The database failed.
         """
-        check_names(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
-        check_columns(app_name=app_name, eval_set_id=eval_set_id, metric_name=metric_name)
         sql = f"DELETE FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s AND metric_name = %s"
         where = f"{app_name}.{eval_set_id}.{metric_name}"
         await self._change(f"delete metric {where}", where, sql, (app_name, eval_set_id, metric_name))

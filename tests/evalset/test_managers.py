@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from agenteval.evalset.manager import EvalSetManager
 from agenteval.evalset.memory import InMemoryEvalSetManager
 from agenteval.evalset.message import Message, Role
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, Invocation, SessionInput, Tool
+from tests.evalset._store_contract import empty_name_params, in_several_event_loops
 
 APP = "app"
 SET = "set"
@@ -351,9 +351,7 @@ EMPTY_NAME_CALLS: list[tuple[str, Call, str]] = [
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(
-    ("call", "message"), [(c, m) for _, c, m in EMPTY_NAME_CALLS], ids=[i for i, _, _ in EMPTY_NAME_CALLS]
-)
+@pytest.mark.parametrize(("call", "message"), empty_name_params(EMPTY_NAME_CALLS))
 async def test_empty_names(with_set: EvalSetManager, call: Call, message: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{message}$"):
         await call(with_set)
@@ -379,21 +377,7 @@ def test_used_from_several_event_loops(manager: EvalSetManager) -> None:
     async def add_many(prefix: str) -> None:
         await asyncio.gather(*(manager.add_case(APP, SET, make_case(f"{prefix}-{i}")) for i in range(15)))
 
-    errors: list[BaseException] = []
-
-    def worker(prefix: str) -> None:
-        try:
-            with asyncio.Runner() as runner:
-                runner.run(add_many(prefix))
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(p,)) for p in ["x", "y", "z"]]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    in_several_event_loops(add_many)
     with asyncio.Runner() as runner:
         eval_set = runner.run(manager.get(APP, SET))
     assert len(eval_set.eval_cases) == 45

@@ -8,13 +8,16 @@ import shutil
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agenteval._util.file_lock import LOCK_DIR, directory_lock
+from agenteval._util.files import load_json_file
 from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError, UnknownFieldWarning
 from agenteval.metric.local import LocalMetricManager
+from agenteval.metric.manager import all_metrics
 from agenteval.metric.models import EvalMetric
 from tests.conftest import REFERENCE_EXAMPLES
 from tests.metric.test_managers import make_metric
@@ -181,6 +184,8 @@ async def test_path_escaping_names_are_rejected(tmp_path: Path, name: str) -> No
     calls: list[Callable[[], Awaitable[object]]] = [
         lambda: manager.list(name, "s"),
         lambda: manager.list("a", name),
+        lambda: manager.get_all(name, "s"),
+        lambda: manager.get_all("a", name),
         lambda: manager.get(name, "s", "m"),
         lambda: manager.get("a", name, "m"),
         lambda: manager.add(name, "s", make_metric("m")),
@@ -192,6 +197,23 @@ async def test_path_escaping_names_are_rejected(tmp_path: Path, name: str) -> No
         with pytest.raises(ConfigError, match="not allowed in a file name"):
             await call()
     assert files_under(tmp_path) == ["base"]
+
+
+@pytest.mark.asyncio
+async def test_all_metrics_reads_the_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = LocalMetricManager(tmp_path)
+    assert await manager.get_all("a", "s") == []  # no file: no metrics, as list says
+    for name in ["m1", "m2", "m3"]:
+        await manager.add("a", "s", make_metric(name))
+    reads: list[Path] = []
+
+    def counted(path: Path, *args: Any) -> Any:
+        reads.append(path)
+        return load_json_file(path, *args)
+
+    monkeypatch.setattr("agenteval.metric.local.load_json_file", counted)
+    assert await all_metrics(manager, "a", "s") == [make_metric("m1"), make_metric("m2"), make_metric("m3")]
+    assert reads == [tmp_path / "a" / "s.metrics.json"]
 
 
 @pytest.mark.asyncio
@@ -212,6 +234,7 @@ async def test_escaping_locator_is_rejected(tmp_path: Path) -> None:
     manager = LocalMetricManager(base, locator=EscapingLocator())
     calls: list[Callable[[], Awaitable[object]]] = [
         lambda: manager.list("a", "s"),
+        lambda: manager.get_all("a", "s"),
         lambda: manager.get("a", "s", "m"),
         lambda: manager.add("a", "s", make_metric("m")),
         lambda: manager.delete("a", "s", "m"),
@@ -241,16 +264,22 @@ async def test_malformed_file(tmp_path: Path, content: str, field: str) -> None:
     manager = LocalMetricManager(tmp_path)
     calls: list[Callable[[], Awaitable[object]]] = [
         lambda: manager.list("a", "s"),
+        lambda: manager.get_all("a", "s"),
         lambda: manager.get("a", "s", "m"),
         lambda: manager.add("a", "s", make_metric("new")),
         lambda: manager.update("a", "s", make_metric("m")),
         lambda: manager.delete("a", "s", "m"),
     ]
+    messages = []
     for call in calls:
         with pytest.raises(ConfigError) as info:
             await call()
         assert str(path) in str(info.value)
         assert field in str(info.value)
+        messages.append(str(info.value))
+    with pytest.raises(ConfigError) as read:
+        await all_metrics(manager, "a", "s")
+    assert str(read.value) == f"list metrics: {messages[0]}"  # as an evaluation's list, then get, said it
     assert path.read_text() == content
 
 

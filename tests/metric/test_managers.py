@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -12,9 +11,11 @@ import pytest
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.metric.criterion import Criterion, JudgeModelOptions, LLMCriterion
 from agenteval.metric.local import LocalMetricManager
-from agenteval.metric.manager import MetricManager
+from agenteval.metric.manager import MetricManager, all_metrics
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.metric.models import EvalMetric
+from agenteval.metric.mysql import MySQLMetricManager
+from tests.evalset._store_contract import empty_name_params, in_several_event_loops
 
 APP = "app"
 SET = "set"
@@ -37,6 +38,12 @@ def manager(request: pytest.FixtureRequest, tmp_path: Path) -> MetricManager:
     return LocalMetricManager(tmp_path)
 
 
+def reads_all(manager: MetricManager) -> InMemoryMetricManager | LocalMetricManager | MySQLMetricManager:
+    """A shipped store, which has ``get_all``."""
+    assert isinstance(manager, InMemoryMetricManager | LocalMetricManager | MySQLMetricManager)
+    return manager
+
+
 def test_satisfies_protocol(manager: MetricManager) -> None:
     assert isinstance(manager, MetricManager)
 
@@ -55,6 +62,28 @@ async def test_add_get_list_in_order(manager: MetricManager) -> None:
         await manager.add(APP, SET, make_metric(name))
     assert await manager.list(APP, SET) == ["z", "a", "m"]
     assert await manager.get(APP, SET, "a") == make_metric("a")
+
+
+@pytest.mark.asyncio
+async def test_get_all_reads_every_metric_in_order(manager: MetricManager) -> None:
+    assert await reads_all(manager).get_all(APP, SET) == []
+    for name in ["z", "a", "m"]:
+        await manager.add(APP, SET, make_metric(name))
+    await manager.add(APP, "other-set", make_metric("other"))
+    await manager.add("other-app", SET, make_metric("other"))
+    expected = [await manager.get(APP, SET, name) for name in await manager.list(APP, SET)]
+    assert expected == [make_metric("z"), make_metric("a"), make_metric("m")]
+    assert await reads_all(manager).get_all(APP, SET) == expected
+    assert await all_metrics(manager, APP, SET) == expected
+
+
+@pytest.mark.asyncio
+async def test_get_all_returns_copies(manager: MetricManager) -> None:
+    await manager.add(APP, SET, make_metric("m"))
+    [got] = await reads_all(manager).get_all(APP, SET)
+    got.threshold = 0.9
+    got.extension["weights"].clear()
+    assert await reads_all(manager).get_all(APP, SET) == [make_metric("m")]
 
 
 @pytest.mark.asyncio
@@ -186,6 +215,8 @@ EMPTY_NAME_CALLS: list[tuple[str, Call, str]] = [
     ("get-app", lambda m: m.get("", SET, "m"), "app name is empty"),
     ("get-set", lambda m: m.get(APP, "", "m"), "eval set id is empty"),
     ("get-metric", lambda m: m.get(APP, SET, ""), "metric name is empty"),
+    ("get_all-app", lambda m: reads_all(m).get_all("", SET), "app name is empty"),
+    ("get_all-set", lambda m: reads_all(m).get_all(APP, ""), "eval set id is empty"),
     ("add-app", lambda m: m.add("", SET, make_metric("m")), "app name is empty"),
     ("add-set", lambda m: m.add(APP, "", make_metric("m")), "eval set id is empty"),
     ("update-app", lambda m: m.update("", SET, make_metric("m")), "app name is empty"),
@@ -197,9 +228,7 @@ EMPTY_NAME_CALLS: list[tuple[str, Call, str]] = [
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(
-    ("call", "message"), [(c, m) for _, c, m in EMPTY_NAME_CALLS], ids=[i for i, _, _ in EMPTY_NAME_CALLS]
-)
+@pytest.mark.parametrize(("call", "message"), empty_name_params(EMPTY_NAME_CALLS))
 async def test_empty_names(manager: MetricManager, call: Call, message: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{message}$"):
         await call(manager)
@@ -218,24 +247,10 @@ async def test_concurrent_add_loses_nothing(manager: MetricManager) -> None:
 
 
 def test_used_from_several_event_loops(manager: MetricManager) -> None:
-    errors: list[BaseException] = []
-
     async def add_many(prefix: str) -> None:
         await asyncio.gather(*(manager.add(APP, SET, make_metric(f"{prefix}-{i}")) for i in range(15)))
 
-    def worker(prefix: str) -> None:
-        try:
-            with asyncio.Runner() as runner:
-                runner.run(add_many(prefix))
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(p,)) for p in ["x", "y", "z"]]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    in_several_event_loops(add_many)
     with asyncio.Runner() as runner:
         assert len(runner.run(manager.list(APP, SET))) == 45
 
@@ -259,3 +274,62 @@ async def test_memory_keeps_api_key() -> None:
     assert again.criterion is not None and again.criterion.llm_judge is not None
     assert again.criterion.llm_judge.judge_model is not None
     assert again.criterion.llm_judge.judge_model.api_key == "secret"
+
+
+class ListAndGet:
+    """A metric manager written without ``get_all``, as a user's own store may be."""
+
+    def __init__(self, metrics: list[EvalMetric], failing: str = "") -> None:
+        self.metrics = metrics
+        self.failing = failing
+        self.calls: list[str] = []
+
+    async def list(self, app_name: str, eval_set_id: str) -> list[str]:
+        self.calls.append("list")
+        return [metric.metric_name for metric in self.metrics]
+
+    async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
+        self.calls.append(f"get {metric_name}")
+        if metric_name == self.failing:
+            raise NotFoundError(f"metric {app_name}.{eval_set_id}.{metric_name} not found")
+        return next(metric for metric in self.metrics if metric.metric_name == metric_name)
+
+    async def add(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        raise NotImplementedError
+
+    async def update(self, app_name: str, eval_set_id: str, metric: EvalMetric) -> None:
+        raise NotImplementedError
+
+    async def delete(self, app_name: str, eval_set_id: str, metric_name: str) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+
+@pytest.mark.asyncio
+async def test_all_metrics_lists_then_gets_from_a_store_without_get_all() -> None:
+    store = ListAndGet([make_metric("a"), make_metric("b")])
+    assert isinstance(store, MetricManager)
+    assert await all_metrics(store, APP, SET) == [make_metric("a"), make_metric("b")]
+    assert store.calls == ["list", "get a", "get b"]
+
+    with pytest.raises(NotFoundError, match=r"^get metric b: metric app\.set\.b not found$"):
+        await all_metrics(ListAndGet([make_metric("a"), make_metric("b")], failing="b"), APP, SET)
+
+
+@pytest.mark.asyncio
+async def test_all_metrics_reads_a_shipped_store_at_once(
+    manager: MetricManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await manager.add(APP, SET, make_metric("a"))
+    await manager.add(APP, SET, make_metric("b"))
+
+    async def refused(*args: object) -> object:
+        raise AssertionError("all_metrics must not list and get one by one")
+
+    monkeypatch.setattr(manager, "list", refused)
+    monkeypatch.setattr(manager, "get", refused)
+    assert await all_metrics(manager, APP, SET) == [make_metric("a"), make_metric("b")]
+    with pytest.raises(ConfigError, match=r"^list metrics: app name is empty$"):
+        await all_metrics(manager, "", SET)

@@ -143,6 +143,8 @@ async def test_malformed_metric_row_names_table_and_ids(metrics: MySQLMetricMana
     )
     with pytest.raises(ConfigError, match=rf"^metric app\.set\.bad in table {metrics_table(mysql)} is malformed: "):
         await metrics.get("app", "set", "bad")
+    with pytest.raises(ConfigError, match=rf"^metric app\.set\.bad in table {metrics_table(mysql)} is malformed: "):
+        await metrics.get_all("app", "set")
 
 
 @pytest.mark.parametrize("template", INJECTIONS)
