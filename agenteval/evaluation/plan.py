@@ -33,6 +33,7 @@ from agenteval.evalset.identity import case_hashes
 from agenteval.evalset.models import EvalCase, EvalMode, EvalSet, SessionInput
 from agenteval.evaluation._reuse import Resumed, metric_definitions, open_cache, reused_work, work_reuse
 from agenteval.evaluation.options import EvaluationOptions
+from agenteval.metric.manager import all_metrics
 from agenteval.metric.models import EvalMetric
 from agenteval.runner.base import Runner
 from agenteval.runner.function import plain_agent
@@ -308,19 +309,9 @@ def _selected_cases(runner: Runner | None, options: EvaluationOptions, eval_set:
 
 
 async def _load_metrics(app_name: str, options: EvaluationOptions, eval_set_id: str) -> list[EvalMetric]:
-    try:
-        with strict_reading(options):
-            names = await options.metric_manager.list(app_name, eval_set_id)
-    except Exception as exc:
-        raise rewrap("list metrics", exc) from exc
-    metrics = []
-    for name in names:
-        try:
-            with strict_reading(options):
-                metrics.append(await options.metric_manager.get(app_name, eval_set_id, name))
-        except Exception as exc:
-            raise rewrap(f"get metric {name}", exc) from exc
-    return metrics
+    # One read of the set's metrics (a file parsed once, one query), not a list and a get of each.
+    with strict_reading(options):
+        return await all_metrics(options.metric_manager, app_name, eval_set_id)
 
 
 def _no_metrics(eval_set_id: str, options: EvaluationOptions) -> None:
