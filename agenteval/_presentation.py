@@ -239,7 +239,7 @@ class Presenter(Protocol):
         """A report's HTML summary."""
         ...
 
-    def case_view(self, report: Any, eval_id: str, run_id: int | None) -> Any:
+    def case_view(self, report: Any, eval_id: str, run_id: int | None) -> HTMLView:
         """One case side by side, as an object that renders in Jupyter and prints as text."""
         ...
 
@@ -259,7 +259,7 @@ class Presenter(Protocol):
         """Write a report as one self-contained HTML file."""
         ...
 
-    def explore(self, report: Any) -> Any:
+    def explore(self, report: Any) -> WhatIfView:
         """A widget that decides a report's cases again under other thresholds and case rules."""
         ...
 
@@ -289,7 +289,7 @@ class Presenter(Protocol):
         """Both reports' failures counted side by side."""
         ...
 
-    def comparison_case_view(self, comparison: Any, eval_id: str, run_id: int | None) -> Any:
+    def comparison_case_view(self, comparison: Any, eval_id: str, run_id: int | None) -> HTMLView:
         """One case in both reports, against what was expected, as an object that renders in Jupyter."""
         ...
 

@@ -31,10 +31,10 @@ from typing import Any
 import pandas  # noqa: F401  # imported here so that no timing includes its import
 
 import agenteval as ae
+from agenteval._presentation import WhatIfView
 from agenteval.analysis._what_if import WhatIf
 from agenteval.evaluators import EvaluateResult, PerInvocationResult, default_registry
 from agenteval.evaluators.base import status_for
-from agenteval.notebook._explorer import WhatIfExplorer
 
 METRICS = ("accuracy", "relevance", "style")
 
@@ -80,7 +80,7 @@ def steps(thresholds: int) -> list[tuple[str, object]]:
     return moves + [(f"weight:{name}", weight) for name, weight in zip(METRICS, (3.0, 0.5, 2.0), strict=True)]
 
 
-def control(explorer: WhatIfExplorer, name: str) -> Any:
+def control(explorer: WhatIfView, name: str) -> Any:
     kind, _, metric = name.partition(":")
     if kind == "threshold":
         return explorer.thresholds[metric]

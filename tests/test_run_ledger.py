@@ -281,3 +281,58 @@ async def test_a_thread_can_read_the_ledger_while_the_loop_feeds_it() -> None:
 
     assert problems == [] and reads > 0
     assert report.passed and run.finished == 600 and len(run.finished_results) == 600
+
+
+def test_the_facade_does_not_import_the_notebook() -> None:
+    import ast
+    from pathlib import Path
+
+    import agenteval.evaluation.evaluator as facade
+
+    tree = ast.parse(Path(facade.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+
+    assert sorted(name for name in imported if name.startswith("agenteval.notebook")) == []
+
+
+@pytest.mark.asyncio
+async def test_a_started_run_and_its_progress_display_read_one_ledger(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agenteval.notebook import progress
+    from agenteval.notebook._progress_base import ProgressBase
+
+    displays: list[ProgressBase] = []
+    create = progress.create_progress
+
+    def recorded(option: bool | None, source: Any = None) -> Any:
+        display = create(option, source)
+        assert isinstance(display, ProgressBase)
+        displays.append(display)
+        return display
+
+    monkeypatch.setattr(progress, "create_progress", recorded)
+    release = asyncio.Event()
+
+    async def agent(message: str) -> str:
+        if message == "w3":
+            await release.wait()
+        return message.upper()
+
+    cases = ae.EvalSet.of(SET, [ae.EvalCase.of(f"c{index}", f"w{index}", expect=f"W{index}") for index in range(4)])
+    run = ae.Evaluator(APP, agent, parallelism=1).start(cases, metrics=[ae.EvalMetric.final_response()], progress=True)
+    async with asyncio.timeout(10):
+        while run.finished < 3:
+            await asyncio.sleep(0.005)
+
+    [display] = displays
+    assert display.source is run.ledger
+    assert [(state.evaluation_done, state.evaluation_total) for state in display.runs] == [(3, 4)]
+    assert display.live_text().startswith("3 passed, 0 failed, 0 errors · ")
+    assert run.counts["passed"] == 3 and run.eta is not None
+    release.set()
+    await run
+
+    assert display.outcome == "passed" and run.eta == 0.0
+    assert f"PASSED {APP} / {SET}: 4 cases × 1 run, 4 passed, 0 failed" in capsys.readouterr().err

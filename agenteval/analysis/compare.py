@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from agenteval._presentation import HTMLView
     from agenteval.analysis.statistics import PairedDifference
-    from agenteval.notebook._html import HTML as HTMLText
 
 __all__ = [
     "CASE_COMPARISON_COLUMNS",
@@ -338,7 +338,7 @@ class Comparison:
     def _repr_html_(self) -> str:
         return presenter().comparison_html(self)
 
-    def show_case(self, eval_id: str, run_id: int | None = None) -> HTMLText:
+    def show_case(self, eval_id: str, run_id: int | None = None) -> HTMLView:
         """One case in both reports, turn by turn, against what was expected: what changed between versions.
 
         Each turn lines the expected tool calls up with the baseline's and the candidate's calls, as each
@@ -358,8 +358,7 @@ class Comparison:
             NotFoundError: Neither report has the case, or it has no run ``run_id``.
             ConfigError: ``run_id`` is not an int.
         """
-        view: HTMLText = presenter().comparison_case_view(self, eval_id, run_id)
-        return view
+        return presenter().comparison_case_view(self, eval_id, run_id)
 
     def plot_failures(self, by: Literal["metric", "category"] = "metric") -> Figure:
         """Both reports' failures counted side by side, on one scale (see :meth:`EvaluationReport.plot_failures`).

@@ -71,10 +71,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from agenteval._presentation import HTMLView, WhatIfView
     from agenteval.analysis._best_of_n import BestOfN
     from agenteval.llm.base import ChatModel
-    from agenteval.notebook._explorer import WhatIfExplorer
-    from agenteval.notebook._html import HTML as HTMLText
 
 __all__ = [
     "CASE_COLUMNS",
@@ -438,7 +437,7 @@ class EvaluationReport:
     def _repr_html_(self) -> str:
         return presenter().report_html(self)
 
-    def show_case(self, eval_id: str, run_id: int | None = None) -> HTMLText:
+    def show_case(self, eval_id: str, run_id: int | None = None) -> HTMLView:
         """Expected and actual turns of one case side by side, with each metric's verdict.
 
         Args:
@@ -452,8 +451,7 @@ class EvaluationReport:
             NotFoundError: No case has that id, or it has no run ``run_id``.
             ConfigError: ``run_id`` is not an int.
         """
-        view: HTMLText = presenter().case_view(self, eval_id, run_id)
-        return view
+        return presenter().case_view(self, eval_id, run_id)
 
     def plot(self, *, measure: bool = False) -> Figure:
         """An overview figure: score distribution, pass rates across runs and a case × metric heat map.
@@ -536,7 +534,7 @@ class EvaluationReport:
         )
         return write_bundle(path, contents)
 
-    def explore(self) -> WhatIfExplorer:
+    def explore(self) -> WhatIfView:
         """A widget to try other thresholds and case rules on this report's stored scores: what if?
 
         A slider per metric threshold and a case rule (all metrics pass, at least k of them, or a
@@ -549,8 +547,7 @@ class EvaluationReport:
         Returns:
             An ipywidgets widget: display it in a notebook cell.
         """
-        explorer: WhatIfExplorer = presenter().explore(self)
-        return explorer
+        return presenter().explore(self)
 
     def pass_at_k(self, k: int) -> float:
         """pass@k per case: the chance that at least one of ``k`` runs of a case passes, averaged over the cases.

@@ -1,7 +1,4 @@
-"""Pieces of one ``Evaluator.evaluate`` call: run scheduling, and the recorder of finished cases.
-
-The record itself is the evaluation's :class:`~agenteval.evaluation.ledger.RunLedger`.
-"""
+"""Run scheduling for one ``Evaluator.evaluate`` call; its record is :class:`~agenteval.evaluation.ledger.RunLedger`."""
 
 from __future__ import annotations
 
@@ -11,11 +8,8 @@ from typing import Any
 
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.evalset.models import EvalSet
-from agenteval.evaluation.ledger import RunLedger
-from agenteval.service.callbacks import Callbacks
 
-__all__ = ["RunOutcome", "RunRecorder", "in_runs"]
+__all__ = ["RunOutcome", "in_runs"]
 
 RunOutcome = tuple[list[InferenceResult], list[EvalCaseResult]]
 """What one run produced: the agent's turns per case, and the scored cases."""
@@ -35,23 +29,3 @@ async def in_runs(
         # The first run to fail cancelled the others; surface its error as a serial run would.
         raise group_error.exceptions[0] from None
     return [task.result() for task in tasks]
-
-
-class RunRecorder:
-    """Keeps every case as soon as it finishes, per run, in a :class:`~agenteval.evaluation.ledger.RunLedger`.
-
-    A run's results otherwise only exist once the whole run is done; with the recorder, an
-    evaluation that is interrupted or fails later still has the cases that did finish.
-    """
-
-    def __init__(self) -> None:
-        self.ledger = RunLedger()
-        """The record the callbacks feed."""
-
-    def callbacks(self) -> Callbacks:
-        """Callbacks to append after the user's."""
-        return self.ledger.callbacks()
-
-    def finished(self, eval_set: EvalSet) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
-        """What the evaluation did before it stopped (see :meth:`RunLedger.finished_work`)."""
-        return self.ledger.finished_work(eval_set)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agenteval._presentation import presenter
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval._util.loop_watchdog import watching
 from agenteval._util.name_checks import check_names
@@ -47,7 +48,8 @@ from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._reuse import (
     Resumed,
 )
-from agenteval.evaluation._support import RunOutcome, RunRecorder, in_runs
+from agenteval.evaluation._support import RunOutcome, in_runs
+from agenteval.evaluation.ledger import RunLedger
 from agenteval.evaluation.options import EvaluationOptions
 from agenteval.evaluation.plan import (
     EvaluationPlan,
@@ -59,11 +61,9 @@ from agenteval.evaluation.plan import (
 from agenteval.evaluation.run import EvaluationRun
 from agenteval.evaluators.registry import EvaluatorRegistry
 from agenteval.metric.models import EvalMetric
-from agenteval.notebook.progress import create_progress
 from agenteval.runner.base import Runner, TurnRequest, TurnResult
 from agenteval.runner.function import AgentFunction, as_runner
 from agenteval.service._metric_checks import check_metrics
-from agenteval.service.callbacks import Callbacks
 from agenteval.service.local import CaseLimits, LocalService, ServiceRuntime
 from agenteval.service.types import EvaluateConfig, EvaluateRequest, InferenceRequest
 
@@ -211,13 +211,14 @@ class Evaluator:
         options = self.options.updated(overrides)
         title = f"{self.app_name} / {eval_set if isinstance(eval_set, str) else eval_set.eval_set_id}"
         cases = len(options.eval_case_ids) or (len(eval_set.eval_cases) if isinstance(eval_set, EvalSet) else 0)
-        run = EvaluationRun(
+        ledger = RunLedger(
             title=title,
             num_runs=options.num_runs,
             cases_per_run=cases,
             metric_names=[metric.metric_name for metric in metrics or () if metric is not None],
         )
-        run.attach(loop.create_task(self._watched(eval_set, metrics, resume, overrides, run.callbacks())))
+        run = EvaluationRun(ledger)
+        run.attach(loop.create_task(self._watched(eval_set, metrics, resume, overrides, ledger)))
         return run
 
     async def _watched(
@@ -226,13 +227,13 @@ class Evaluator:
         metrics: Sequence[EvalMetric] | None,
         resume: EvaluationReport | str | None,
         overrides: Mapping[str, Any],
-        observer: Callbacks | None,
+        ledger: RunLedger | None,
     ) -> EvaluationReport:
         loop = asyncio.get_running_loop()
         _give_daemon_default_executor(loop)
         # Watched here too, not only by evaluate(): in a notebook, a case blocking the kernel's loop is named.
         with fewer_collections(), watching(loop):
-            return await self._evaluate(eval_set, metrics, resume, overrides, observer)
+            return await self._evaluate(eval_set, metrics, resume, overrides, ledger)
 
     async def _evaluate(
         self,
@@ -240,37 +241,32 @@ class Evaluator:
         metrics: Sequence[EvalMetric] | None,
         resume: EvaluationReport | str | None,
         overrides: Mapping[str, Any],
-        observer: Callbacks | None = None,
+        ledger: RunLedger | None = None,
     ) -> EvaluationReport:
+        """Plan, run and finish one evaluation; ``ledger`` is its record when the caller keeps one (``start``)."""
         options = self.options.updated(overrides)
         plan = await plan_evaluation(self.app_name, self.runner, eval_set, metrics, resume, options, self._caches)
-        recorder = RunRecorder()
-        callbacks = recorder.callbacks()
-        if observer is not None:
-            callbacks = callbacks.merged(observer)
-        progress = create_progress(options.progress)
-        if progress is not None:
-            progress.start(
-                title=f"{self.app_name} / {plan.eval_set.eval_set_id}",
-                num_runs=options.num_runs,
-                cases_per_run=len(plan.cases),
-                metric_names=[metric.metric_name for metric in plan.metrics],
-            )
-            callbacks = callbacks.merged(progress.callbacks())
+        # One record of the evaluation: the partial report, the run (start()) and the progress display read it.
+        ledger = ledger if ledger is not None else RunLedger()
+        ledger.plan(
+            title=f"{self.app_name} / {plan.eval_set.eval_set_id}",
+            num_runs=options.num_runs,
+            cases_per_run=len(plan.cases),
+            metric_names=[metric.metric_name for metric in plan.metrics],
+        )
+        presenter().progress(ledger, options.progress)
         # Observed, rather than followed: a case whose after_evaluate_case callback raises was scored, and
-        # the partial report, the run and the progress keep it.
-        run_options = replace(options, callbacks=options.callbacks.observed_by(callbacks))
+        # the ledger keeps it.
+        run_options = replace(options, callbacks=options.callbacks.observed_by(ledger.callbacks()))
         try:
             runs = await self._run_all(plan, run_options)
             report = await self._finish(plan, runs)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
-                await self._keep_finished(exc, plan, recorder)
-            if progress is not None:
-                progress.finish(report=report_of(exc), error=exc)
+                await self._keep_finished(exc, plan, ledger)
+            ledger.end(report=report_of(exc), error=exc)
             raise
-        if progress is not None:
-            progress.finish(report=report)
+        ledger.end(report=report)
         return report
 
     async def _run_all(self, plan: EvaluationPlan, options: EvaluationOptions) -> list[RunOutcome]:
@@ -371,7 +367,7 @@ class Evaluator:
         except Exception as exc:
             raise SaveError(f"save eval set result: {exc}", report) from exc
 
-    async def _keep_finished(self, error: BaseException, plan: EvaluationPlan, recorder: RunRecorder) -> None:
+    async def _keep_finished(self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger) -> None:
         """Save the cases that finished before ``error`` as a partial result, and attach its report.
 
         An interruption (Ctrl-C, a cancelled task) before any case finished leaves an empty partial result.
@@ -383,7 +379,7 @@ class Evaluator:
             if isinstance(error, asyncio.CancelledError)
             else type(error).__name__
         )
-        cases, inferences = recorder.finished(plan.eval_set)
+        cases, inferences = ledger.finished_work(plan.eval_set)
         if not cases and not isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
             # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
             # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.

@@ -8,7 +8,7 @@ later cells can look at what is done, wait for it, or stop it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from agenteval._presentation import EVALUATION, FinishedReport, RunState, presenter
@@ -16,7 +16,6 @@ from agenteval.analysis._frames import cases_frame, metrics_frame
 from agenteval.errors import AgentEvalError, report_of
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evaluation.ledger import RunLedger, RunProgress
-from agenteval.service.callbacks import Callbacks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,28 +38,11 @@ class EvaluationRun:
     a progress display of the same evaluation reads too.
 
     Args:
-        ledger: The evaluation's record; when ``None``, the run keeps its own, made from the other
-            arguments and fed by :meth:`callbacks`.
-        title: What is evaluated (``app / eval set``), for displays.
-        num_runs: Runs of each case.
-        cases_per_run: Cases in each run.
-        metric_names: The metrics, in order.
+        ledger: The evaluation's record, which the evaluation feeds.
     """
 
-    def __init__(
-        self,
-        ledger: RunLedger | None = None,
-        *,
-        title: str = "",
-        num_runs: int = 0,
-        cases_per_run: int = 0,
-        metric_names: Sequence[str] = (),
-    ) -> None:
-        self.ledger = (
-            ledger
-            if ledger is not None
-            else RunLedger(title=title, num_runs=num_runs, cases_per_run=cases_per_run, metric_names=metric_names)
-        )
+    def __init__(self, ledger: RunLedger) -> None:
+        self.ledger = ledger
         """The evaluation's record, which every view of the running evaluation reads."""
         self._task: asyncio.Task[EvaluationReport] | None = None
         self._listeners: list[Callable[[EvaluationRun], object]] = []
@@ -73,10 +55,6 @@ class EvaluationRun:
         self.ledger.listen(_Relay(self))
 
     # ------------------------------------------------------------------ wiring (Evaluator.start)
-
-    def callbacks(self) -> Callbacks:
-        """The callbacks through which the evaluation tells this run what finished (those of its :attr:`ledger`)."""
-        return self.ledger.callbacks()
 
     def attach(self, task: asyncio.Task[EvaluationReport]) -> None:
         """Follow ``task``, the evaluation itself."""

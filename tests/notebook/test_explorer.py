@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import agenteval as ae
+from agenteval._presentation import WhatIfView
 from agenteval.analysis._what_if import AtLeastKMetricsPass, WeightedScoreAtLeast, WhatIf, WhatIfSettings
 from agenteval.notebook import _explorer
 from agenteval.notebook._explorer import WhatIfExplorer
@@ -23,7 +24,7 @@ def report() -> ae.EvaluationReport:
     return scored_report(cases=CASES, num_runs=3)
 
 
-def assert_shows(explorer: WhatIfExplorer, report: ae.EvaluationReport) -> None:
+def assert_shows(explorer: WhatIfView, report: ae.EvaluationReport) -> None:
     """The explorer's outcome is that of its settings, and its exported code makes that very report."""
     expected = WhatIf(report).outcome(explorer.settings)
     pd.testing.assert_frame_equal(explorer.outcome.case_table, expected.case_table)
