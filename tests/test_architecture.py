@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,3 +256,18 @@ def run() -> None:
         "agenteval.notebook.progress.create_progress",
         "agenteval.evaluators.registry",
     }
+
+
+def test_the_readme_layout_table_names_every_top_level_package_and_module() -> None:
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme[readme.index("## Layout") :]
+    layout = layout[: layout.index("\n## ", 1)] if "\n## " in layout[1:] else layout
+    rows = [row.split("|")[1] for row in layout.splitlines() if row.startswith("| `")]
+    named = {
+        code.removeprefix("agenteval/").rstrip("/").removesuffix(".py")
+        for row in rows
+        for code in re.findall(r"`([^`]+)`", row)
+    }
+    missing = sorted(name for name in top_level_names() - {"__init__", "__main__"} if name not in named)
+
+    assert missing == [], f"README's Layout table does not say what these hold: {missing}"
