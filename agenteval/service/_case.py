@@ -17,11 +17,17 @@ from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult
-from agenteval.evalset.models import EvalCase, Invocation
+from agenteval.evalset.models import EvalCase
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, end_session
 from agenteval.service._inference import CaseInference, infer_case
-from agenteval.service._scoring import CaseOrProblem, CriterionCopies, failed_case_result, score_case
+from agenteval.service._scoring import (
+    CaseOrProblem,
+    CriterionCopies,
+    failed_case_result,
+    score_case,
+    with_context_messages,
+)
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterInferenceCaseArgs,
@@ -195,8 +201,8 @@ async def infer_one(
             ErrorType.AGENT,
         )
     else:
-        result.inferences = _with_context_messages(produced.inferences, case)
-        result.expected_inferences = _with_context_messages(produced.expected, case)
+        result.inferences = with_context_messages(produced.inferences, case.context_messages)
+        result.expected_inferences = with_context_messages(produced.expected, case.context_messages)
         result.execution_traces = _traces_or_empty(produced.traces)
         result.status = EvalStatus.PASSED
         if reuse is not None:
@@ -343,15 +349,6 @@ async def end_sessions(runner: Runner, options: ServiceOptions, session_id: str)
         except Exception as exc:
             problems.append(f"end {who} session: {describe_exception(exc)}")
     return "; ".join(problems) or None
-
-
-def _with_context_messages(invocations: list[Invocation], case: EvalCase) -> list[Invocation]:
-    if not case.context_messages:
-        return invocations
-    return [
-        inv if inv.context_messages else inv.model_copy(update={"context_messages": list(case.context_messages)})
-        for inv in invocations
-    ]
 
 
 def _failed_inference(result: InferenceResult, message: str, error_type: str) -> InferenceResult:

@@ -30,7 +30,7 @@ from agenteval.service._inference import user_input_only
 from agenteval.service.options import ServiceOptions
 from agenteval.status import EvalStatus
 
-__all__ = ["CaseOrProblem", "CriterionCopies", "cases_of", "failed_case_result", "score_case"]
+__all__ = ["CaseOrProblem", "CriterionCopies", "cases_of", "failed_case_result", "score_case", "with_context_messages"]
 
 _REASON_SEPARATOR = ";"
 _RESULT_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
@@ -120,7 +120,8 @@ class _Inputs:
     expecteds: list[Invocation]
 
 
-def _with_context_messages(invocations: list[Invocation], messages: list[Message]) -> list[Invocation]:
+def with_context_messages(invocations: list[Invocation], messages: list[Message]) -> list[Invocation]:
+    """``invocations``, each turn without context messages given the case's ``messages``."""
     if not messages:
         return invocations
     return [
@@ -161,8 +162,8 @@ def _prepare_inputs(case: EvalCase, inference: InferenceResult) -> _Inputs:
             raise CaseFailure(f"execution trace count {len(traces)} does not match inference count {len(actuals)}")
         actuals = [a.model_copy(update={"execution_trace": t}) for a, t in zip(actuals, traces, strict=True)]
     return _Inputs(
-        actuals=_with_context_messages(actuals, case.context_messages),
-        expecteds=_with_context_messages(list(expecteds), case.context_messages),
+        actuals=with_context_messages(actuals, case.context_messages),
+        expecteds=with_context_messages(list(expecteds), case.context_messages),
     )
 
 
