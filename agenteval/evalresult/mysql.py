@@ -194,13 +194,9 @@ class MySQLEvalResultManager(MySQLStore):
         """
         # id breaks ties between results created in the same microsecond.
         sql = f"SELECT eval_set_result_id FROM `{self._table}` WHERE app_name = %s ORDER BY created_at DESC, id DESC"
-
-        def ids(conn: Any) -> builtins.list[str]:
-            with conn.cursor() as cursor:
-                cursor.execute(sql, (app_name,))
-                return [row[0] for row in cursor.fetchall()]
-
-        return await self._client.call(f"list eval set results for app {app_name}", self._table, ids)
+        return await self._client.first_column(
+            f"list eval set results for app {app_name}", self._table, sql, (app_name,)
+        )
 
 
 def _is_null(payload: str | bytes) -> bool:

@@ -166,13 +166,7 @@ class MySQLEvalSetManager(MySQLStore):
             StorageError: The database failed.
         """
         sql = f"SELECT eval_set_id FROM `{self._sets}` WHERE app_name = %s ORDER BY eval_set_id ASC"
-
-        def ids(conn: Any) -> builtins.list[str]:
-            with conn.cursor() as cursor:
-                cursor.execute(sql, (app_name,))
-                return [row[0] for row in cursor.fetchall()]
-
-        return await self._client.call(f"list eval sets for app {app_name}", self._sets, ids)
+        return await self._client.first_column(f"list eval sets for app {app_name}", self._sets, sql, (app_name,))
 
     @_column_names
     async def delete(self, app_name: str, eval_set_id: str) -> None:

@@ -50,13 +50,8 @@ class MySQLMetricManager(MySQLStore):
             StorageError: The database failed.
         """
         sql = f"SELECT metric_name FROM `{self._table}` WHERE app_name = %s AND eval_set_id = %s ORDER BY id ASC"
-
-        def names(conn: Any) -> builtins.list[str]:
-            with conn.cursor() as cursor:
-                cursor.execute(sql, (app_name, eval_set_id))
-                return [row[0] for row in cursor.fetchall()]
-
-        return await self._client.call(f"list metrics for {app_name}.{eval_set_id}", self._table, names)
+        where = f"list metrics for {app_name}.{eval_set_id}"
+        return await self._client.first_column(where, self._table, sql, (app_name, eval_set_id))
 
     @_column_names
     async def get_all(self, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]:

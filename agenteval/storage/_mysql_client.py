@@ -709,6 +709,20 @@ class MySQLClient:
         """Run :meth:`run` in a worker thread."""
         return await asyncio.to_thread(self.run, operation, table, action, documents=documents)
 
+    async def first_column(self, operation: str, table: str, sql: str, args: tuple[Any, ...]) -> list[str]:
+        """The first column of every row ``sql`` selects, in the order it gives them (a store's ``list``).
+
+        Raises:
+            StorageError: The database failed.
+        """
+
+        def values(conn: Any) -> list[str]:
+            with conn.cursor() as cursor:
+                cursor.execute(sql, args)
+                return [row[0] for row in cursor.fetchall()]
+
+        return await self.call(operation, table, values)
+
     async def json_depth_limit(self, table: str) -> int | None:
         """The most levels of JSON arrays and objects the server accepts in a document, or ``None`` if no low limit.
 
