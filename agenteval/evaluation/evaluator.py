@@ -285,7 +285,6 @@ class Evaluator:
         )
         # The plan checked them, more strictly than each run would.
         service.metrics_checked(plan.metrics, options)
-        config = EvaluateConfig(eval_metrics=plan.metrics)
 
         async def run(run_id: int) -> RunOutcome:
             request = InferenceRequest(
@@ -297,6 +296,8 @@ class Evaluator:
                 eval_cases=plan.cases,
             )
             try:
+                # A config of its own per run: a before_evaluate_set callback's edit of it stays in its run.
+                config = EvaluateConfig(eval_metrics=list(plan.metrics))
                 inferences, scored = await service.infer_and_evaluate(request, config)
             except Exception as exc:
                 raise rewrap(f"run {run_id}", exc) from exc

@@ -55,17 +55,24 @@ class _ReadsAll(Protocol):
     async def get_all(self, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]: ...
 
 
+def _reads_as_its_get_all(manager: object) -> bool:
+    """Whether ``get_all`` answers as ``list`` then ``get`` would (a subclass may override either)."""
+    owner = next(cls for cls in type(manager).__mro__ if "get_all" in vars(cls))
+    return all(getattr(type(manager), name) is getattr(owner, name, None) for name in ("list", "get"))
+
+
 async def all_metrics(manager: MetricManager, app_name: str, eval_set_id: str) -> builtins.list[EvalMetric]:
     """Every metric of an eval set, in configuration order: one ``get_all`` when the store has it.
 
-    A store without ``get_all`` is asked for the names, then for each metric.
+    A store without ``get_all``, or one whose ``list`` or ``get`` a subclass overrides (which ``get_all`` would
+    skip), is asked for the names, then for each metric.
 
     Raises:
         AgentEvalError: Of the store's error's type (:func:`~agenteval.errors.rewrap`):
             ``list metrics: <error>`` when reading the metrics (or their names) failed,
             ``get metric <name>: <error>`` when reading one of them failed.
     """
-    if isinstance(manager, _ReadsAll):
+    if isinstance(manager, _ReadsAll) and _reads_as_its_get_all(manager):
         try:
             return await manager.get_all(app_name, eval_set_id)
         except Exception as exc:

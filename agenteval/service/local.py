@@ -164,12 +164,10 @@ class LocalService:
         options = self.options.updated(overrides)
         run = _Run(self, options, f"app={request.app_name}, evalSetID={request.eval_set_id}")
         scoring = await run.begin_scoring(request)
-        # Each result's case is found once, before any is scored: the loop hands it along with the result.
-        cases = await cases_of(request.inference_results, options.eval_set_manager, request.app_name, request.eval_set)
         return await run.with_after_set(
             "after_evaluate_set",
             scoring.context,
-            lambda: run.score_all(scoring, cases, request.inference_results),
+            lambda: run.score_all(scoring, request.inference_results),
             lambda result, error, start: AfterEvaluateSetArgs(
                 request=request, result=result, error=error, start_time=start
             ),
@@ -411,10 +409,11 @@ class _Run:
                 await self._score(evaluation, index, case, inference)
         return inference
 
-    async def score_all(
-        self, scoring: _Scoring, cases: Sequence[CaseOrProblem | None], inferences: Sequence[InferenceResult | None]
-    ) -> EvalSetRunResult:
+    async def score_all(self, scoring: _Scoring, inferences: Sequence[InferenceResult | None]) -> EvalSetRunResult:
         """Score inferences already made (:meth:`LocalService.evaluate`), each with its case."""
+        request = scoring.request
+        # Each result's case is found once, before any is scored: the loop hands it along with the result.
+        cases = await cases_of(inferences, self._options.eval_set_manager, request.app_name, request.eval_set)
         items = list(enumerate(zip(cases, inferences, strict=True)))
         if self._options.parallel_evaluation:
             await asyncio.gather(*(self._score(scoring, index, *item) for index, item in items))
@@ -514,8 +513,10 @@ def _check_inference_request(request: InferenceRequest) -> None:
 
 async def _selected_cases(request: InferenceRequest, options: ServiceOptions, context: EvalContext) -> list[EvalCase]:
     """The cases ``request`` selects, in eval-set order; the eval set is read once unless the request holds it."""
-    if request.eval_cases is not None:
-        return list(request.eval_cases)
+    wanted = set(request.eval_case_ids)
+    if request.eval_cases is not None and _chosen_from(request.eval_cases, request.eval_set):
+        # Chosen by the caller; a before_inference_set callback may still narrow them by id.
+        return [case for case in request.eval_cases if not wanted or case.eval_id in wanted]
     eval_set = request.eval_set
     if eval_set is None:
         try:
@@ -523,8 +524,15 @@ async def _selected_cases(request: InferenceRequest, options: ServiceOptions, co
                 eval_set = await options.eval_set_manager.get(request.app_name, request.eval_set_id)
         except Exception as exc:
             raise rewrap("load inference eval cases: get eval set", exc) from exc
-    wanted = set(request.eval_case_ids)
     return [case for case in eval_set.eval_cases if not wanted or case.eval_id in wanted]
+
+
+def _chosen_from(cases: Sequence[EvalCase], eval_set: EvalSet | None) -> bool:
+    """Whether ``cases`` are cases of ``eval_set`` (not so when a callback put another eval set in the request)."""
+    if eval_set is None:
+        return True
+    held = {id(case) for case in eval_set.eval_cases}
+    return all(id(case) in held for case in cases)
 
 
 def _pending_inference(request: InferenceRequest, case: EvalCase) -> InferenceResult:

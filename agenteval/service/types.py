@@ -28,8 +28,9 @@ class InferenceRequest:
     eval_set: EvalSet | None = None
     """The eval set itself, when the caller holds it; ``None`` reads it once from the eval-set manager."""
     eval_cases: list[EvalCase] | None = None
-    """The cases to run, already chosen by the caller (an evaluation chooses them once for all its runs):
-    ``eval_case_ids`` and the eval set are then not consulted to choose them."""
+    """The cases to run, already chosen from ``eval_set`` by the caller (an evaluation chooses them once for all
+    its runs); ``eval_case_ids``, when given, still narrows them. A ``before_inference_set`` callback that puts
+    another eval set in the request has the cases chosen from that one."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -333,3 +333,31 @@ async def test_all_metrics_reads_a_shipped_store_at_once(
     assert await all_metrics(manager, APP, SET) == [make_metric("a"), make_metric("b")]
     with pytest.raises(ConfigError, match=r"^list metrics: app name is empty$"):
         await all_metrics(manager, "", SET)
+
+
+class Strict(InMemoryMetricManager):
+    """A user's store that changes what ``get`` returns: every threshold raised to 1."""
+
+    async def get(self, app_name: str, eval_set_id: str, metric_name: str) -> EvalMetric:
+        metric = await super().get(app_name, eval_set_id, metric_name)
+        return metric.model_copy(update={"threshold": 1.0})
+
+
+class OnlyA(InMemoryMetricManager):
+    """A user's store that lists only some of the metrics it holds."""
+
+    async def list(self, app_name: str, eval_set_id: str) -> list[str]:
+        return [name for name in await super().list(app_name, eval_set_id) if name == "a"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("store_class", [Strict, OnlyA])
+async def test_all_metrics_reads_through_a_subclass_that_overrides_list_or_get(
+    store_class: type[InMemoryMetricManager],
+) -> None:
+    store = store_class()
+    await store.add(APP, SET, make_metric("a"))
+    await store.add(APP, SET, make_metric("b"))
+    names = await store.list(APP, SET)
+
+    assert await all_metrics(store, APP, SET) == [await store.get(APP, SET, name) for name in names]
