@@ -17,7 +17,7 @@ import sys
 
 from agenteval import criteria
 from agenteval._util import moved_modules
-from agenteval._util.moved_modules import import_moved, new_home
+from agenteval._util.moved_modules import moved_attribute
 from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator
 from agenteval.analysis.compare import Comparison, compare
 from agenteval.analysis.pairwise import pairwise
@@ -140,9 +140,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # ``agenteval.plotting`` and the other modules that moved still resolve, with a warning naming their new home.
-    if new_home(f"agenteval.{name}") is None:
-        raise AttributeError(f"module 'agenteval' has no attribute {name!r}")
-    return import_moved(f"agenteval.{name}")
+    return moved_attribute(sys.modules[__name__], name)
 
 
 def _register_presenter() -> None:

@@ -87,3 +87,26 @@ def test_importing_an_old_module_path_leaves_the_function_of_the_same_name(name:
 
     assert getattr(ae, name) is function
     assert callable(function)
+
+
+def test_importing_an_old_path_leaves_the_module_its_own_spec() -> None:
+    sys.modules.pop("agenteval.passk", None)
+
+    with pytest.warns(DeprecationWarning):
+        importlib.import_module("agenteval.passk")
+    module = importlib.import_module("agenteval.analysis.passk")
+
+    # importlib.reload reads the spec: with the old path's, it would run nothing.
+    assert module.__spec__ is not None and module.__spec__.name == "agenteval.analysis.passk"
+    assert module.__spec__.origin == module.__file__
+
+
+@pytest.mark.parametrize("code", ["ae.plotting", "from agenteval import plotting"])
+def test_an_old_module_as_an_attribute_warns_once_at_the_users_line(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(ae, "plotting", raising=False)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(code, __file__, "exec"), {"ae": ae})
+
+    assert [(warning.category, warning.filename) for warning in caught] == [(DeprecationWarning, __file__)]

@@ -10,13 +10,15 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Final
 
-__all__ = ["MOVED", "import_moved", "install"]
+__all__ = ["MOVED", "import_moved", "install", "moved_attribute", "new_home"]
 
 MOVED: Final = {
     "agenteval.bundle": "agenteval.analysis.bundle",
@@ -44,6 +46,20 @@ def new_home(name: str) -> str | None:
     return None
 
 
+def moved_attribute(package: ModuleType, name: str) -> ModuleType:
+    """``package.<name>`` for a module that moved: imported, warned about, and kept as the attribute.
+
+    Raises:
+        AttributeError: ``name`` is no module that moved.
+    """
+    if new_home(f"{package.__name__}.{name}") is None:
+        raise AttributeError(f"module {package.__name__!r} has no attribute {name!r}")
+    module = import_moved(f"{package.__name__}.{name}")
+    # Kept, so that ``from agenteval import plotting`` (which looks the name up twice) warns once.
+    setattr(package, name, module)
+    return module
+
+
 def import_moved(name: str) -> ModuleType:
     """Import a module by its old path, warning once per path that it moved."""
     new = new_home(name)
@@ -58,15 +74,18 @@ def import_moved(name: str) -> ModuleType:
 
 
 def _caller_level() -> int:
-    """The stack level of the first frame outside this module and the import system, for the warning."""
+    """The stack level of the first frame outside agenteval and the import system: the line that used the old path."""
     # warnings.warn skips the import system's own frames when it counts levels, so only the others are counted.
     frame = sys._getframe(1)
     level = 1
-    while frame.f_back is not None and (frame.f_code.co_filename == __file__ or _in_import_system(frame)):
+    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or _in_import_system(frame)):
         frame = frame.f_back
         if not _in_import_system(frame):
             level += 1
     return level
+
+
+_PACKAGE: Final = str(Path(__file__).resolve().parents[1]) + os.sep
 
 
 def _in_import_system(frame: FrameType) -> bool:
@@ -85,11 +104,19 @@ class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        # The module at the new path itself: it keeps its __name__ and __spec__, so it has one identity.
-        return import_moved(spec.name)
+        # The module at the new path itself, so it has one identity; its own spec is kept to be given back.
+        module = import_moved(spec.name)
+        spec.loader_state = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module was imported at its new path."""
+        """Nothing to run: the module was imported at its new path.
+
+        The import system gave it the old path's spec; it gets its own back (``importlib.reload`` reads it).
+        """
+        own = module.__spec__.loader_state if module.__spec__ is not None else None
+        if own is not None:
+            module.__spec__ = own
 
 
 _FINDER: Final = _MovedModuleFinder()

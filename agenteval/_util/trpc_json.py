@@ -245,6 +245,14 @@ class WireModel(BaseModel):
         extra = self.__pydantic_extra__
         return _made(type(self), values, self.__pydantic_fields_set__ | changes.keys(), dict(extra) if extra else {})
 
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        """Unpickle; a field added since the object was pickled takes its default, so old pickles still load."""
+        super().__setstate__(state)
+        missing = self._defaults.keys() - self.__dict__.keys()
+        for name in missing:
+            factory = self._factories.get(name)
+            self.__dict__[name] = factory() if factory is not None else self._defaults[name]
+
     def __init__(self, /, **data: Any) -> None:
         """Build the model from keyword arguments (Python names or JSON keys).
 

@@ -159,6 +159,12 @@ class Provenance(CamelModel):
             self.partial = True
         return self
 
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        """Unpickle; one pickled before ``partial`` was a field says so by its description, as a file does."""
+        super().__setstate__(state)
+        if self.derived_from.startswith(PARTIAL_PREFIX):
+            self.__dict__["partial"] = True
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy, with ``update`` applied; new descriptions are redacted, as validated ones are."""
         if update:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
+
+import pytest
 
 import agenteval as ae
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
 from agenteval.evalresult.summary import EvalSetResultSummary
+from agenteval.metric.models import EvalMetric
 from tests.test_evaluation import APP, SET, echo, fill, final_response, make_case
 
 
@@ -45,3 +49,27 @@ def test_a_result_saved_before_the_field_is_partial_by_its_description(tmp_path:
 
     assert report.provenance is not None and report.provenance.partial is True
     assert report.partial
+
+
+@pytest.mark.parametrize(("derived_from", "partial"), [("partial: stopped by KeyboardInterrupt", True), ("", False)])
+def test_a_provenance_pickled_before_partial_was_a_field_unpickles_with_it(derived_from: str, partial: bool) -> None:
+    state = Provenance(app_name="app", derived_from=derived_from).__getstate__()
+    del state["__dict__"]["partial"]  # as an earlier version pickled it
+    unpickled = Provenance.__new__(Provenance)
+
+    unpickled.__setstate__(state)
+
+    assert unpickled.partial is partial
+    assert unpickled.model_copy(update={"app_name": "other"}).partial is partial
+
+
+def test_any_model_pickled_before_a_field_was_added_unpickles_with_its_default() -> None:
+    metric = EvalMetric(metric_name="m", threshold=0.5)
+    state = metric.__getstate__()
+    del state["__dict__"]["criterion"]
+    unpickled = EvalMetric.__new__(EvalMetric)
+
+    unpickled.__setstate__(state)
+
+    assert unpickled == EvalMetric(metric_name="m", threshold=0.5)
+    assert pickle.loads(pickle.dumps(metric)) == metric
