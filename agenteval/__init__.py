@@ -13,11 +13,10 @@ plumbing (locators, MySQL instances) in ``agenteval.storage``, evaluators in
 and test doubles in ``agenteval.testing``.
 """
 
-import sys
+import sys as _sys
 
 from agenteval import criteria
-from agenteval._util import moved_modules
-from agenteval._util.moved_modules import moved_attribute
+from agenteval._util import moved_modules as _moved_modules
 from agenteval.aggregation import AggregationInput, AggregationResult, AllPassAggregator
 from agenteval.analysis.compare import Comparison, compare
 from agenteval.analysis.pairwise import pairwise
@@ -140,7 +139,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # ``agenteval.plotting`` and the other modules that moved still resolve, with a warning naming their new home.
-    return moved_attribute(sys.modules[__name__], name)
+    return _moved_modules.moved_attribute(_sys.modules[__name__], name)
 
 
 def _register_presenter() -> None:
@@ -151,5 +150,5 @@ def _register_presenter() -> None:
     register_presenter(NotebookPresenter())
 
 
-moved_modules.install(sys.modules[__name__])
+_moved_modules.install(_sys.modules[__name__])
 _register_presenter()

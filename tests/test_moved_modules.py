@@ -110,3 +110,14 @@ def test_an_old_module_as_an_attribute_warns_once_at_the_users_line(code: str, m
         exec(compile(code, __file__, "exec"), {"ae": ae})
 
     assert [(warning.category, warning.filename) for warning in caught] == [(DeprecationWarning, __file__)]
+
+
+def test_a_subpackage_gives_its_moved_module_as_an_attribute_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agenteval.evaluators as evaluators
+
+    monkeypatch.delattr(evaluators, "criteria", raising=False)
+
+    with pytest.warns(DeprecationWarning, match="agenteval.evaluators.criteria moved to agenteval.evaluators.matching"):
+        criteria = evaluators.criteria
+
+    assert criteria is importlib.import_module("agenteval.evaluators.matching")

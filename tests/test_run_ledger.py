@@ -233,9 +233,12 @@ def test_a_plan_made_before_the_first_case_sets_the_counts_of_the_runs_not_begun
 
 def test_the_old_names_of_both_progress_classes_still_import() -> None:
     from agenteval.evaluation import run as run_module
-    from agenteval.notebook import RunProgress as NotebookRunProgress
     from agenteval.notebook import RunState as NotebookRunState
-    from agenteval.notebook.progress import RunProgress as ProgressModuleRunProgress
+
+    with pytest.warns(DeprecationWarning, match=r"agenteval.notebook.RunProgress is now RunState"):
+        from agenteval.notebook import RunProgress as NotebookRunProgress
+    with pytest.warns(DeprecationWarning, match=r"agenteval.notebook.progress.RunProgress is now RunState"):
+        from agenteval.notebook.progress import RunProgress as ProgressModuleRunProgress
 
     assert run_module.RunProgress is RunProgress
     assert repr(RunProgress(1, 3, 6)) == "run 1: 3/6"

@@ -84,6 +84,9 @@ class EvaluationOptions(ServiceOptions):
     def __post_init__(self) -> None:
         # The fields declared here; ServiceOptions.__post_init__ checks the rest.
         object.__setattr__(self, "num_runs", _counted("num_runs", self.num_runs))
+        # The facade's own rule, stricter than the service's: every run shares one limit of this size, so it is
+        # needed even with the parallel switches off.
+        object.__setattr__(self, "parallelism", _counted("parallelism", self.parallelism))
         _check_switches(self, "parallel_runs", "strict")
         if self.progress is not None:
             _check_switches(self, "progress")

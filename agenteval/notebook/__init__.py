@@ -8,17 +8,16 @@ from __future__ import annotations
 from agenteval.notebook._env import running_in_notebook
 from agenteval.notebook.progress import (
     EvaluationProgress,
-    RunProgress,
     RunRow,
     RunState,
     TextProgress,
     WidgetProgress,
     create_progress,
+    former_name,
 )
 
 __all__ = [
     "EvaluationProgress",
-    "RunProgress",
     "RunRow",
     "RunState",
     "TextProgress",
@@ -26,3 +25,7 @@ __all__ = [
     "create_progress",
     "running_in_notebook",
 ]
+
+
+def __getattr__(name: str) -> object:
+    return former_name(__name__, name)

@@ -32,7 +32,6 @@ __all__ = [
     "Clock",
     "EvaluationProgress",
     "ProgressBase",
-    "RunProgress",
     "RunState",
     "plural",
 ]
@@ -49,10 +48,6 @@ class EvaluationProgress(Protocol):
 
     def finish(self, *, report: EvaluationReport | None = None, error: BaseException | None = None) -> None:
         """Show the outcome: the report's summary, or the error that stopped the evaluation."""
-
-
-RunProgress = RunState
-"""The former name of :class:`~agenteval._presentation.RunState` (where one run stands), kept for imports."""
 
 
 def plural(count: int, word: str, plural: str = "") -> str:

@@ -24,7 +24,7 @@ from agenteval.analysis.diagnostics.alignment import (
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalMetricResult
 from agenteval.evalset.models import Tool
-from agenteval.evaluators.matching.jsonmatch import JSONDifference
+from agenteval.metric.json_match import JSONDifference
 from agenteval.notebook._html import TEXT_LIMIT, bound, clip, compact_json, fold, pretty_json
 
 __all__ = [

@@ -18,14 +18,14 @@ from __future__ import annotations
 import sys
 
 from agenteval._presentation import ProgressSource, RunState
+from agenteval.errors import warn_user
 from agenteval.notebook._env import running_in_notebook, stream_is_terminal, widgets_available
-from agenteval.notebook._progress_base import EvaluationProgress, ProgressBase, RunProgress
+from agenteval.notebook._progress_base import EvaluationProgress, ProgressBase
 from agenteval.notebook._progress_text import TextProgress
 from agenteval.notebook._progress_widget import RunRow, WidgetProgress
 
 __all__ = [
     "EvaluationProgress",
-    "RunProgress",
     "RunRow",
     "RunState",
     "TextProgress",
@@ -59,3 +59,18 @@ def create_progress(progress: bool | None, source: ProgressSource | None = None)
     if source is not None:
         display.show()
     return display
+
+
+def former_name(module: str, name: str) -> object:
+    """``RunProgress``, the per-run row's former name (EvaluationRun's counts are RunProgress), with a warning."""
+    if name != "RunProgress":
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warn_user(
+        f"{module}.RunProgress is now RunState (agenteval.evaluation.run.RunProgress is a run's counts)",
+        DeprecationWarning,
+    )
+    return RunState
+
+
+def __getattr__(name: str) -> object:
+    return former_name(__name__, name)

@@ -13,7 +13,7 @@ from agenteval.service.callbacks import (
     CallbackResult,
     Callbacks,
 )
-from agenteval.service.local import LocalService
+from agenteval.service.local import CaseLimits, LocalService, ServiceRuntime
 from agenteval.service.options import ServiceOptions, SessionIdSupplier
 from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest
 
@@ -29,11 +29,13 @@ __all__ = [
     "Callback",
     "CallbackResult",
     "Callbacks",
+    "CaseLimits",
     "EvalSetRunResult",
     "EvaluateConfig",
     "EvaluateRequest",
     "InferenceRequest",
     "LocalService",
     "ServiceOptions",
+    "ServiceRuntime",
     "SessionIdSupplier",
 ]

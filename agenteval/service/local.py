@@ -12,11 +12,11 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from agenteval._util.name_checks import check_names
 from agenteval.context import EvalContext, use_context
-from agenteval.errors import ConfigError, rewrap
+from agenteval.errors import ConfigError, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.models import EvalCase, EvalSet
@@ -76,9 +76,12 @@ class LocalService:
     ) -> None:
         if runner is None:
             raise ConfigError("runner is nil")
+        collaborators: dict[str, Any] = {name: overrides.pop(name) for name in _RUNTIME_FIELDS if name in overrides}
         self.runner: Runner = as_runner(runner)
         self.options: ServiceOptions = (options or ServiceOptions()).updated(overrides)
         self.runtime = runtime or ServiceRuntime()
+        if collaborators:
+            self.runtime = _runtime_from_keywords(runtime, collaborators)
         self._checked: tuple[object, ...] = ()
 
     async def close(self) -> None:
@@ -386,7 +389,8 @@ class _Run:
             list(enumerate(cases)),
             lambda item: self._infer_then_score(request, context, *item, pending[item[0]], scoring),
             parallel=options.parallel_inference,
-            gate=self._runtime.inference_gate(options),
+            # One case at a time needs no cap (and a parallelism below 1 is allowed then, as in the reference).
+            gate=self._runtime.inference_gate(options) if options.parallel_inference else asyncio.Semaphore(1),
         )
         return _inferences(outcomes)
 
@@ -485,6 +489,23 @@ async def _map_in_order(
             return await work(item)
 
     return await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
+
+
+_RUNTIME_FIELDS: Final = ("limits", "reuse", "cassettes", "executor")
+"""The collaborators a LocalService once took as keywords, now fields of its ServiceRuntime."""
+
+
+def _runtime_from_keywords(runtime: ServiceRuntime | None, collaborators: dict[str, Any]) -> ServiceRuntime:
+    """The runtime that ``LocalService(..., limits=..., executor=...)`` asks for, with a warning that says how now."""
+    given = ", ".join(f"{name}=" for name in collaborators)
+    if runtime is not None:
+        raise ConfigError(f"give {given} inside runtime=ServiceRuntime(...), not beside it")
+    warn_user(
+        f"LocalService({given}...) is now LocalService(runtime=ServiceRuntime({given}...))"
+        " (from agenteval.service import ServiceRuntime)",
+        DeprecationWarning,
+    )
+    return ServiceRuntime(**collaborators)
 
 
 def _checked_with(options: ServiceOptions) -> tuple[int, int, int]:

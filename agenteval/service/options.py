@@ -114,9 +114,16 @@ class ServiceOptions:
         if self.expected_runner is not None:
             object.__setattr__(self, "expected_runner", as_runner(self.expected_runner))
         _check_switches(self, "parallel_inference", "parallel_evaluation")
-        # Checked even with both parallel switches off: an Evaluator's runs share one limit of this size.
-        for name in ("parallelism", "judge_num_samples", "max_simulated_turns"):
-            object.__setattr__(self, name, _counted(name, getattr(self, name)))
+        object.__setattr__(self, "parallelism", _whole_number("parallelism", self.parallelism))
+        # As in the reference, the cap matters (and is checked) only when cases run in parallel.
+        if self.parallelism <= 0 and (self.parallel_inference or self.parallel_evaluation):
+            raise ConfigError("eval case parallelism must be greater than 0")
+        # In the words the service has always used (the reference's, for judge runner num samples).
+        for name, words in (
+            ("judge_num_samples", "judge runner num samples"),
+            ("max_simulated_turns", "max simulated turns"),
+        ):
+            object.__setattr__(self, name, _counted(name, getattr(self, name), words))
         if self.turn_timeout is not None:
             object.__setattr__(self, "turn_timeout", _positive_seconds("turn_timeout", self.turn_timeout))
         if self.tool_replay is not None and not isinstance(self.tool_replay, ToolReplay):
@@ -166,13 +173,19 @@ def _check_switches(options: object, *names: str) -> None:
             raise ConfigError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
 
 
-def _counted(name: str, value: object) -> int:
-    """``value`` as an int if it is a whole number greater than 0 (numpy integers included), else a ConfigError."""
+def _whole_number(name: str, value: object) -> int:
+    """``value`` as an int if it is a whole number (numpy integers included), else a ConfigError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise ConfigError(f"{name} must be greater than 0, got {value}")
     return int(value)
+
+
+def _counted(name: str, value: object, words: str = "") -> int:
+    """``value`` as an int if it is a whole number greater than 0, else a ConfigError (``words`` names it there)."""
+    counted = _whole_number(name, value)
+    if counted <= 0:
+        raise ConfigError(f"{words or name} must be greater than 0, got {counted}")
+    return counted
 
 
 def _positive_seconds(name: str, value: object) -> float:

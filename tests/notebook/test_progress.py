@@ -33,7 +33,7 @@ from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.metric.criterion import Criterion, FinalResponseCriterion, TextCriterion, TextMatchStrategy
 from agenteval.notebook import _env, progress
-from agenteval.notebook.progress import RunProgress, TextProgress, WidgetProgress, create_progress
+from agenteval.notebook.progress import RunState, TextProgress, WidgetProgress, create_progress
 from agenteval.service.callbacks import (
     AfterEvaluateCaseArgs,
     AfterEvaluateSetArgs,
@@ -171,7 +171,7 @@ def run_values(bar: WidgetProgress) -> list[tuple[int, int, int, int, str, str]]
     ]  # fmt: skip
 
 
-def counts(run: RunProgress) -> tuple[int, int, int, int]:
+def counts(run: RunState) -> tuple[int, int, int, int]:
     return run.passed, run.failed, run.errors, run.not_evaluated
 
 

@@ -6,17 +6,19 @@ from typing import Any
 
 import pytest
 
+from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError
 from agenteval.evaluation import EvaluationOptions
-from agenteval.service import ServiceOptions
+from agenteval.service import CaseLimits, EvaluateConfig, InferenceRequest, LocalService, ServiceOptions, ServiceRuntime
+from agenteval.status import EvalStatus
+from tests.test_evaluation import APP, SET, echo, fill, final_response, make_case
 
 # Service options: declared (and checked) by ServiceOptions, inherited by EvaluationOptions.
 SERVICE_CASES = [
-    ("parallelism", 0, r"^parallelism must be greater than 0, got 0$"),
     ("parallelism", 2.5, r"^parallelism must be a whole number, got float 2.5$"),
-    ("judge_num_samples", 0, r"^judge_num_samples must be greater than 0, got 0$"),
+    ("judge_num_samples", 0, r"^judge runner num samples must be greater than 0, got 0$"),
     ("judge_num_samples", "2", r"^judge_num_samples must be a whole number, got str '2'$"),
-    ("max_simulated_turns", -3, r"^max_simulated_turns must be greater than 0, got -3$"),
+    ("max_simulated_turns", -3, r"^max simulated turns must be greater than 0, got -3$"),
     ("max_simulated_turns", True, r"^max_simulated_turns must be a whole number, got bool True$"),
     ("parallel_inference", "no", r"^parallel_inference must be True or False, got str 'no'$"),
     ("parallel_evaluation", 1, r"^parallel_evaluation must be True or False, got int 1$"),
@@ -38,11 +40,21 @@ def test_a_service_option_gets_one_message_from_either_class(
         options().updated({option: value})
 
 
-@pytest.mark.parametrize("parallel_inference", [False, True])
-def test_a_service_refuses_a_parallelism_below_one_whatever_the_switches(parallel_inference: bool) -> None:
-    # With both switches off, -1 used to pass and fail later in asyncio.Semaphore with a ValueError.
-    with pytest.raises(ConfigError, match=r"^parallelism must be greater than 0, got -1$"):
-        ServiceOptions(parallelism=-1, parallel_inference=parallel_inference)
+def test_a_service_needs_a_parallelism_above_0_only_to_run_cases_in_parallel() -> None:
+    # As in the reference: the cap is checked only when a parallel switch is on.
+    with pytest.raises(ConfigError, match=r"^eval case parallelism must be greater than 0$"):
+        ServiceOptions(parallelism=0, parallel_inference=True, parallel_evaluation=False)
+    with pytest.raises(ConfigError, match=r"^eval case parallelism must be greater than 0$"):
+        ServiceOptions(parallelism=0, parallel_inference=False, parallel_evaluation=True)
+    serial = ServiceOptions(parallelism=-1, parallel_inference=False, parallel_evaluation=False)
+
+    assert serial.parallelism == -1
+
+
+def test_an_evaluation_needs_a_parallelism_above_0_whatever_the_switches() -> None:
+    # Every run of an evaluation shares one limit of this size.
+    with pytest.raises(ConfigError, match=r"^parallelism must be greater than 0, got 0$"):
+        EvaluationOptions(parallelism=0, parallel_inference=False, parallel_evaluation=False)
 
 
 def test_whole_numbers_become_ints() -> None:
@@ -77,3 +89,29 @@ def test_an_unknown_option_still_names_the_closest_one() -> None:
         EvaluationOptions().updated({"paralelism": 2})
     with pytest.raises(ConfigError, match=r"^unknown option 'num_runs'"):
         ServiceOptions().updated({"num_runs": 2})
+
+
+def test_a_serial_service_runs_whatever_its_parallelism() -> None:
+    sets = fill([make_case("a")])
+    service = LocalService(
+        echo, eval_set_manager=sets, parallelism=-1, parallel_inference=False, parallel_evaluation=False
+    )
+    request = InferenceRequest(app_name=APP, eval_set_id=SET)
+
+    _, scored = run_sync(service.infer_and_evaluate(request, EvaluateConfig(eval_metrics=[final_response()])))
+
+    assert [result.final_eval_status for result in scored.eval_case_results] == [EvalStatus.PASSED]
+
+
+def test_the_collaborators_once_given_as_keywords_still_work_with_a_warning_that_says_how_now() -> None:
+    limits = CaseLimits.of(2)
+
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"^LocalService\(limits=\.\.\.\) is now LocalService\(runtime=ServiceRuntime\(limits=\.\.\.\)\)",
+    ):
+        service = LocalService(echo, limits=limits)
+
+    assert service.runtime == ServiceRuntime(limits=limits)
+    with pytest.raises(ConfigError, match=r"^give limits= inside runtime=ServiceRuntime\(\.\.\.\), not beside it$"):
+        LocalService(echo, runtime=ServiceRuntime(), limits=limits)

@@ -16,7 +16,6 @@ from typing import Literal
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalMetricResult
 from agenteval.evalset.models import Tool
-from agenteval.evaluators.matching.jsonmatch import JSONDifference, format_value, json_differences
 from agenteval.evaluators.matching.trajectory import (
     ToolCallMatching,
     ToolMismatch,
@@ -27,6 +26,7 @@ from agenteval.evaluators.matching.trajectory import (
     tool_mismatch,
 )
 from agenteval.metric.criterion import ToolTrajectoryCriterion
+from agenteval.metric.json_match import JSONDifference, format_value, json_differences
 from agenteval.metric.models import EvalMetric
 
 __all__ = [

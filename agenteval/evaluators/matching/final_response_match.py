@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation
-from agenteval.evaluators.matching.jsonmatch import (
+from agenteval.evaluators.matching.rouge import match_rouge
+from agenteval.evaluators.matching.text import check_text_criterion, match_text
+from agenteval.evaluators.matching.xml import check_xml_criterion, match_xml
+from agenteval.metric.criterion import FinalResponseCriterion
+from agenteval.metric.json_match import (
     check_json_criterion,
     format_value,
     match_json_text,
     named_compare_mismatch,
 )
-from agenteval.evaluators.matching.rouge import match_rouge
-from agenteval.evaluators.matching.text import check_text_criterion, match_text
-from agenteval.evaluators.matching.xml import check_xml_criterion, match_xml
-from agenteval.metric.criterion import FinalResponseCriterion
 from agenteval.metric.registry import active_metric_registry
 
 __all__ = ["NO_FINAL_RESPONSE", "check_final_response_criterion", "match_final_response"]

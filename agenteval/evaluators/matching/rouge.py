@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from itertools import chain
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.matching.jsonmatch import format_value
 from agenteval.evaluators.matching.porter import stem
 from agenteval.evaluators.matching.sentences import split_sentences
 from agenteval.metric.criterion import RougeCriterion, RougeMeasure, RougeThreshold
+from agenteval.metric.json_match import format_value
 from agenteval.metric.registry import Tokenizer
 
 __all__ = ["DefaultTokenizer", "RougeScore", "Tokenizer", "match_rouge", "score_rouge"]

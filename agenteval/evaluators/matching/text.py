@@ -20,8 +20,8 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.matching.jsonmatch import format_value, named_compare_mismatch
 from agenteval.metric.criterion import LengthCriterion, TextCriterion, TextMatchStrategy
+from agenteval.metric.json_match import format_value, named_compare_mismatch
 from agenteval.metric.registry import active_metric_registry
 
 __all__ = ["check_length_criterion", "check_text_criterion", "match_length", "match_text"]

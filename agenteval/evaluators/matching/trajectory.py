@@ -20,12 +20,6 @@ from typing import Literal
 
 from agenteval.errors import ConfigError
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.evaluators.matching.jsonmatch import (
-    check_json_criterion,
-    format_value,
-    match_json,
-    named_compare_mismatch,
-)
 from agenteval.evaluators.matching.text import check_text_criterion, match_text
 from agenteval.metric.criterion import (
     JSONCriterion,
@@ -33,6 +27,12 @@ from agenteval.metric.criterion import (
     TextMatchStrategy,
     ToolTrajectoryCriterion,
     ToolTrajectoryStrategy,
+)
+from agenteval.metric.json_match import (
+    check_json_criterion,
+    format_value,
+    match_json,
+    named_compare_mismatch,
 )
 from agenteval.metric.registry import active_metric_registry
 

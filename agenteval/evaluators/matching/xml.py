@@ -17,8 +17,8 @@ import re
 from xml.parsers import expat
 
 from agenteval.errors import ConfigError
-from agenteval.evaluators.matching.jsonmatch import format_value, named_compare_mismatch
 from agenteval.metric.criterion import XMLCriterion, XMLMatchStrategy
+from agenteval.metric.json_match import format_value, named_compare_mismatch
 from agenteval.metric.registry import active_metric_registry
 
 __all__ = ["check_xml_criterion", "match_xml", "xml_problem"]
