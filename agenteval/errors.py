@@ -48,6 +48,7 @@ import asyncio
 import sys
 import warnings
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 __all__ = [
@@ -298,12 +299,20 @@ def _internal(filename: str) -> bool:
 
 
 def warn_user(message: str, category: type[Warning]) -> None:
-    """Warn, pointing at the user's line: the first caller outside agenteval and the event loop.
+    """Warn, pointing at the user's line: the first caller outside agenteval, the event loop and the import system.
 
     An evaluation runs inside an event loop (and ``nest_asyncio2`` in a kernel), so a fixed
     ``stacklevel`` would point into the library.
     """
     level, frame = 1, sys._getframe(1)
-    while _internal(frame.f_code.co_filename) and frame.f_back is not None:
-        level, frame = level + 1, frame.f_back
+    while frame.f_back is not None and (_internal(frame.f_code.co_filename) or _importing(frame)):
+        frame = frame.f_back
+        # warnings.warn leaves the import system's frames out when it counts levels, so they are not counted.
+        level += not _importing(frame)
     warnings.warn(message, category, stacklevel=level + 1)
+
+
+def _importing(frame: FrameType) -> bool:
+    """Whether ``frame`` is the import system's (an old module path is used through an import statement)."""
+    filename = frame.f_code.co_filename
+    return "importlib" in filename and "_bootstrap" in filename

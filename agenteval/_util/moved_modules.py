@@ -10,13 +10,12 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import os
 import sys
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Final
+
+from agenteval.errors import warn_user
 
 __all__ = ["MOVED", "import_moved", "install", "moved_attribute", "new_home"]
 
@@ -65,32 +64,10 @@ def import_moved(name: str) -> ModuleType:
     new = new_home(name)
     if new is None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    warnings.warn(
-        f"{name} moved to {new}; import it from there (the old path will go in a later version)",
-        DeprecationWarning,
-        stacklevel=_caller_level(),
+    warn_user(
+        f"{name} moved to {new}; import it from there (the old path will go in a later version)", DeprecationWarning
     )
     return importlib.import_module(new)
-
-
-def _caller_level() -> int:
-    """The stack level of the first frame outside agenteval and the import system: the line that used the old path."""
-    # warnings.warn skips the import system's own frames when it counts levels, so only the others are counted.
-    frame = sys._getframe(1)
-    level = 1
-    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE) or _in_import_system(frame)):
-        frame = frame.f_back
-        if not _in_import_system(frame):
-            level += 1
-    return level
-
-
-_PACKAGE: Final = str(Path(__file__).resolve().parents[1]) + os.sep
-
-
-def _in_import_system(frame: FrameType) -> bool:
-    filename = frame.f_code.co_filename
-    return "importlib" in filename and "_bootstrap" in filename
 
 
 class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
