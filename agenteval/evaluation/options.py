@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from agenteval._util.option_checks import check_switches, counted
 from agenteval.analysis.report import EvaluationReport
 from agenteval.cache.cassettes import CassetteMode, Cassettes
 from agenteval.errors import ConfigError
@@ -15,7 +16,7 @@ from agenteval.evaluation._reuse import CacheOption, check_cache_option
 from agenteval.metric.manager import MetricManager
 from agenteval.metric.memory import InMemoryMetricManager
 from agenteval.runner.tool_replay import ToolReplay
-from agenteval.service.options import ServiceOptions, _check_switches, _counted
+from agenteval.service.options import ServiceOptions
 from agenteval.service.ray_executor import RayExecutor
 
 __all__ = ["DEFAULT_PARALLELISM", "EvaluationOptions"]
@@ -83,13 +84,13 @@ class EvaluationOptions(ServiceOptions):
 
     def __post_init__(self) -> None:
         # The fields declared here; ServiceOptions.__post_init__ checks the rest.
-        object.__setattr__(self, "num_runs", _counted("num_runs", self.num_runs))
+        object.__setattr__(self, "num_runs", counted("num_runs", self.num_runs))
         # The facade's own rule, stricter than the service's: every run shares one limit of this size, so it is
         # needed even with the parallel switches off.
-        object.__setattr__(self, "parallelism", _counted("parallelism", self.parallelism))
-        _check_switches(self, "parallel_runs", "strict")
+        object.__setattr__(self, "parallelism", counted("parallelism", self.parallelism))
+        check_switches(self, "parallel_runs", "strict")
         if self.progress is not None:
-            _check_switches(self, "progress")
+            check_switches(self, "progress")
         check_cache_option(self.cache)
         cassette = self.cassette
         if not (

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Self, get_args, get_type_hints
 
 from agenteval._util.callable_names import did_you_mean
+from agenteval._util.option_checks import check_switches, counted, whole_number
 from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, as_aggregator, finite_score
 from agenteval.context import EvalContext
 from agenteval.errors import ConfigError
@@ -113,8 +114,8 @@ class ServiceOptions:
         object.__setattr__(self, "aggregator", as_aggregator(self.aggregator))
         if self.expected_runner is not None:
             object.__setattr__(self, "expected_runner", as_runner(self.expected_runner))
-        _check_switches(self, "parallel_inference", "parallel_evaluation")
-        object.__setattr__(self, "parallelism", _whole_number("parallelism", self.parallelism))
+        check_switches(self, "parallel_inference", "parallel_evaluation")
+        object.__setattr__(self, "parallelism", whole_number("parallelism", self.parallelism))
         # As in the reference, the cap matters (and is checked) only when cases run in parallel.
         if self.parallelism <= 0 and (self.parallel_inference or self.parallel_evaluation):
             raise ConfigError("eval case parallelism must be greater than 0")
@@ -123,7 +124,7 @@ class ServiceOptions:
             ("judge_num_samples", "judge runner num samples"),
             ("max_simulated_turns", "max simulated turns"),
         ):
-            object.__setattr__(self, name, _counted(name, getattr(self, name), words))
+            object.__setattr__(self, name, counted(name, getattr(self, name), words))
         if self.turn_timeout is not None:
             object.__setattr__(self, "turn_timeout", _positive_seconds("turn_timeout", self.turn_timeout))
         if self.tool_replay is not None and not isinstance(self.tool_replay, ToolReplay):
@@ -163,29 +164,6 @@ class ServiceOptions:
             raise ConfigError(f"unknown option {', '.join(named)}; the options are: {', '.join(known)}")
         values = {name: value for name, value in overrides.items() if value is not None or nullable[name]}
         return replace(self, **values) if values else self
-
-
-def _check_switches(options: object, *names: str) -> None:
-    """Refuse an on/off option that is not a bool (``"no"``, ``1``), naming it and the value."""
-    for name in names:
-        value = getattr(options, name)
-        if not isinstance(value, bool):
-            raise ConfigError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-
-
-def _whole_number(name: str, value: object) -> int:
-    """``value`` as an int if it is a whole number (numpy integers included), else a ConfigError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
-    return int(value)
-
-
-def _counted(name: str, value: object, words: str = "") -> int:
-    """``value`` as an int if it is a whole number greater than 0, else a ConfigError (``words`` names it there)."""
-    counted = _whole_number(name, value)
-    if counted <= 0:
-        raise ConfigError(f"{words or name} must be greater than 0, got {counted}")
-    return counted
 
 
 def _positive_seconds(name: str, value: object) -> float:
