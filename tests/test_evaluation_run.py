@@ -49,7 +49,8 @@ async def test_start_returns_at_once_and_the_finished_cases_grow_until_the_repor
         await asyncio.sleep(0.03)
     report = await run
 
-    assert seen == sorted(seen) and 0 < max(seen) < 12
+    # All twelve cases can be in before the report is built and saved, so 12 may be seen while not done.
+    assert seen == sorted(seen) and any(0 < count < 12 for count in seen)
     assert len(run.cases) == 12 and len(run.metrics) == 12
     assert {run_id: (p.finished, p.total) for run_id, p in run.progress.items()} == {1: (6, 6), 2: (6, 6)}
     assert run.counts["passed"] == 12 and run.eta == 0.0
