@@ -15,20 +15,26 @@ one-case evaluation (lazy imports, first calls), timed in this order in one proc
   then ``report.cases``, ``report.case_table`` and ``report.metrics``.
 - ``report.reaggregate(mean_score)`` (a custom aggregator function) and
   ``report.with_thresholds(...)`` (both metrics at 0.5).
-- ``report.save(LocalEvalResultManager(tmp))`` and ``EvaluationReport.load(path)`` of that file.
+- ``report.save(LocalEvalResultManager(tmp))``; then the report is let go (a notebook that loads
+  a result holds no other report of it), and ``EvaluationReport.load(path)`` of that file and the
+  first ``.cases`` of the loaded report are timed.
 - ``add_local``: N ``add_case`` calls into one eval set of a ``LocalEvalSetManager`` in a
   temporary directory. Each add rewrites the set's file, so this can grow quadratically: it stops
-  after ``--add-budget`` seconds and reports how many adds it made.
+  after ``--add-budget`` seconds and reports how many adds it made. Skipped above
+  ``ADD_LOCAL_MAX_N`` cases: it would only repeat the budget's first adds, and the N new cases it
+  needs would add to the process's peak memory.
 
 Memory: the kernel's peak RSS (``ru_maxrss``) after each step and the RSS now after setup, after
-``evaluate`` and at the end. The sync operations are called as a script calls them (no running
-event loop). Prints one JSON line (seconds, MiB); exits 1 unless every case run passed both metrics.
+``evaluate``, before the load and at the end. The sync operations are called as a script calls them
+(no running event loop). Prints one JSON line (seconds, MiB); exits 1 unless every case run passed
+both metrics.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 import tempfile
 import time
@@ -40,6 +46,9 @@ from measure import GcClock, Record, emit, peak_rss_mib, rss_mib, step
 
 import agenteval as ae
 from agenteval.evalset import EvalSetManager
+
+ADD_LOCAL_MAX_N = 20_000
+"""The largest set the local ``add_case`` step runs for."""
 
 
 def mean_score(data: ae.AggregationInput) -> ae.AggregationResult:
@@ -92,8 +101,8 @@ async def add_within(store: EvalSetManager, cases: list[ae.EvalCase], budget: fl
     return len(cases)
 
 
-def notebook_operations(record: Record, report: ae.EvaluationReport, add_budget: float) -> None:
-    """Time what a notebook does with the report next, and adding the cases to a local eval set."""
+def notebook_operations(record: Record, report: ae.EvaluationReport, directory: str) -> Path:
+    """Time what a notebook does with the report next; returns the file the report was saved to."""
     started = time.perf_counter()
     import pandas  # noqa: F401
 
@@ -104,21 +113,29 @@ def notebook_operations(record: Record, report: ae.EvaluationReport, add_budget:
     step(record, "reaggregate", lambda: report.reaggregate(mean_score))
     thresholds = {metric.metric_name: 0.5 for metric in workload.metrics()}
     step(record, "with_thresholds", lambda: report.with_thresholds(thresholds))
-    with tempfile.TemporaryDirectory(prefix="agenteval-scale-") as tmp:
-        result_id = step(record, "save_local", lambda: report.save(ae.LocalEvalResultManager(tmp)))
-        path = Path(tmp) / workload.APP_NAME / f"{result_id}.evalset_result.json"
-        record["saved_file_mib"] = round(path.stat().st_size / 2**20, 2)
-        loaded = step(record, "load_local", lambda: ae.EvaluationReport.load(path))
-        assert len(loaded.result.eval_case_results) == len(report.result.eval_case_results)
-    del loaded
+    result_id = step(record, "save_local", lambda: report.save(ae.LocalEvalResultManager(directory)))
+    path = Path(directory) / workload.APP_NAME / f"{result_id}.evalset_result.json"
+    record["saved_file_mib"] = round(path.stat().st_size / 2**20, 2)
+    return path
+
+
+def load_operations(record: Record, path: Path) -> None:
+    """Time loading the saved file and the first ``.cases`` of the loaded report."""
+    gc.collect()
+    record["rss_before_load_mib"] = round(rss_mib(), 1)
+    loaded = step(record, "load_local", lambda: ae.EvaluationReport.load(path))
+    rows = len(step(record, "loaded_cases", lambda: loaded.cases))
+    assert rows == record["cases_rows"], f"the loaded report has {rows} case rows, not {record['cases_rows']}"
+
+
+def add_local(record: Record, add_budget: float) -> None:
+    """Time adding the cases one at a time to a local eval set, within ``add_budget`` seconds."""
+    if record["n"] > ADD_LOCAL_MAX_N:
+        return
     cases = workload.make_cases(record["n"])
     with tempfile.TemporaryDirectory(prefix="agenteval-scale-") as tmp:
         store = ae.LocalEvalSetManager(tmp)
-
-        def add_local() -> int:
-            return asyncio.run(add_within(store, cases, add_budget))
-
-        record["add_local_done"] = step(record, "add_local", add_local)
+        record["add_local_done"] = step(record, "add_local", lambda: asyncio.run(add_within(store, cases, add_budget)))
 
 
 def main() -> int:
@@ -141,7 +158,12 @@ def main() -> int:
     results = report.result.eval_case_results
     case_runs = args.n * args.runs
     record["passed_case_runs"] = sum(map(workload.case_passed, results)) if len(results) == case_runs else 0
-    notebook_operations(record, report, args.add_budget)
+    del results
+    with tempfile.TemporaryDirectory(prefix="agenteval-scale-") as tmp:
+        path = notebook_operations(record, report, tmp)
+        del report
+        load_operations(record, path)
+    add_local(record, args.add_budget)
     record["peak_rss_mib"] = round(peak_rss_mib(), 1)
     record["rss_at_end_mib"] = round(rss_mib(), 1)
     emit(record)

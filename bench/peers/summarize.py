@@ -1,12 +1,20 @@
-"""Markdown tables from the JSON lines of the peer benchmarks, with the targets of issue 13.
+"""Markdown tables from the JSON lines of the peer benchmarks, each target of issue 28 marked met or missed.
 
-Usage (run.sh calls it): ``python bench/peers/summarize.py overhead|scale RESULTS.jsonl``
+Usage (run.sh calls it with one mode's results):
+``python bench/peers/summarize.py overhead|scale|kill|issue28 RESULTS.jsonl...``
+
+``overhead``, ``scale`` and ``kill`` print the tables of their measurements, then the rows of issue
+28's table that those measurements cover; ``issue28`` prints issue 28's whole table from results of
+several modes (e.g. ``bench/.peer-results/{overhead,scale,kill}-*.jsonl`` of one session). The
+targets of issue 13 (≤ 100 µs per case, < 400 MB at 20,000 cases, ≤ 10 KiB retained per case-run,
+save and load < 1 s, ...) are superseded by issue 28's and are no longer judged; the tables still
+show what they measured.
 
 run.sh runs the two frameworks back to back for every configuration in every repetition, so the
 k-th line of agenteval for a configuration pairs with the k-th line of pydantic-evals for it: the
 ratios between frameworks are per-repetition ratios of those pairs (a lone absolute time from a
 shared machine means little). Cells with several repetitions read ``median (min–max)``; a target
-is judged on the median.
+is judged on the median, except "nothing finished is lost", which every kill must meet.
 """
 
 from __future__ import annotations
@@ -21,15 +29,26 @@ from typing import Any, TypeVar
 
 Record = dict[str, Any]
 Key = TypeVar("Key", bound=Hashable)
+Groups = dict[tuple[str, Any], list[Record]]
 OverheadKey = tuple[int, float, int]
 ScaleKey = tuple[int, int]
+KillKey = tuple[int, float, int, float]
 PEER = "pydantic-evals"
 OURS = "agenteval"
+MODES = ("overhead", "scale", "kill", "issue28")
 TARGET_N = 20_000
-"""The size the issue's scale targets are stated for."""
+"""The size issue 28's memory, load, reaggregate and with_thresholds targets are stated for."""
+LARGE_N = 100_000
+"""The size of issue 28's "completes" row."""
 BASE_N = 1_000
 """The size per-case growth is measured against."""
-MIB_PER_MB = 10**6 / 2**20
+LARGE_PEAK_MIB = 1024.0
+"""The 100,000-case run's peak RSS after evaluate must stay below 1 GiB."""
+
+
+def kind(record: Record) -> str:
+    """Which script wrote ``record`` (lines written before the ``kind`` field are told apart by their fields)."""
+    return str(record.get("kind") or ("scale" if "runs" in record else "overhead"))
 
 
 def read(path: Path) -> list[Record]:
@@ -44,6 +63,18 @@ def grouped(records: Sequence[Record], key: Callable[[Record], Key]) -> dict[tup
     return groups
 
 
+def overhead_key(record: Record) -> OverheadKey:
+    return (record["n"], record["latency"], record["concurrency"])
+
+
+def scale_key(record: Record) -> ScaleKey:
+    return (record["n"], record["runs"])
+
+
+def kill_key(record: Record) -> KillKey:
+    return (record["n"], record["latency"], record["concurrency"], record["kill_at"])
+
+
 def span(values: Sequence[float], digits: int = 2, unit: str = "") -> str:
     if not values:
         return "—"
@@ -55,10 +86,11 @@ def paired(ours: Sequence[float], theirs: Sequence[float]) -> list[float]:
     return [a / b for a, b in zip(ours, theirs, strict=False) if b > 0]
 
 
-def judged(value: float | None, limit: float) -> str:
+def judged(value: float | None, limit: float, *, below: bool = False) -> str:
+    """``met`` when ``value`` is at most ``limit`` (below it, with ``below``), ``MISSED`` otherwise."""
     if value is None:
         return "—"
-    return "met" if value <= limit else "MISSED"
+    return "met" if (value < limit if below else value <= limit) else "MISSED"
 
 
 def median_or_none(values: Sequence[float]) -> float | None:
@@ -69,43 +101,205 @@ def row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def table(head: Sequence[str]) -> None:
+    print(row(head))
+    print(row(["---"] * len(head)))
+
+
+def field_values(records: Sequence[Record], field: str | Callable[[Record], float]) -> list[float]:
+    if callable(field):
+        return [field(r) for r in records]
+    return [r[field] for r in records if r.get(field) is not None]
+
+
+def case_runs(record: Record) -> float:
+    return float(record["n"] * record["runs"])
+
+
+def per_case_growth(records: list[Record], base: list[Record]) -> Callable[[Record], float]:
+    """``evaluate`` time per case-run of record k over that of the 1k-case record of the same repetition."""
+    index = {id(record): k for k, record in enumerate(records)}
+
+    def growth(record: Record) -> float:
+        reference = base[min(index[id(record)], len(base) - 1)]
+        return float(record["evaluate_s"] / case_runs(record)) / float(reference["evaluate_s"] / case_runs(reference))
+
+    return growth
+
+
+# --- issue 28's table ----------------------------------------------------------------------------
+
+Issue28Row = tuple[str, str, str, str, str]
+"""workload, pydantic-evals, agenteval, target, verdict."""
+
+
+def overhead_rows(records: Sequence[Record]) -> list[Issue28Row]:
+    groups = grouped([r for r in records if kind(r) == "overhead"], overhead_key)
+    rows: list[Issue28Row] = []
+    theirs, ours = groups.get((PEER, (2000, 0.0, 100)), []), groups.get((OURS, (2000, 0.0, 100)), [])
+    if ours:
+        ratios = paired([r["wall_s"] for r in ours], [r["wall_s"] for r in theirs])
+        rows.append(
+            (
+                "2000 instant cases, P=100: framework cost per case",
+                span([r["us_per_case"] for r in theirs], 0, " µs"),
+                f"{span([r['us_per_case'] for r in ours], 0, ' µs')}; {span(ratios, 2, '×')} pydantic-evals",
+                "≤ 0.5× pydantic-evals",
+                judged(median_or_none(ratios), 0.5),
+            )
+        )
+    for latency, limit in ((0.02, 1.3), (0.5, 1.03)):
+        theirs, ours = groups.get((PEER, (1000, latency, 100)), []), groups.get((OURS, (1000, latency, 100)), [])
+        if ours:
+            ideal = [r["ratio_to_ideal"] for r in ours]
+            rows.append(
+                (
+                    f"1000 × {latency * 1000:g} ms agent, P=100: whole `evaluate()`",
+                    span([r["ratio_to_ideal"] for r in theirs], 2, "×") + " ideal",
+                    span(ideal, 2, "×") + " ideal",
+                    f"≤ {limit}× ideal",
+                    judged(median_or_none(ideal), limit),
+                )
+            )
+    return rows
+
+
+def scale_rows(records: Sequence[Record]) -> list[Issue28Row]:
+    groups = grouped([r for r in records if kind(r) == "scale"], scale_key)
+    rows: list[Issue28Row] = []
+    theirs, ours = groups.get((PEER, (TARGET_N, 1)), []), groups.get((OURS, (TARGET_N, 1)), [])
+    if ours:
+        peaks = [r["evaluate_peak_rss_mib"] for r in ours]
+        ratios = paired(peaks, [r["evaluate_peak_rss_mib"] for r in theirs])
+        rows.append(
+            (
+                "peak RSS after `evaluate`, 20,000 cases",
+                span([r["evaluate_peak_rss_mib"] for r in theirs], 0, " MiB"),
+                f"{span(peaks, 0, ' MiB')} ({span(ratios, 2, '×')} pydantic-evals; "
+                f"{span(field_values(ours, 'peak_rss_mib'), 0, ' MiB')} by the end of save + load)",
+                "≤ pydantic-evals'",
+                judged(median_or_none(ratios), 1.0),
+            )
+        )
+    large = large_row(groups)
+    if large:
+        rows.append(large)
+    if ours:
+        load, cases = field_values(ours, "load_local_s"), field_values(ours, "loaded_cases_s")
+        verdicts = {judged(median_or_none(load), 1.0, below=True), judged(median_or_none(cases), 0.5, below=True)}
+        rows.append(
+            (
+                "20k: `EvaluationReport.load` / first `report.cases` after it",
+                f"`validate_json` {span(field_values(theirs, 'load_json_s'), 2, ' s')}",
+                f"{span(load, 2, ' s')} / {span(cases, 2, ' s')}",
+                "< 1 s / < 0.5 s",
+                "MISSED" if "MISSED" in verdicts else "—" if "—" in verdicts else "met",
+            )
+        )
+        reaggregate, thresholds = field_values(ours, "reaggregate_s"), field_values(ours, "with_thresholds_s")
+        verdicts = {judged(median_or_none(reaggregate), 0.5, below=True)}
+        verdicts.add(judged(median_or_none(thresholds), 0.5, below=True))
+        rows.append(
+            (
+                "20k: `reaggregate` / `with_thresholds`",
+                "—",
+                f"{span(reaggregate, 2, ' s')} / {span(thresholds, 2, ' s')}",
+                "< 0.5 s each",
+                "MISSED" if "MISSED" in verdicts else "met",
+            )
+        )
+    return rows
+
+
+def large_row(groups: Groups) -> Issue28Row | None:
+    """The 100,000-case run: completes, peak RSS after evaluate < 1 GiB, per-case cost ÷ the 1k run's ≤ 1.1."""
+    theirs, ours = groups.get((PEER, (LARGE_N, 1)), []), groups.get((OURS, (LARGE_N, 1)), [])
+    if not ours:
+        return None
+
+    def described(records: list[Record], base: list[Record]) -> tuple[str, list[str]]:
+        if not records:
+            return "not run", []
+        completed = all(r["passed_case_runs"] == r["n"] for r in records)
+        peaks = [r["evaluate_peak_rss_mib"] for r in records]
+        growth = [per_case_growth(records, base)(r) for r in records] if base else []
+        verdicts = [
+            "met" if completed else "MISSED",
+            judged(median_or_none(peaks), LARGE_PEAK_MIB, below=True),
+            judged(median_or_none(growth), 1.1),
+        ]
+        text = (
+            f"{'completes' if completed else 'does not complete'}; "
+            f"evaluate {span(field_values(records, 'evaluate_s'), 1, ' s')}; "
+            f"peak RSS {span(peaks, 0, ' MiB')}; per case ÷ 1k {span(growth, 2, '×')}"
+        )
+        return text, verdicts
+
+    peer_text, _ = described(theirs, groups.get((PEER, (BASE_N, 1)), []))
+    our_text, verdicts = described(ours, groups.get((OURS, (BASE_N, 1)), []))
+    verdict = "MISSED" if "MISSED" in verdicts else "—" if "—" in verdicts else "met"
+    return (
+        "100,000 cases × 1 run",
+        peer_text,
+        our_text,
+        "completes; peak RSS < 1 GiB; per-case cost ÷ the 1k run ≤ 1.1",
+        verdict,
+    )
+
+
+def kill_rows(records: Sequence[Record]) -> list[Issue28Row]:
+    kills = [r for r in records if kind(r) == "kill"]
+    if not kills:
+        return []
+    lost = [r["lost"] for r in kills]
+    finished = [r["finished_before_kill"] for r in kills]
+    text = (
+        f"{sum(lost)} of {sum(finished)} finished cases lost over {len(kills)} kills "
+        f"(per kill {span(lost, 0)}; {span([r['in_flight'] for r in kills], 0)} in flight)"
+    )
+    complete = all(r["rerun_passed"] == r["n"] for r in kills)
+    verdict = "met" if max(lost) == 0 and complete else "MISSED"
+    return [
+        (
+            "SIGKILL mid-run, then re-run with the same `cache=`",
+            "— (no cache or resume)",
+            text,
+            "nothing finished is lost: only cases in flight run again",
+            verdict,
+        )
+    ]
+
+
+def issue28(records: Sequence[Record], *, heading: str = "Issue 28's targets") -> None:
+    rows = overhead_rows(records) + scale_rows(records) + kill_rows(records)
+    if not rows:
+        return
+    print(f"\n{heading}:\n")
+    table(["workload", PEER, OURS, "target", "verdict"])
+    for cells in rows:
+        print(row(cells))
+
+
 # --- overhead ------------------------------------------------------------------------------------
 
 
-def overhead_targets(n: int, latency: float, us: float | None, ratio: float | None, ideal: float | None) -> str:
-    """The issue's target for this configuration, and whether the medians meet it."""
-    if (n, latency) == (2000, 0.0):
-        if us is None or ratio is None:
-            return "≤ 100 µs/case and ≤ 0.5× pydantic-evals: —"
-        verdict = "met" if us <= 100 and ratio <= 0.5 else "MISSED"
-        return f"≤ 100 µs/case and ≤ 0.5× pydantic-evals: {verdict}"
-    limits = {(1000, 0.02): 1.3, (1000, 0.5): 1.03}
-    if (n, latency) in limits:
-        return f"≤ {limits[n, latency]}× ideal: {judged(ideal, limits[n, latency])}"
-    return ""
-
-
 def overhead(records: Sequence[Record]) -> None:
-    def key(r: Record) -> OverheadKey:
-        return (r["n"], r["latency"], r["concurrency"])
-
-    groups = grouped(records, key)
+    groups = grouped([r for r in records if kind(r) == "overhead"], overhead_key)
     configs = sorted({config for _, config in groups}, key=lambda c: (c[1], c[0], c[2]))
     versions = {record["framework"]: record["version"] for record in records}
     print(f"Overhead: {PEER} {versions.get(PEER, '?')} and {OURS} {versions.get(OURS, '?')}, interleaved.\n")
-    head = [
-        "workload",
-        "reps",
-        f"{PEER} µs/case",
-        f"{OURS} µs/case",
-        f"{PEER} wall/ideal",
-        f"{OURS} wall/ideal",
-        f"{OURS} ÷ {PEER} per rep",
-        "median (range)",
-        "target (agenteval)",
-    ]
-    print(row(head))
-    print(row(["---"] * len(head)))
+    table(
+        [
+            "workload",
+            "reps",
+            f"{PEER} µs/case",
+            f"{OURS} µs/case",
+            f"{PEER} wall/ideal",
+            f"{OURS} wall/ideal",
+            f"{OURS} ÷ {PEER} per rep",
+            "median (range)",
+        ]
+    )
     for config in configs:
         n, latency, concurrency = config
         theirs, ours = groups.get((PEER, config), []), groups.get((OURS, config), [])
@@ -116,13 +310,6 @@ def overhead(records: Sequence[Record]) -> None:
         }
         agent = "instant agent" if latency == 0 else f"{latency * 1000:g} ms agent"
         ideal_s = f", ideal {ours[0]['ideal_s']:g} s" if ours and latency > 0 else ""
-        target = overhead_targets(
-            n,
-            latency,
-            median_or_none([r["us_per_case"] for r in ours]),
-            median_or_none(ratios),
-            median_or_none(ideal[OURS]),
-        )
         print(
             row(
                 [
@@ -134,14 +321,11 @@ def overhead(records: Sequence[Record]) -> None:
                     span(ideal[OURS], 2, "×"),
                     ", ".join(f"{ratio:.2f}" for ratio in ratios) or "—",
                     span(ratios),
-                    target,
                 ]
             )
         )
     print("\nWhere the time goes (medians, seconds; agenteval scores most cases inside the inference window):\n")
-    head = ["workload", "framework", "wall", "in GC (full passes)", "inference window", "scoring after it", "save"]
-    print(row(head))
-    print(row(["---"] * len(head)))
+    table(["workload", "framework", "wall", "in GC (full passes)", "inference window", "scoring after it", "save"])
     for config in configs:
         for framework in (PEER, OURS):
             rs = groups.get((framework, config), [])
@@ -174,16 +358,9 @@ def overhead(records: Sequence[Record]) -> None:
 class ScaleTable:
     """One size's table: a row per step, pydantic-evals beside agenteval."""
 
-    def __init__(self, theirs: list[Record], ours: list[Record], at_target: bool) -> None:
-        self.theirs, self.ours, self.at_target = theirs, ours, at_target
-        print(row(["step", PEER, OURS, f"{OURS} ÷ {PEER} (paired)", "target (agenteval)", ""]))
-        print(row(["---"] * 6))
-
-    @staticmethod
-    def values(records: Sequence[Record], field: str | Callable[[Record], float]) -> list[float]:
-        if callable(field):
-            return [field(r) for r in records]
-        return [r[field] for r in records if field in r]
+    def __init__(self, theirs: list[Record], ours: list[Record]) -> None:
+        self.theirs, self.ours = theirs, ours
+        table(["step", PEER, OURS, f"{OURS} ÷ {PEER} (paired)"])
 
     def line(
         self,
@@ -194,51 +371,20 @@ class ScaleTable:
         digits: int = 3,
         unit: str = " s",
         ratio: bool = False,
-        limit: float | None = None,
-        limit_text: str = "",
-        everywhere: bool = False,
     ) -> None:
-        """A row; ``limit`` is judged on agenteval's median at the issue's size (or at every size)."""
-        a = self.values(self.theirs, theirs) if theirs is not None else []
-        b = self.values(self.ours, ours) if ours is not None else []
-        ratios = span(paired(b, a)) if ratio else ""
-        applies = limit is not None and (everywhere or self.at_target)
-        verdict = judged(median_or_none(b), limit) if applies and limit is not None else ""
-        print(row([step, span(a, digits, unit), span(b, digits, unit), ratios, limit_text if applies else "", verdict]))
+        a = field_values(self.theirs, theirs) if theirs is not None else []
+        b = field_values(self.ours, ours) if ours is not None else []
+        print(row([step, span(a, digits, unit), span(b, digits, unit), span(paired(b, a)) if ratio else ""]))
 
 
-def per_case_growth(
-    records: list[Record], base: list[Record], field: str, count: Callable[[Record], float]
-) -> Callable[[Record], float]:
-    """Cost per item of record k over that of the 1k-case record of the same repetition."""
-    index = {id(record): k for k, record in enumerate(records)}
-
-    def growth(record: Record) -> float:
-        k = index[id(record)]
-        reference = base[min(k, len(base) - 1)]
-        return float(record[field] / count(record)) / float(reference[field] / count(reference))
-
-    return growth
-
-
-def scale_table(n: int, runs: int, groups: dict[tuple[str, ScaleKey], list[Record]]) -> None:
+def scale_table(n: int, runs: int, groups: Groups) -> None:
     theirs, ours = groups.get((PEER, (n, runs)), []), groups.get((OURS, (n, runs)), [])
     reps = max(len(theirs), len(ours))
     print(f"\n### {n:,} cases × {runs} run{'s' if runs > 1 else ''} ({reps} rep{'s' if reps > 1 else ''})\n")
-    table = ScaleTable(theirs, ours, at_target=(n, runs) == (TARGET_N, 1))
-
-    def case_runs(r: Record) -> float:
-        return float(r["n"] * r["runs"])
-
-    table.line(
-        "set up the N cases (pydantic-evals: Dataset; agenteval: in-memory add_case)",
-        "setup_s",
-        "add_memory_s",
-        limit=2.0,
-        limit_text="< 2 s",
-    )
-    table.line("evaluate", "evaluate_s", "evaluate_s", ratio=True)
-    table.line(
+    t = ScaleTable(theirs, ours)
+    t.line("set up the N cases (pydantic-evals: Dataset; agenteval: in-memory add_case)", "setup_s", "add_memory_s")
+    t.line("evaluate", "evaluate_s", "evaluate_s", ratio=True)
+    t.line(
         "evaluate, µs per case-run",
         lambda r: r["evaluate_s"] / case_runs(r) * 1e6,
         lambda r: r["evaluate_s"] / case_runs(r) * 1e6,
@@ -247,112 +393,134 @@ def scale_table(n: int, runs: int, groups: dict[tuple[str, ScaleKey], list[Recor
     )
     base_theirs, base_ours = groups.get((PEER, (BASE_N, 1)), []), groups.get((OURS, (BASE_N, 1)), [])
     if runs == 1 and n != BASE_N and base_theirs and base_ours:
-        table.line(
+        t.line(
             f"evaluate, per case-run ÷ at {BASE_N:,}",
-            per_case_growth(theirs, base_theirs, "evaluate_s", case_runs),
-            per_case_growth(ours, base_ours, "evaluate_s", case_runs),
+            per_case_growth(theirs, base_theirs),
+            per_case_growth(ours, base_ours),
             digits=2,
             unit="×",
-            limit=1.1,
-            limit_text="≤ 1.1×",
         )
-    table.line("evaluate, time in GC", "evaluate_gc_s", "evaluate_gc_s")
-    table.line("evaluate, full GC passes", "evaluate_gc_full_passes", "evaluate_gc_full_passes", digits=0, unit="")
-    table.line(
-        "peak RSS after evaluate",
-        "evaluate_peak_rss_mib",
-        "evaluate_peak_rss_mib",
-        digits=0,
-        unit=" MiB",
-        ratio=True,
-        limit=400 * MIB_PER_MB,
-        limit_text="< 400 MB (381 MiB)",
+    t.line("evaluate, time in GC", "evaluate_gc_s", "evaluate_gc_s")
+    t.line("evaluate, full GC passes", "evaluate_gc_full_passes", "evaluate_gc_full_passes", digits=0, unit="")
+    t.line(
+        "peak RSS after evaluate", "evaluate_peak_rss_mib", "evaluate_peak_rss_mib", digits=0, unit=" MiB", ratio=True
     )
 
     def retained(r: Record) -> float:
         return float(r["rss_after_evaluate_mib"] - r["rss_after_setup_mib"]) * 1024 / case_runs(r)
 
-    table.line(
-        "RSS growth per case-run over evaluate",
-        retained,
-        retained,
-        digits=1,
-        unit=" KiB",
-        limit=10.0,
-        limit_text="≤ 10 KiB",
-        everywhere=True,
-    )
-    table.line("aggregate (pydantic-evals: report.averages())", "averages_s", None)
-    table.line("pandas import (not in the builds below)", "pandas_import_s", "pandas_import_s")
-    table.line("cases DataFrame (pydantic-evals: by hand; agenteval: report.cases)", "cases_by_hand_s", "cases_s")
-    table.line("report.case_table", None, "case_table_s")
-    table.line("report.metrics", None, "metrics_s")
-    table.line("report.reaggregate(fn)", None, "reaggregate_s", limit=1.0, limit_text="< 1 s")
-    table.line("report.with_thresholds(...)", None, "with_thresholds_s", limit=1.0, limit_text="< 1 s")
-    table.line(
+    t.line("RSS growth per case-run over evaluate", retained, retained, digits=1, unit=" KiB")
+    t.line("aggregate (pydantic-evals: report.averages())", "averages_s", None)
+    t.line("pandas import (not in the builds below)", "pandas_import_s", "pandas_import_s")
+    t.line("cases DataFrame (pydantic-evals: by hand; agenteval: report.cases)", "cases_by_hand_s", "cases_s")
+    t.line("report.case_table", None, "case_table_s")
+    t.line("report.metrics", None, "metrics_s")
+    t.line("report.reaggregate(fn)", None, "reaggregate_s")
+    t.line("report.with_thresholds(...)", None, "with_thresholds_s")
+    t.line(
         "save (pydantic-evals: dump_json to a file; agenteval: LocalEvalResultManager)",
         "save_json_s",
         "save_local_s",
         ratio=True,
-        limit=1.0,
-        limit_text="< 1 s",
     )
-    table.line("saved file", "saved_file_mib", "saved_file_mib", digits=1, unit=" MiB")
-    table.line(
+    t.line("saved file", "saved_file_mib", "saved_file_mib", digits=1, unit=" MiB")
+    t.line(
+        "RSS before the load (agenteval: the evaluated report let go)",
+        None,
+        "rss_before_load_mib",
+        digits=0,
+        unit=" MiB",
+    )
+    t.line(
         "load (pydantic-evals: validate_json; agenteval: EvaluationReport.load)",
         "load_json_s",
         "load_local_s",
         ratio=True,
-        limit=1.0,
-        limit_text="< 1 s",
     )
+    t.line("first report.cases of the loaded report", None, "loaded_cases_s")
     if base_ours and n != BASE_N:
 
-        def per_add(field: str) -> Callable[[Record], float]:
-            return per_case_growth(ours, base_ours, field, lambda r: float(r["n"]))
+        def per_add(r: Record) -> float:
+            reference = base_ours[min(ours.index(r), len(base_ours) - 1)]
+            return float(r["add_memory_s"] / r["n"]) / float(reference["add_memory_s"] / reference["n"])
 
-        table.line(f"in-memory add_case, per add ÷ at {BASE_N:,}", None, per_add("add_memory_s"), digits=2, unit="×")
+        t.line(f"in-memory add_case, per add ÷ at {BASE_N:,}", None, per_add, digits=2, unit="×")
     local = [f"{r['add_local_s']:.1f} s for {r['add_local_done']:,}" for r in ours if "add_local_s" in r]
     stopped = any(r["add_local_done"] < r["n"] for r in ours if "add_local_done" in r)
-    print(
-        row(
-            [
-                "local add_case into one eval set",
-                "—",
-                "; ".join(local) + (" (stopped at the budget)" if stopped else ""),
-                "",
-                "",
-                "",
-            ]
+    text = "; ".join(local) + (" (stopped at the budget)" if stopped else "") if local else "skipped at this size"
+    print(row(["local add_case into one eval set", "—", text, ""]))
+    if local:
+        t.line(
+            "local add_case, ms per add",
+            None,
+            lambda r: r["add_local_s"] / max(r["add_local_done"], 1) * 1000,
+            digits=2,
+            unit=" ms",
         )
-    )
-    table.line(
-        "local add_case, ms per add",
-        None,
-        lambda r: r["add_local_s"] / max(r["add_local_done"], 1) * 1000,
-        digits=2,
-        unit=" ms",
-    )
-    table.line("peak RSS of the process", "peak_rss_mib", "peak_rss_mib", digits=0, unit=" MiB", ratio=True)
+    t.line("peak RSS of the process", "peak_rss_mib", "peak_rss_mib", digits=0, unit=" MiB", ratio=True)
 
 
 def scale(records: Sequence[Record]) -> None:
-    def key(r: Record) -> ScaleKey:
-        return (r["n"], r["runs"])
-
-    groups = grouped(records, key)
+    groups = grouped([r for r in records if kind(r) == "scale"], scale_key)
     versions = {record["framework"]: record["version"] for record in records}
     print(f"Scale: {PEER} {versions.get(PEER, '?')} and {OURS} {versions.get(OURS, '?')}, instant agent, P=100.")
     for n, runs in sorted({config for _, config in groups}, key=lambda c: (c[1], c[0])):
         scale_table(n, runs, groups)
 
 
+# --- kill ----------------------------------------------------------------------------------------
+
+
+def kill(records: Sequence[Record]) -> None:
+    groups = grouped([r for r in records if kind(r) == "kill"], kill_key)
+    print("Kill and re-run (agenteval only): SIGKILL once a share of the cases finished, re-run with the same cache.\n")
+    table(
+        [
+            "workload",
+            "kill at",
+            "kills",
+            "finished before the kill",
+            "in flight",
+            "lost (finished, agent ran again)",
+            "oldest lost, s before the kill",
+            "finished, re-scored only",
+            "re-run: agent calls (in flight / never started)",
+            "re-run passed",
+        ]
+    )
+    for config in sorted({config for _, config in groups}):
+        n, latency, concurrency, kill_at = config
+        rs = groups[(OURS, config)]
+        print(
+            row(
+                [
+                    f"{n} cases × {latency * 1000:g} ms, P={concurrency}",
+                    f"{kill_at:.0%} finished",
+                    str(len(rs)),
+                    span([r["finished_before_kill"] for r in rs], 0),
+                    span([r["in_flight"] for r in rs], 0),
+                    ", ".join(str(r["lost"]) for r in rs),
+                    span([r["lost_oldest_s"] for r in rs if r["lost"]], 2),
+                    span([r["rescored"] for r in rs], 0),
+                    f"{span([r['rerun_agent_calls'] for r in rs], 0)} ({span([r['rerun_in_flight'] for r in rs], 0)}"
+                    f" / {span([r['rerun_not_started'] for r in rs], 0)})",
+                    ", ".join(f"{r['rerun_passed']}/{r['n']}" for r in rs),
+                ]
+            )
+        )
+
+
 def main() -> int:
-    if len(sys.argv) < 3 or sys.argv[1] not in ("overhead", "scale"):
-        print("usage: summarize.py overhead|scale RESULTS.jsonl...", file=sys.stderr)
+    if len(sys.argv) < 3 or sys.argv[1] not in MODES:
+        print(f"usage: summarize.py {'|'.join(MODES)} RESULTS.jsonl...", file=sys.stderr)
         return 2
+    mode = sys.argv[1]
     records = [record for name in sys.argv[2:] for record in read(Path(name))]
-    (overhead if sys.argv[1] == "overhead" else scale)(records)
+    if mode == "issue28":
+        issue28(records, heading="Issue 28's table")
+        return 0
+    {"overhead": overhead, "scale": scale, "kill": kill}[mode](records)
+    issue28([r for r in records if kind(r) == mode], heading="Issue 28's targets this batch measured")
     return 0
 
 
