@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import os
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from agenteval._util.files import ensure_inside, parse_json, read_data_file, wri
 from agenteval._util.name_checks import check_file_path, check_result, file_names
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
+from agenteval.evalresult.journal import JOURNAL_SUFFIX, ResultJournal, journal_result_id, read_journal
 from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalresult.provenance import Provenance
 from agenteval.storage import Locator, SuffixLocator
 
 __all__ = ["RESULT_FILE_SUFFIX", "LocalEvalResultManager", "load_result_file"]
@@ -32,6 +35,11 @@ class LocalEvalResultManager:
     The default layout is the reference framework's,
     ``<base_dir>/<app>/<id>.evalset_result.json``, so both read each other's files. App names and
     ids that could leave the base directory are rejected, and every write is atomic.
+
+    While an evaluation runs, its finished case results go to a journal beside the file it will
+    write (``<id>.evalset_result.json.journal``, see :mod:`agenteval.evalresult.journal`), removed
+    once the result is saved. A journal a killed process left is a partial result: :meth:`get` and
+    :meth:`list` show it under its id, so ``ev.evaluate(..., resume=<id>)`` carries the evaluation on.
 
     Args:
         base_dir: Directory holding one sub-directory per app; created on the first save.
@@ -75,6 +83,27 @@ class LocalEvalResultManager:
         await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, text)
         return prepared.eval_set_result_id
 
+    def open_journal(
+        self, app_name: str, result_id: str, *, eval_set_id: str, provenance: Provenance | None
+    ) -> ResultJournal:
+        """Start the journal of an evaluation that will save its result under ``result_id``.
+
+        The evaluator calls this before any case runs and appends each finished case run; saving the
+        result removes the journal.
+
+        Raises:
+            ConfigError: The app name or id cannot name a file here.
+            StorageError: The journal could not be created.
+        """
+        self.check_new_result_id(app_name, result_id)
+        return ResultJournal(
+            self._journal_path(app_name, result_id),
+            app_name=app_name,
+            result_id=result_id,
+            eval_set_id=eval_set_id,
+            provenance=provenance,
+        )
+
     def check_new_result_id(self, app_name: str, result_id: str) -> None:
         """Refuse a result id this store could not save a result under, before anything runs or is written.
 
@@ -92,7 +121,7 @@ class LocalEvalResultManager:
 
     @file_names
     async def get(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
-        """Read a result from its file.
+        """Read a result from its file, or the partial result a killed evaluation's journal holds.
 
         The file may hold the result object, or the legacy form: a JSON string holding the
         object's JSON. The stored ``evalSetResultId`` is returned as it is, even if it differs from
@@ -108,6 +137,8 @@ class LocalEvalResultManager:
     @file_names
     async def list(self, app_name: str) -> builtins.list[str]:
         """Return the app's result ids in file-name order (``[]`` when the app has none).
+
+        A result only a journal holds (its evaluation was killed) is listed too.
 
         Raises:
             ConfigError: A bad app name.
@@ -130,23 +161,49 @@ class LocalEvalResultManager:
     def _path(self, app_name: str, eval_set_result_id: str) -> Path:
         return ensure_inside(self._base_dir, self._located(app_name, eval_set_result_id))
 
+    def _journal_path(self, app_name: str, eval_set_result_id: str) -> Path:
+        path = self._path(app_name, eval_set_result_id)
+        return path.with_name(path.name + JOURNAL_SUFFIX)
+
     def _write(self, app_name: str, eval_set_result_id: str, text: str) -> None:
         write_atomic(self._path(app_name, eval_set_result_id), text)
+        # The result is whole on disk: the journal of the evaluation that made it has nothing more to give.
+        try:
+            self._journal_path(app_name, eval_set_result_id).unlink(missing_ok=True)
+        except OSError as exc:
+            raise StorageError(f"remove the journal of saved result {eval_set_result_id}: {exc}") from exc
 
     def _read(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         path = self._path(app_name, eval_set_result_id)
+        journal = path.with_name(path.name + JOURNAL_SUFFIX)
+        # Saving a result removes its journal: one still here is of an evaluation that ran after the file was written.
         try:
-            return load_result_file(path)
+            saved = load_result_file(path)
         except NotFoundError as exc:
+            if journal.is_file():
+                return read_journal(journal)
             raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found: {exc}") from exc
+        return read_journal(journal, saved) if journal.is_file() else saved
 
     def _list(self, app_name: str) -> builtins.list[str]:
         # A symlinked app directory must not expose names from outside the base directory.
-        ensure_inside(self._base_dir, self._base_dir / app_name)
+        directory = self._base_dir / app_name
+        ensure_inside(self._base_dir, directory)
         try:
-            return self._locator.list(self._base_dir, app_name)
+            ids = self._locator.list(self._base_dir, app_name)
+            journals = sorted(directory.glob(f"*{JOURNAL_SUFFIX}")) if directory.is_dir() else []
         except OSError as exc:
             raise StorageError(f"list eval set results for app {app_name}: {exc}") from exc
+        known = set(ids)
+        for journal in journals:
+            result_id = journal_result_id(journal)
+            if not result_id or result_id in known:
+                continue
+            with contextlib.suppress(ConfigError):  # a header naming an id that cannot be a file here
+                if self._journal_path(app_name, result_id) == journal:
+                    known.add(result_id)
+                    ids.append(result_id)
+        return ids
 
 
 def load_result_file(path: Path) -> EvalSetResult:

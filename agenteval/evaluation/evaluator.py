@@ -45,6 +45,7 @@ from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
 from agenteval.evalset.models import EvalSet
+from agenteval.evaluation._journaling import journal_callbacks, open_journal
 from agenteval.evaluation._reuse import (
     Resumed,
 )
@@ -255,17 +256,37 @@ class Evaluator:
             metric_names=[metric.metric_name for metric in plan.metrics],
         )
         presenter().progress(ledger, options.progress)
+        # The id the result is saved under, known now so that a journal kept while the cases run is under it.
+        result_id = (plan.resumed.result_id if plan.resumed is not None else "") or new_result_id(
+            self.app_name, plan.eval_set.eval_set_id
+        )
+        journal = open_journal(
+            options.result_manager,
+            self.app_name,
+            result_id,
+            eval_set_id=plan.eval_set.eval_set_id,
+            provenance=plan.provenance,
+        )
         # Observed, rather than followed: a case whose after_evaluate_case callback raises was scored, and
-        # the ledger keeps it.
-        run_options = replace(options, callbacks=options.callbacks.observed_by(ledger.callbacks()))
+        # the ledger (and the journal) keep it.
+        observers = ledger.callbacks() if journal is None else ledger.callbacks().merged(journal_callbacks(journal))
+        run_options = replace(options, callbacks=options.callbacks.observed_by(observers))
         try:
             runs = await self._run_all(plan, run_options)
-            report = await self._finish(plan, runs)
+            report = await self._finish(plan, runs, result_id)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
-                await self._keep_finished(exc, plan, ledger)
+                await self._keep_finished(exc, plan, ledger, result_id)
+            if journal is not None:
+                # Kept unless empty: it holds what finished even when no partial result could be saved (a
+                # failed save, or a resume stopped before it took over every run of the result it resumed).
+                journal.close()
+                if not journal.cases_written:
+                    journal.discard()
             ledger.end(report=report_of(exc), error=exc)
             raise
+        if journal is not None:
+            journal.discard()  # the save removed it; this closes it
         ledger.end(report=report)
         return report
 
@@ -313,11 +334,11 @@ class Evaluator:
                     # Also when interrupted: what finished is kept for the next evaluation.
                     plan.reuse.flush()
 
-    async def _finish(self, plan: EvaluationPlan, runs: Sequence[RunOutcome]) -> EvaluationReport:
-        """The report of the runs, saved under its id (the resumed result's, when it may replace it)."""
+    async def _finish(self, plan: EvaluationPlan, runs: Sequence[RunOutcome], planned_id: str) -> EvaluationReport:
+        """The report of the runs, saved under ``planned_id`` (another when the resumed result was replaced)."""
         provenance = plan.provenance_after_runs()
         async with self._final_result_id(plan.options, plan.eval_set, plan.resumed) as result_id:
-            result_id = result_id or new_result_id(self.app_name, plan.eval_set.eval_set_id)
+            result_id = result_id or planned_id
             report = await build_report(
                 plan.report_plan(provenance=provenance.model_copy(update={"finished_at": time.time()})),
                 [case for _, cases in runs for case in cases],
@@ -368,7 +389,9 @@ class Evaluator:
         except Exception as exc:
             raise SaveError(f"save eval set result: {exc}", report) from exc
 
-    async def _keep_finished(self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger) -> None:
+    async def _keep_finished(
+        self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger, planned_id: str
+    ) -> None:
         """Save the cases that finished before ``error`` as a partial result, and attach its report.
 
         An interruption (Ctrl-C, a cancelled task) before any case finished leaves an empty partial result.
@@ -388,7 +411,8 @@ class Evaluator:
         try:
             # Only the runs that were reached: runs never started are not failures.
             num_runs = len(inferences)
-            result_id = new_result_id(self.app_name, plan.eval_set.eval_set_id)
+            # A resume keeps the result it resumed (its journal too): the partial may hold fewer of its runs.
+            result_id = planned_id if plan.resumed is None else new_result_id(self.app_name, plan.eval_set.eval_set_id)
             provenance = plan.provenance_after_runs().model_copy(
                 update={
                     "finished_at": time.time(),
