@@ -4,8 +4,9 @@
 same case, run and agent, and each metric's score recorded for the same inference and metric
 definition. Entries come from a :class:`~agenteval.cache.Cache` and, when an evaluation resumes an
 interrupted one, from that evaluation's partial report (:meth:`WorkReuse.resuming`); new work is
-written to the cache as soon as it is done, so a process killed half-way loses only what was in
-flight. :class:`ReuseLog` records what was taken, for the report.
+written to the cache's journal as soon as it is done, before the case is reported finished, and to its
+database in batches, so a process killed half-way, even with SIGKILL, loses only what was in flight.
+:class:`ReuseLog` records what was taken, for the report.
 
 Only successful work is kept: a failed inference runs again, and so does a metric that raised.
 """
@@ -36,6 +37,7 @@ from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
+    from agenteval.cache.journal import Journal
     from agenteval.cache.store import Cache
 
 __all__ = ["CaseScores", "ReuseLog", "WorkReuse", "metric_definition_hash"]
@@ -44,8 +46,9 @@ _log = logging.getLogger("agenteval")
 
 _FLUSH_SECONDS: Final = 0.5
 _FLUSH_ENTRIES: Final = 500
-"""New entries are written together at most this long after the first of them, or once this many wait:
-a transaction per entry would cost more than most agents' turns, and a killed process loses at most this."""
+"""New entries are written to the database together at most this long after the first of them, or once this
+many wait: a transaction per entry would cost more than most agents' turns. Until then they are in the cache's
+journal, which the next cache opened takes in when this process is killed."""
 
 _E = TypeVar("_E", bound="_Entry")
 
@@ -180,6 +183,7 @@ class WorkReuse:
         self._pending: dict[str, dict[str, str]] = {_INFERENCE: {}, _SCORE: {}}
         self._flushed_at = time.monotonic()
         self._flush_timer: asyncio.TimerHandle | None = None
+        self._journal: Journal | None = None
         self._write_failed = False
 
     def prefetch(self, run_ids: Sequence[int], cases: Sequence[EvalCase]) -> None:
@@ -313,16 +317,28 @@ class WorkReuse:
         return unchanged
 
     def write(self, kind: str, entries: dict[str, str]) -> None:
-        """Keep entries for the cache: written with others every :data:`_FLUSH_SECONDS` or :data:`_FLUSH_ENTRIES`."""
+        """Keep entries for the cache: in its journal at once, in its database with others later.
+
+        The database is written every :data:`_FLUSH_SECONDS` or :data:`_FLUSH_ENTRIES`; the journal, before
+        this returns, so that the case is reported finished only once its work survives a SIGKILL.
+        """
         if self._cache is None or self._write_failed:
+            return
+        try:
+            if self._journal is None:
+                self._journal = self._cache.journal()
+            if self._journal is not None:
+                self._journal.append(kind, entries)
+        except AgentEvalError as exc:
+            self._give_up_writing(exc)
             return
         self._pending[kind].update(entries)
         waiting = sum(len(pending) for pending in self._pending.values())
         if waiting >= _FLUSH_ENTRIES or time.monotonic() - self._flushed_at >= _FLUSH_SECONDS:
             self.flush()
         elif self._flush_timer is None:
-            # Written in time even when no other case finishes for a while: a process killed outright
-            # (SIGKILL, the OOM killer, Ray ending a driver) loses only the last half second's work.
+            # Written in time even when no other case finishes for a while, so that the journal stays short
+            # and other processes sharing the cache see the work soon.
             with contextlib.suppress(RuntimeError):  # no loop in this thread: the next write or the end flushes
                 self._flush_timer = asyncio.get_running_loop().call_later(_FLUSH_SECONDS, self.flush)
 
@@ -333,18 +349,31 @@ class WorkReuse:
             self._flush_timer = None
         self._flushed_at = time.monotonic()
         pending, self._pending = self._pending, {_INFERENCE: {}, _SCORE: {}}
+        journal, self._journal = self._journal, None
         if self._cache is None or self._write_failed:
             return
         try:
             for kind, entries in pending.items():
                 self._cache.put_many(kind, entries)
         except AgentEvalError as exc:
-            self._write_failed = True
-            _log.warning(
-                "the cache at %s cannot be written, so this evaluation's work is not kept: %s",
-                printable(self.location),
-                printable(str(exc)),
-            )
+            if journal is not None:
+                journal.close()  # kept: the next cache opened takes its entries in, should the cache recover
+            self._give_up_writing(exc)
+            return
+        if journal is not None:
+            journal.discard()
+
+    def _give_up_writing(self, exc: AgentEvalError) -> None:
+        """Stop writing to a cache that failed a write, saying so once."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+        self._write_failed = True
+        _log.warning(
+            "the cache at %s cannot be written, so this evaluation's work is not kept: %s",
+            printable(self.location),
+            printable(str(exc)),
+        )
 
     def _seed_scores(self, inference_hash: str, case: EvalCaseResult) -> None:
         turns = case.eval_metric_result_per_invocation

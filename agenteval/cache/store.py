@@ -7,6 +7,10 @@ last writes (``synchronous = NORMAL``), never damage the file. Several processes
 cache at once; each thread has its own connection, as sqlite3 connections must not cross threads, and a
 child made by ``fork`` opens its own. WAL mode needs a local file system: not a network share.
 
+A writer that puts entries in batches keeps them in a :class:`~agenteval.cache.journal.Journal` of its own
+until they are in the database (:meth:`Cache.journal`): a process killed before it wrote a batch leaves the
+journal, which the next :class:`Cache` opened on the directory folds into the database.
+
 A cache this process cannot write (a read-only file system, a directory or file it has no write permission
 for) is opened read-only: its entries are read as usual, and a write is a :class:`StorageError` that says
 the cache is read-only and why.
@@ -28,6 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, NoReturn, Self
 
+from agenteval.cache.journal import SUPPORTED as JOURNALS_SUPPORTED
+from agenteval.cache.journal import Journal, fold_journals
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 
 __all__ = ["DATABASE_FILE", "KINDS", "Cache", "CacheStats"]
@@ -130,6 +136,10 @@ class Cache:
     :meth:`put` and :meth:`clear` are a :class:`~agenteval.errors.StorageError` saying so. Reading a cache
     that does not exist yet, and cannot be created here, finds nothing; writing to it says why it cannot
     be created.
+
+    A cache opened on a directory whose database exists, or first read or written, takes in the entries
+    that writers killed before they put them left in their journals (:meth:`journal`); a read-only one
+    does not.
 
     The directory (with its parents) and the database are created when entries are first read or
     written, as an evaluation with ``cache=`` does, not when the object is made: :meth:`stats` and
@@ -274,19 +284,30 @@ class Cache:
         _check_strings("value (JSON text)", items.values())
         if not items:
             return
-        now = time.time()
-        entries = [(kind, key, _size(key, value), now, now) for key, value in items.items()]
         with self._transaction() as db:
-            replaced, replaced_bytes = db.execute(
-                f"SELECT count(*), coalesce(sum(size), 0) FROM entries WHERE {_WANTED}", (kind, json.dumps(list(items)))
-            ).fetchone()
-            db.executemany(_PUT_VALUE, [(kind, key, value) for key, value in items.items()])
-            db.executemany(_PUT_ENTRY, entries)
-            added_bytes = sum(entry[2] for entry in entries)
-            _add_to_totals(db, kind, len(entries) - replaced, added_bytes - replaced_bytes)
+            _put(db, kind, items)
             evicted = _evict_over(db, self._max_bytes)
         if evicted:
-            self._give_back_space()
+            self._give_back_space(db)
+
+    def journal(self) -> Journal | None:
+        """A new write-ahead journal in the cache's directory, for a writer that puts entries in batches.
+
+        The writer appends each entry to it as soon as it has it, and deletes it (:meth:`Journal.discard`)
+        once :meth:`put_many` has written them: a process killed in between leaves the journal, and the next
+        :class:`Cache` opened on the directory writes its entries to the database. Each writer has a journal
+        of its own, locked while it is open, so processes sharing a cache never fold each other's.
+
+        Returns:
+            The journal; ``None`` on Windows, which has no ``flock`` (a killed process loses its batch).
+
+        Raises:
+            StorageError: The cache cannot be written (it is read-only, say), or the journal not created.
+        """
+        with self._errors_as_storage_errors():
+            self._connection()
+            self._check_writable()
+        return Journal(self._path) if JOURNALS_SUPPORTED else None
 
     def stats(self) -> CacheStats:
         """How many entries of each kind the cache holds, and their size.
@@ -325,7 +346,7 @@ class Cache:
                 for table in ("entries", "entry_values"):
                     db.execute(f"DELETE FROM {table} WHERE kind = ?", (cleared,))
                 db.execute("UPDATE totals SET entries = 0, bytes = 0 WHERE kind = ?", (cleared,))
-        self._give_back_space()
+        self._give_back_space(db)
 
     def close(self) -> None:
         """Close the cache's connections; using it afterwards is a :class:`~agenteval.errors.StorageError`.
@@ -367,8 +388,12 @@ class Cache:
             with self._making:
                 if not self._made:
                     _make_directory(self._path)
-                    # The first connection creates the database: threads that start together wait for it.
-                    self._connections.get()
+                    # The first connection creates the database: threads that start together wait for it,
+                    # and for the entries of killed writers' journals.
+                    db = self._connections.get()
+                    if self._access.read_only is None:
+                        with self._errors_as_storage_errors():
+                            fold_journals(self._path, KINDS, functools.partial(self._fold, db))
                     self._made = True
         return self._connections.get()
 
@@ -381,24 +406,34 @@ class Cache:
             )
         return self._connection()
 
+    def _fold(self, db: sqlite3.Connection, entries: Mapping[str, Mapping[str, str]]) -> None:
+        """Write the entries of killed writers' journals, by kind, in one transaction.
+
+        On ``db``: this runs while the first connection is made, which :meth:`_connection` waits for.
+        """
+        with _immediate(db):
+            for kind, items in entries.items():
+                _put(db, kind, items)
+            evicted = _evict_over(db, self._max_bytes)
+        if evicted:
+            self._give_back_space(db)
+
+    def _check_writable(self) -> None:
+        if self._access.read_only is not None:
+            raise StorageError(
+                f"the cache {self._path} is read-only ({self._access.read_only}): its entries are read, but"
+                " nothing can be written to it; give cache= a directory this process can write, or make this"
+                " one writable"
+            )
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction: taken at once (so the busy timeout applies), committed whole or not at all."""
         with self._errors_as_storage_errors():
             db = self._connection()
-            if self._access.read_only is not None:
-                raise StorageError(
-                    f"the cache {self._path} is read-only ({self._access.read_only}): its entries are read, but"
-                    " nothing can be written to it; give cache= a directory this process can write, or make this"
-                    " one writable"
-                )
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            self._check_writable()
+            with _immediate(db):
                 yield db
-                db.execute("COMMIT")
-            finally:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
 
     @contextmanager
     def _errors_as_storage_errors(self) -> Iterator[None]:
@@ -407,9 +442,8 @@ class Cache:
         except sqlite3.Error as exc:
             _raise_storage_error(self._file, exc)
 
-    def _give_back_space(self) -> None:
+    def _give_back_space(self, db: sqlite3.Connection) -> None:
         with self._errors_as_storage_errors():
-            db = self._connection()
             # execute() would step the pragma once, which frees one page; a script runs it to the end.
             db.executescript("PRAGMA incremental_vacuum;")
             # The file shrinks when the log is copied into it; PASSIVE never waits for other processes.
@@ -660,6 +694,31 @@ def _check_strings(what: str, values: Iterable[object]) -> None:
     for value in values:
         if not isinstance(value, str):
             raise ConfigError(f"a cache entry's {what} must be a string, got {type(value).__name__}: {value!r:.80}")
+
+
+@contextmanager
+def _immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction on ``db``: taken at once (so the busy timeout applies), committed whole or not at all."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    finally:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+
+
+def _put(db: sqlite3.Connection, kind: str, items: Mapping[str, str]) -> None:
+    """Store ``items`` of ``kind`` in the transaction on ``db``, keeping the totals right."""
+    now = time.time()
+    entries = [(kind, key, _size(key, value), now, now) for key, value in items.items()]
+    replaced, replaced_bytes = db.execute(
+        f"SELECT count(*), coalesce(sum(size), 0) FROM entries WHERE {_WANTED}", (kind, json.dumps(list(items)))
+    ).fetchone()
+    db.executemany(_PUT_VALUE, [(kind, key, value) for key, value in items.items()])
+    db.executemany(_PUT_ENTRY, entries)
+    added_bytes = sum(entry[2] for entry in entries)
+    _add_to_totals(db, kind, len(entries) - replaced, added_bytes - replaced_bytes)
 
 
 def _size(key: str, value: str) -> int:
