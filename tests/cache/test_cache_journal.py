@@ -6,7 +6,9 @@ directory folds the journals whose writer is gone into SQLite and deletes them, 
 
 from __future__ import annotations
 
+import gc
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -19,6 +21,7 @@ import pytest
 from agenteval.cache import Cache
 from agenteval.cache.journal import PREFIX, SUFFIX, Journal
 from agenteval.cache.reuse import WorkReuse
+from agenteval.errors import StorageError
 from tests.cache.test_store_readonly import LAUNCH, read_only, unwritable
 
 __all__ = ["unwritable"]  # a fixture: imported to be found by the tests below
@@ -115,14 +118,14 @@ def found(cache_dir: Path, wanted: dict[str, dict[str, str]]) -> dict[str, dict[
         return {kind: cache.get_many(kind, list(items)) for kind, items in wanted.items()}
 
 
-def abandoned_journal(cache_dir: Path, *batches: tuple[str, dict[str, str]]) -> Path:
+def abandoned_journal(cache_dir: Path, *batches: tuple[str, dict[str, str]]) -> Journal:
     """A journal holding ``batches``, as a writer killed before it wrote them to the database leaves it."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     journal = Journal(cache_dir)
     for kind, items in batches:
         journal.append(kind, items)
     journal.close()
-    return journal.path
+    return journal
 
 
 def test_work_kept_by_a_process_killed_before_its_batch_reached_sqlite_is_found_by_the_next_cache(
@@ -173,6 +176,25 @@ def test_a_journal_open_in_this_process_is_not_folded_by_another_cache_object(tm
     assert found(cache_dir, {"score": {"k": "1"}}) == {"score": {"k": "1"}}
 
 
+def test_a_journal_dropped_unclosed_is_unlocked_when_collected_and_a_closed_one_refuses_entries(
+    tmp_path: Path,
+) -> None:
+    cache_dir = tmp_path / "cache"
+    with Cache(cache_dir) as cache:
+        journal = cache.journal()
+        assert journal is not None
+        journal.append("score", {"k": "1"})
+        path = journal.path
+        del journal
+        gc.collect()
+
+    assert found(cache_dir, {"score": {"k": "1"}}) == {"score": {"k": "1"}}
+    assert not path.exists()
+    closed = abandoned_journal(cache_dir)
+    with pytest.raises(StorageError, match=re.escape(f"the cache's journal {closed.path} is closed")):
+        closed.append("score", {"k": "2"})
+
+
 def test_a_batch_written_to_the_database_deletes_its_journal(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     with Cache(cache_dir) as cache:
@@ -193,7 +215,7 @@ def test_a_batch_written_to_the_database_deletes_its_journal(tmp_path: Path) -> 
 
 def test_a_torn_last_line_and_a_damaged_one_are_left_out_and_the_rest_is_taken(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
-    path = abandoned_journal(cache_dir, ("score", {"a": "1"}))
+    path = abandoned_journal(cache_dir, ("score", {"a": "1"})).path
     with path.open("ab") as file:
         file.write(b"not a journal line\n")
         file.write(b'["elsewhere",{"b":"2"}]\n')
@@ -256,7 +278,7 @@ def test_a_read_only_cache_keeps_no_journal_and_folds_none(tmp_path: Path, unwri
     cache_dir = tmp_path / "cache"
     with Cache(cache_dir) as cache:
         cache.put("score", "in the database", "1")
-    journal = abandoned_journal(cache_dir, ("score", {"in a journal": "2"}))
+    journal = abandoned_journal(cache_dir, ("score", {"in a journal": "2"})).path
     read_only(unwritable, *cache_dir.iterdir(), cache_dir)
     look = """
 import sys
