@@ -391,6 +391,7 @@ class _Run:
             parallel=options.parallel_inference,
             # One case at a time needs no cap (and a parallelism below 1 is allowed then, as in the reference).
             gate=self._runtime.inference_gate(options) if options.parallel_inference else asyncio.Semaphore(1),
+            workers=options.parallelism,
         )
         return _inferences(outcomes)
 
@@ -420,7 +421,9 @@ class _Run:
         cases = await cases_of(inferences, self._options.eval_set_manager, request.app_name, request.eval_set)
         items = list(enumerate(zip(cases, inferences, strict=True)))
         if self._options.parallel_evaluation:
-            await asyncio.gather(*(self._score(scoring, index, *item) for index, item in items))
+            await _in_workers(
+                items, lambda item: self._score(scoring, item[0], *item[1]), workers=self._options.parallelism
+            )
         else:
             for index, item in items:
                 await self._score(scoring, index, *item)
@@ -468,9 +471,9 @@ I = TypeVar("I")  # noqa: E741
 
 
 async def _map_in_order(
-    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, gate: asyncio.Semaphore
+    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, parallel: bool, gate: asyncio.Semaphore, workers: int
 ) -> list[T | BaseException]:
-    """Apply ``work`` to every item, within ``gate`` when ``parallel``; results in input order.
+    """Apply ``work`` to every item, within ``gate`` and by ``workers`` at a time when ``parallel``; in input order.
 
     Exceptions are returned in place of results so that one failing item never cancels the others.
     """
@@ -488,7 +491,34 @@ async def _map_in_order(
         async with gate:
             return await work(item)
 
-    return await asyncio.gather(*(gated(item) for item in items), return_exceptions=True)
+    return await _in_workers(items, gated, workers=workers)
+
+
+async def _in_workers(
+    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, workers: int
+) -> list[T | BaseException]:
+    """Apply ``work`` to every item, ``workers`` at a time, each worker giving the event loop back between items.
+
+    A task per item would let the loop run every item that never waits (an instant agent, an inference or
+    score from the cache) in one of its iterations: the whole run, with the progress display, timers and
+    Ctrl-C held up until it ends. Workers bound an iteration to ``workers`` items. Exceptions are returned in
+    place of results, in input order; a cancellation of the whole cancels every worker.
+    """
+    outcomes: list[T | BaseException] = [asyncio.CancelledError()] * len(items)
+    indexes = iter(range(len(items)))
+
+    async def worker() -> None:
+        for index in indexes:
+            try:
+                outcomes[index] = await work(items[index])
+            except Exception as exc:
+                outcomes[index] = exc
+            await asyncio.sleep(0)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(max(1, min(workers, len(items)))):
+            group.create_task(worker())
+    return outcomes
 
 
 _RUNTIME_FIELDS: Final = ("limits", "reuse", "cassettes", "executor")
