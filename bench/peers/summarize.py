@@ -176,7 +176,7 @@ def scale_rows(records: Sequence[Record]) -> list[Issue28Row]:
                 "peak RSS after `evaluate`, 20,000 cases",
                 span([r["evaluate_peak_rss_mib"] for r in theirs], 0, " MiB"),
                 f"{span(peaks, 0, ' MiB')} ({span(ratios, 2, '×')} pydantic-evals; "
-                f"{span(field_values(ours, 'peak_rss_mib'), 0, ' MiB')} by the end of save + load)",
+                f"{span(field_values(ours, 'load_local_peak_rss_mib'), 0, ' MiB')} by the end of save + load)",
                 "≤ pydantic-evals'",
                 judged(median_or_none(ratios), 1.0),
             )
@@ -484,7 +484,9 @@ def kill(records: Sequence[Record]) -> None:
             "lost (finished, agent ran again)",
             "oldest lost, s before the kill",
             "finished, re-scored only",
-            "re-run: agent calls (in flight / never started)",
+            "re-run: agent calls",
+            "of them in flight at the kill",
+            "of them never started",
             "re-run passed",
         ]
     )
@@ -502,8 +504,9 @@ def kill(records: Sequence[Record]) -> None:
                     ", ".join(str(r["lost"]) for r in rs),
                     span([r["lost_oldest_s"] for r in rs if r["lost"]], 2),
                     span([r["rescored"] for r in rs], 0),
-                    f"{span([r['rerun_agent_calls'] for r in rs], 0)} ({span([r['rerun_in_flight'] for r in rs], 0)}"
-                    f" / {span([r['rerun_not_started'] for r in rs], 0)})",
+                    span([r["rerun_agent_calls"] for r in rs], 0),
+                    span([r["rerun_in_flight"] for r in rs], 0),
+                    span([r["rerun_not_started"] for r in rs], 0),
                     ", ".join(f"{r['rerun_passed']}/{r['n']}" for r in rs),
                 ]
             )
