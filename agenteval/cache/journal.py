@@ -14,7 +14,7 @@ can take (their writer is gone) into SQLite, in one transaction, and deletes the
 the next evaluation finds their entries. A line cut short by the kill (no newline at its end) is left out.
 
 A journal guards against the process dying, not the machine: nothing is synced to the disk per entry, so a
-power cut may lose the lines written in the seconds before it (SQLite's own writes are synced).
+power cut may lose the lines written in the seconds before it, as it may SQLite's last commits.
 
 On Windows, which has no ``flock``, there is no journal (:data:`SUPPORTED`): a batch not yet in SQLite is
 lost with its process.
