@@ -22,7 +22,6 @@ from agenteval.errors import AgentEvalError, ConfigError, describe_exception
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalMetricResultPerInvocation
 from agenteval.evalresult.summarize import CaseOutcome, average_metric_results, fail_if_errored
-from agenteval.evalresult.summary import EvalCaseResultSummary
 from agenteval.evalset.models import EvalCase
 from agenteval.metric.case_rubrics import effective_metrics
 from agenteval.metric.models import EvalMetric
@@ -33,6 +32,7 @@ __all__ = [
     "AggregationResult",
     "AggregatorFunction",
     "AllPassAggregator",
+    "DecidedRun",
     "EvalCaseResultAggregator",
     "RunsReducer",
     "all_pass",
@@ -43,7 +43,9 @@ __all__ = [
     "max_of_runs",
     "mean_of_runs",
     "metrics_of_results",
+    "one_run_outcome",
     "recorded_case_outcome",
+    "recorded_decision",
     "run_aggregator",
     "scaled",
 ]
@@ -367,11 +369,9 @@ async def decide_case(
             (``unexpected eval status ...``).
     """
     averaged = average_metric_results(case_runs)
-    errored = any(run.error_message for run in case_runs)
     if num_runs <= 1:
-        status = summarize(run.final_eval_status for run in case_runs)
-        score = case_runs[-1].score if case_runs else 0.0
-        return CaseOutcome(fail_if_errored(status, errored), score, averaged)
+        return CaseOutcome(*one_run_outcome(case_runs), averaged)
+    errored = any(run.error_message for run in case_runs)
     if case_runs and all(run.error_message for run in case_runs):
         return CaseOutcome(EvalStatus.FAILED, 0.0, averaged)
     data = AggregationInput(
@@ -390,8 +390,38 @@ async def decide_case(
     return CaseOutcome(fail_if_errored(decided.status, errored), decided.score, averaged)
 
 
+class DecidedRun(Protocol):
+    """What deciding a case reads of each of its runs: the run's own outcome."""
+
+    @property
+    def score(self) -> float:
+        """The run's case score."""
+        ...
+
+    @property
+    def final_eval_status(self) -> EvalStatus | None:
+        """The run's case status."""
+        ...
+
+    @property
+    def error_message(self) -> str:
+        """Why the run failed with an error (empty when it did not)."""
+        ...
+
+
+def one_run_outcome(case_runs: Sequence[DecidedRun]) -> tuple[EvalStatus, float]:
+    """A case's status and score when one run is configured: its run's (not evaluated becomes failed on an error).
+
+    Raises:
+        AgentEvalError: A final status is not passed, failed or not evaluated (``unexpected eval status ...``).
+    """
+    errored = any(run.error_message for run in case_runs)
+    status = summarize(run.final_eval_status for run in case_runs)
+    return fail_if_errored(status, errored), case_runs[-1].score if case_runs else 0.0
+
+
 def recorded_case_outcome(
-    case_runs: Sequence[EvalCaseResult], num_runs: int, summary: EvalCaseResultSummary | None
+    case_runs: Sequence[EvalCaseResult], num_runs: int, summary: RecordedDecision | None
 ) -> CaseOutcome:
     """A case's outcome as a saved result records it (no aggregator is called).
 
@@ -401,16 +431,52 @@ def recorded_case_outcome(
     aggregator's rule decides. With one run, the outcome is the run's, as :func:`decide_case` gives it.
     """
     averaged = average_metric_results(case_runs)
+    decided = recorded_decision(case_runs, num_runs, summary)
+    if decided is not None:
+        status, score, error_message = decided
+        return CaseOutcome(status, score, averaged, error_message)
+    verdict = all_pass(averaged)
     errored = any(run.error_message for run in case_runs)
+    return CaseOutcome(fail_if_errored(verdict.status, errored), verdict.score, averaged)
+
+
+class RecordedDecision(Protocol):
+    """What a saved case summary records of the decision across runs."""
+
+    @property
+    def overall_status(self) -> EvalStatus | None:
+        """The case's status across runs."""
+        ...
+
+    @property
+    def overall_score(self) -> float | None:
+        """A custom aggregator's score across runs (``None``: the status decides it)."""
+        ...
+
+    @property
+    def error_message(self) -> str:
+        """Why deciding the case across runs failed (empty when it did not)."""
+        ...
+
+
+def recorded_decision(
+    case_runs: Sequence[DecidedRun], num_runs: int, summary: RecordedDecision | None
+) -> tuple[EvalStatus, float, str] | None:
+    """A case's status, score and error as a saved result records them, without its metric results.
+
+    ``None`` when the default aggregator's rule must decide from the averaged metric results (several
+    runs, and no case summary with a status): see :func:`recorded_case_outcome`.
+
+    Raises:
+        AgentEvalError: With one run, its final status is not passed, failed or not evaluated.
+    """
     if num_runs <= 1:
-        status = summarize(run.final_eval_status for run in case_runs)
-        return CaseOutcome(fail_if_errored(status, errored), case_runs[-1].score if case_runs else 0.0, averaged)
+        return *one_run_outcome(case_runs), ""
     if summary is None or summary.overall_status is None:
-        verdict = all_pass(averaged)
-        return CaseOutcome(fail_if_errored(verdict.status, errored), verdict.score, averaged)
+        return None
     status = summary.overall_status
     score = summary.overall_score if summary.overall_score is not None else float(status == EvalStatus.PASSED)
-    return CaseOutcome(status, score, averaged, summary.error_message)
+    return status, score, summary.error_message
 
 
 _DECIDED = (EvalStatus.PASSED, EvalStatus.FAILED)

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
+from agenteval.evalresult.provenance import Provenance
+from agenteval.evalresult.summarize import MetricRow, RunRow
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.status import EvalStatus
@@ -27,11 +29,17 @@ __all__ = [
     "RUBRIC_COLUMNS",
     "TOOL_CALL_COLUMNS",
     "TURN_COLUMNS",
+    "MetricView",
+    "RunView",
     "case_table_frame",
     "cases_frame",
+    "cases_frame_of",
     "invocations_frame",
     "metrics_frame",
+    "metrics_frame_of",
+    "overall_reasons",
     "rubric_frame",
+    "run_row",
     "tool_calls_frame",
     "turns_frame",
 ]
@@ -196,6 +204,44 @@ _DTYPES: dict[str, Any] = {
 _DECIDED = frozenset({EvalStatus.PASSED, EvalStatus.FAILED})
 
 
+class MetricView(Protocol):
+    """What the tables read of an overall metric result: an :class:`EvalMetricResult` or a :class:`MetricRow`."""
+
+    @property
+    def metric_name(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def eval_status(self) -> EvalStatus | None: ...
+    @property
+    def threshold(self) -> float: ...
+
+
+class RunView(Protocol):
+    """What the tables read of a case result: an :class:`EvalCaseResult` or a :class:`RunRow`."""
+
+    @property
+    def eval_id(self) -> str: ...
+    @property
+    def run_id(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def final_eval_status(self) -> EvalStatus | None: ...
+    @property
+    def error_message(self) -> str: ...
+    @property
+    def error_type(self) -> str: ...
+    @property
+    def short_error(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def overall_eval_metric_results(self) -> Sequence[MetricView]: ...
+
+
 class CaseAcrossRuns(Protocol):
     """What a row of the case table is made from (a :class:`~agenteval.analysis.report.CaseSummary`)."""
 
@@ -206,11 +252,13 @@ class CaseAcrossRuns(Protocol):
     @property
     def score(self) -> float: ...
     @property
-    def runs(self) -> list[EvalCaseResult]: ...
-    @property
-    def metric_results(self) -> list[EvalMetricResult]: ...
+    def runs(self) -> Sequence[RunView]: ...
     @property
     def error_message(self) -> str: ...
+
+
+TurnReasons = Callable[[int], Mapping[str, str]]
+"""Each metric's reason, as the metrics table shows it, from the turns of the case result at an index."""
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
@@ -244,49 +292,79 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def _measure_columns(metric: EvalMetricResult) -> dict[str, Any]:
+def _measure(metric: EvalMetricResult) -> tuple[str, float]:
     """The headline measure of a result: the first of its details' measures."""
     measures = metric.details.measures if metric.details is not None else {}
     for name, value in measures.items():
-        return {"measure_name": name, "measure": value}
-    return {"measure_name": "", "measure": math.nan}
+        return name, value
+    return "", math.nan
 
 
 def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) -> dict[str, Any]:
-    """The metric columns of :attr:`metrics` and :attr:`invocations` rows from one result."""
+    """The metric columns of :attr:`invocations` rows from one result."""
+    measure_name, measure = _measure(metric)
     return {
         "metric_name": metric.metric_name,
         "score": metric.score,
         "status": str(metric.eval_status or ""),
         "threshold": metric.threshold,
-        **_measure_columns(metric),
+        "measure_name": measure_name,
+        "measure": measure,
         "reason": reason if reason is not None else (metric.details.reason if metric.details else ""),
     }
 
 
-def _overall_reason(case: EvalCaseResult, metric_name: str) -> str | None:
-    """A readable overall reason: each turn's reason with its turn number, empty ones left out.
+def run_row(case: EvalCaseResult) -> RunRow:
+    """A case result as a :class:`RunRow`: its outcome, and each metric result as the tables show it."""
+    reasons = overall_reasons(case)
+    metrics = []
+    for metric in case.overall_eval_metric_results:
+        measure_name, measure = _measure(metric)
+        reason = reasons.get(metric.metric_name, "") if reasons is not None else None
+        if reason is None:
+            reason = metric.details.reason if metric.details is not None else ""
+        metrics.append(
+            MetricRow(
+                metric.metric_name, metric.score, metric.eval_status, metric.threshold, measure_name, measure, reason
+            )
+        )
+    return RunRow(
+        case.eval_set_id,
+        case.eval_id,
+        case.run_id,
+        case.score,
+        case.final_eval_status,
+        case.error_message,
+        case.error_type,
+        case.session_id,
+        case.user_id,
+        tuple(metrics),
+    )
+
+
+def overall_reasons(case: EvalCaseResult) -> dict[str, str] | None:
+    """Each metric's readable overall reason, from the turns; ``None`` for a case without turns.
 
     The stored overall reason is the reference's: per-turn reasons joined by ``;``, empty ones
-    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases.
+    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases. This is
+    each turn's reason with its turn number (``turn 2: …``; just the reason for one turn), empty
+    ones left out; a metric without a reason in any turn is not in it.
     """
     turns = case.eval_metric_result_per_invocation
     if not turns:
         return None
-    reasons = [
-        (number, result.details.reason)
-        for number, turn in enumerate(turns, start=1)
-        for result in turn.eval_metric_results
-        if result.metric_name == metric_name and result.details is not None and result.details.reason
-    ]
+    found: dict[str, list[tuple[int, str]]] = {}
+    for number, turn in enumerate(turns, start=1):
+        for result in turn.eval_metric_results:
+            if result.details is not None and result.details.reason:
+                found.setdefault(result.metric_name, []).append((number, result.details.reason))
     if len(turns) == 1:
-        return reasons[0][1] if reasons else ""
-    return "; ".join(f"turn {number}: {reason}" for number, reason in reasons)
+        return {name: reasons[0][1] for name, reasons in found.items()}
+    return {name: "; ".join(f"turn {n}: {reason}" for n, reason in reasons) for name, reasons in found.items()}
 
 
-def _reused(result: EvalSetResult) -> tuple[set[tuple[int, str]], set[tuple[int, str, str]]]:
+def _reused(provenance: Provenance | None) -> tuple[set[tuple[int, str]], set[tuple[int, str, str]]]:
     """The (run, case) inferences and (run, case, metric) scores the result took from finished work."""
-    provenance = result.summary.provenance if result.summary is not None else None
     reused = provenance.reused if provenance is not None else None
     if reused is None:
         return set(), set()
@@ -295,9 +373,18 @@ def _reused(result: EvalSetResult) -> tuple[set[tuple[int, str]], set[tuple[int,
     }
 
 
+def _provenance(result: EvalSetResult) -> Provenance | None:
+    return result.summary.provenance if result.summary is not None else None
+
+
 def cases_frame(result: EvalSetResult) -> pd.DataFrame:
     """One row per (run, case) (``CASE_COLUMNS``)."""
-    inferences, scores = _reused(result)
+    return cases_frame_of(result.eval_case_results, _provenance(result))
+
+
+def cases_frame_of(runs: Iterable[RunView], provenance: Provenance | None) -> pd.DataFrame:
+    """One row per (run, case) of ``runs`` (``CASE_COLUMNS``); ``provenance`` says what was reused."""
+    inferences, scores = _reused(provenance)
     rows = [
         {
             "run_id": case.run_id,
@@ -311,9 +398,11 @@ def cases_frame(result: EvalSetResult) -> pd.DataFrame:
             "cached_inference": (case.run_id, case.eval_id) in inferences,
             "cached_scores": sum(
                 (case.run_id, case.eval_id, metric.metric_name) in scores for metric in case.overall_eval_metric_results
-            ),
+            )
+            if scores
+            else 0,
         }
-        for case in result.eval_case_results
+        for case in runs
     ]
     return _frame(rows, CASE_COLUMNS)
 
@@ -348,7 +437,7 @@ def case_table_frame(summaries: Sequence[CaseAcrossRuns], metric_names: Iterable
     return _frame(rows, [*CASE_SUMMARY_COLUMNS, *names], scores=names)
 
 
-def _metric_means(runs: Sequence[EvalCaseResult]) -> dict[str, float]:
+def _metric_means(runs: Sequence[RunView]) -> dict[str, float]:
     """Each metric's score averaged over the runs that evaluated it, those whose aggregator failed included.
 
     The case summaries leave such runs out, as the reference has no metric results for them; a table
@@ -377,18 +466,50 @@ def _case_error(summary: CaseAcrossRuns) -> tuple[str, str]:
 
 def metrics_frame(result: EvalSetResult) -> pd.DataFrame:
     """One row per (run, case, metric) with the overall metric result (``METRIC_COLUMNS``)."""
-    _, scores = _reused(result)
-    rows = [
-        {
-            "run_id": case.run_id,
-            "eval_id": case.eval_id,
-            **_metric_result_columns(metric, _overall_reason(case, metric.metric_name)),
-            "cached": (case.run_id, case.eval_id, metric.metric_name) in scores,
-        }
-        for case in result.eval_case_results
-        for metric in case.overall_eval_metric_results
-    ]
+    return metrics_frame_of(result.eval_case_results, _provenance(result))
+
+
+def metrics_frame_of(
+    runs: Sequence[RunView], provenance: Provenance | None, turn_reasons: TurnReasons | None = None
+) -> pd.DataFrame:
+    """One row per (run, case, metric) of ``runs`` (``METRIC_COLUMNS``).
+
+    ``turn_reasons`` gives the reasons a :class:`MetricRow` leaves to the turns (``reason`` ``None``).
+    """
+    _, scores = _reused(provenance)
+    rows = []
+    for index, case in enumerate(runs):
+        reasons = overall_reasons(case) if isinstance(case, EvalCaseResult) else None
+        for metric in case.overall_eval_metric_results:
+            if isinstance(metric, MetricRow):
+                measure_name, measure, reason = metric.measure_name, metric.measure, metric.reason
+                if reason is None:
+                    reason = turn_reasons(index).get(metric.metric_name, "") if turn_reasons is not None else ""
+            else:
+                assert isinstance(metric, EvalMetricResult)
+                (measure_name, measure), reason = _measure(metric), _reason(metric, reasons)
+            rows.append(
+                {
+                    "run_id": case.run_id,
+                    "eval_id": case.eval_id,
+                    "metric_name": metric.metric_name,
+                    "score": metric.score,
+                    "status": str(metric.eval_status or ""),
+                    "threshold": metric.threshold,
+                    "measure_name": measure_name,
+                    "measure": measure,
+                    "reason": reason,
+                    "cached": (case.run_id, case.eval_id, metric.metric_name) in scores,
+                }
+            )
     return _frame(rows, METRIC_COLUMNS)
+
+
+def _reason(metric: EvalMetricResult, reasons: Mapping[str, str] | None) -> str:
+    """A result's reason as the metrics table shows it: from the turns when the case has turns."""
+    if reasons is not None:
+        return reasons.get(metric.metric_name, "")
+    return metric.details.reason if metric.details is not None else ""
 
 
 def _turn_columns(

@@ -2,8 +2,14 @@
 
 None of this calls the agent or the evaluators: it recomputes from the metric results already in
 a report, which is what makes trying a new case aggregator or threshold take milliseconds. It
-works on the report's data (:class:`FinishedReport`) and returns the new case results
-(:class:`Derivation`); the report builds the new report from them.
+reads the report through :class:`ReportData` (each case result as a row of outcomes and metric
+scores, and the records behind them on demand) and returns the new outcomes (:class:`Derivation`);
+the report builds the new report from them, and its records only when they are read.
+
+An aggregator gets each case's metric results; what else it may read (the case as written, what
+the agent did, the turns, the runs) is read from the report only when it reads it, so an aggregator
+of scores costs no parsing of turns. The built-in all-pass rule, which reads nothing but the metric
+statuses, is applied to the rows directly.
 
 A report without its eval set (a result the reference framework or an older agenteval wrote,
 loaded without ``eval_set=``) cannot hand aggregators the cases as written. Refusing would block
@@ -17,9 +23,9 @@ built-in aggregators, which never read the case, need neither.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
 from agenteval._util.callable_names import qualified_name
 from agenteval.aggregation import (
@@ -28,45 +34,101 @@ from agenteval.aggregation import (
     AllPassAggregator,
     EvalCaseResultAggregator,
     RunsReducer,
+    all_pass,
     as_aggregator,
     finite_score,
     metrics_of_results,
+    one_run_outcome,
     run_aggregator,
 )
+from agenteval.analysis._frames import RunView, run_row
 from agenteval.context import EvalContext
-from agenteval.errors import ConfigError, MissingEvalSetWarning, describe_exception, warn_user
+from agenteval.errors import AgentEvalError, ConfigError, MissingEvalSetWarning, describe_exception, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalset.models import EvalCase, EvalSet, SessionInput
+from agenteval.evalresult.summarize import MetricRow, RunRow, RunScores, average_metric_results, fail_if_errored
+from agenteval.evalset.models import EvalCase, SessionInput
 from agenteval.evaluators.base import status_for
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
-from agenteval.status import EvalStatus
+from agenteval.status import EvalStatus, summarize
 
-__all__ = ["Derivation", "FinishedReport", "original_aggregator", "reaggregate", "rebuilt_case", "with_thresholds"]
+__all__ = [
+    "DecidedCase",
+    "Derivation",
+    "FinishedReport",
+    "RecordsUnreadable",
+    "ReportData",
+    "original_aggregator",
+    "reaggregate",
+    "rebuilt_case",
+    "rethresholded",
+    "rethresholded_results",
+    "with_outcome",
+    "with_thresholds",
+]
 
 
-class FinishedReport(Protocol):
-    """What re-analysis reads of a report (an :class:`~agenteval.EvaluationReport`)."""
+class RecordsUnreadable(ConfigError):
+    """The records a report had not read yet cannot be read (its file is malformed): no case's failure, the report's."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportData:
+    """What re-analysis reads of a report, without making it read records it has not read yet.
+
+    ``runs`` are every case result in the result's order (records, or rows of a report that has
+    not read its records); ``cases`` each case's positions in ``runs``, in the report's case order.
+    The callables read what only the records hold, for the case result at a position: they may
+    read the report's records, and raise :class:`RecordsUnreadable` when those cannot be read.
+    """
 
     app_name: str
     eval_set_id: str
-    eval_set: EvalSet | None
-    result: EvalSetResult
-    eval_metrics: list[EvalMetric]
-    inference_results: list[list[InferenceResult]]
+    eval_metrics: Sequence[EvalMetric]
+    num_runs: int
     aggregator: EvalCaseResultAggregator | None
     provenance: Provenance | None
+    """The provenance, without its eval set for a report that has not read it."""
+    has_eval_set: bool
+    runs: Sequence[RunView]
+    cases: Sequence[tuple[str, Sequence[int]]]
+    metric_results: Callable[[int], list[EvalMetricResult]]
+    record: Callable[[int], EvalCaseResult]
+    eval_cases: Callable[[], Mapping[str, EvalCase]]
+    inference: Callable[[int], InferenceResult]
+    last_inference: Callable[[str], InferenceResult | None]
+
+
+class FinishedReport(Protocol):
+    """What :func:`original_aggregator` reads of a report (an :class:`~agenteval.EvaluationReport`)."""
+
+    aggregator: EvalCaseResultAggregator | None
+    provenance: Provenance | None
+    result: EvalSetResult
+
+
+class DecidedCase(NamedTuple):
+    """A case's outcome across its runs: its runs' positions, status, score and the aggregator's error."""
+
+    eval_id: str
+    positions: Sequence[int]
+    status: EvalStatus
+    score: float
+    error_message: str
 
 
 @dataclass(frozen=True, slots=True)
 class Derivation:
-    """A report's case results made again: by ``how``, with ``metrics`` and ``aggregator``."""
+    """A report's outcomes decided again: by ``how``, with ``metrics`` and ``aggregator``."""
 
-    cases: list[EvalCaseResult]
-    """Every case result of every run, aggregated again (new objects where anything changed; what
-    did not change, such as the other metrics' results, is shared with the report)."""
+    runs: list[RunRow]
+    """Every case result with its new outcome, in the report's order (a run id of 0 numbered 1)."""
+    cases: list[DecidedCase]
+    """Each case's new outcome across its runs, in the report's case order."""
+    thresholds: dict[str, float]
+    """The new thresholds, by metric name (empty when re-aggregating): the turns' results get them too."""
     metrics: list[EvalMetric]
     """The metrics, with any new thresholds."""
     aggregator: EvalCaseResultAggregator
@@ -75,8 +137,8 @@ class Derivation:
     """``reaggregate`` or ``with_thresholds``."""
 
 
-async def reaggregate(report: FinishedReport, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> Derivation:
-    """The report's case results aggregated again by ``aggregator``.
+async def reaggregate(data: ReportData, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> Derivation:
+    """The report's outcomes decided again by ``aggregator``.
 
     Every case that has metric results is aggregated again from them (the agent and the evaluators
     are not called); cases that failed before scoring stay failed. The report is unchanged.
@@ -84,25 +146,20 @@ async def reaggregate(report: FinishedReport, aggregator: EvalCaseResultAggregat
     Warns:
         MissingEvalSetWarning: The report has no eval set, so ``aggregator`` (unless a built-in one,
             which never reads the case) gets each case rebuilt from the result (:func:`rebuilt_case`).
+
+    Raises:
+        RecordsUnreadable: The aggregator read records the report cannot read.
     """
     chosen = as_aggregator(aggregator)
-    _warn_if_cases_are_rebuilt(report, chosen)
-    sources = _Sources(report)
-    # Aggregating again sets only each case's own score, status and error: a shallow copy shares
-    # the metric results, which stay as they were.
-    cases = [
-        await _aggregate_again(sources, case.replaced(), chosen, report.eval_metrics)
-        for case in report.result.eval_case_results
-    ]
-    return Derivation(cases, list(report.eval_metrics), chosen, "reaggregate")
+    return await _derived(data, chosen, list(data.eval_metrics), {}, "reaggregate")
 
 
 async def with_thresholds(
-    report: FinishedReport,
+    data: ReportData,
     thresholds: Mapping[str, float],
     aggregator: EvalCaseResultAggregator | AggregatorFunction | None = None,
 ) -> Derivation:
-    """The report's case results with the named metrics passing at new thresholds.
+    """The report's outcomes with the named metrics passing at new thresholds.
 
     Every per-turn and overall result of those metrics gets the new threshold and the status
     ``score >= threshold`` (results that were not evaluated stay so); then the cases are
@@ -117,10 +174,8 @@ async def with_thresholds(
             number or lies outside a built-in metric's score range, or no ``aggregator`` was given
             for a loaded report that a custom aggregator produced (it cannot be rebuilt from the file).
     """
-    known = {
-        result.metric_name for case in report.result.eval_case_results for result in case.overall_eval_metric_results
-    }
-    known.update(metric.metric_name for metric in report.eval_metrics)
+    known = {metric.metric_name for run in data.runs for metric in run.overall_eval_metric_results}
+    known.update(metric.metric_name for metric in data.eval_metrics)
     unknown = sorted(set(thresholds) - known)
     if unknown:
         raise ConfigError(f"no metric named {unknown} in this report; its metrics are {sorted(known)}")
@@ -131,30 +186,27 @@ async def with_thresholds(
         if number is None:
             raise ConfigError(f"the threshold of {name} must be a finite number, got {value!r}")
         checked[name] = number
-    thresholds = checked
     metrics = [
-        metric.model_copy(update={"threshold": thresholds[metric.metric_name]})
-        if metric.metric_name in thresholds
+        metric.model_copy(update={"threshold": checked[metric.metric_name]})
+        if metric.metric_name in checked
         else metric
-        for metric in report.eval_metrics
+        for metric in data.eval_metrics
     ]
     registry = default_registry()
     for metric in metrics:
-        if metric.metric_name in thresholds:
+        if metric.metric_name in checked:
             try:
                 registry.check_threshold(metric)
             except ConfigError as exc:
                 raise ConfigError(f"the threshold of {metric.metric_name}: {exc}") from None
-    cases = [_rethresholded(case, thresholds) for case in report.result.eval_case_results]
-    chosen = (
-        as_aggregator(aggregator)
-        if aggregator is not None
-        else await original_aggregator(report, "with_thresholds(thresholds, aggregator=...)")
-    )
-    _warn_if_cases_are_rebuilt(report, chosen)
-    sources = _Sources(report)
-    aggregated = [await _aggregate_again(sources, case, chosen, metrics) for case in cases]
-    return Derivation(aggregated, metrics, chosen, "with_thresholds")
+    if aggregator is not None:
+        chosen = as_aggregator(aggregator)
+    else:
+        records = (data.record(index) for index in range(len(data.runs)))
+        chosen = _recorded_aggregator(
+            data.aggregator, data.provenance, records, "with_thresholds(thresholds, aggregator=...)"
+        )
+    return await _derived(data, chosen, metrics, checked, "with_thresholds")
 
 
 async def original_aggregator(report: FinishedReport, call: str) -> EvalCaseResultAggregator:
@@ -170,30 +222,43 @@ async def original_aggregator(report: FinishedReport, call: str) -> EvalCaseResu
         ConfigError: The report was loaded and aggregated by a custom aggregator, which cannot be
             rebuilt, or records none and its case scores show another than the all-pass one.
     """
-    if report.aggregator is not None:
-        return report.aggregator
+    return _recorded_aggregator(
+        report.aggregator, report.provenance, (case for case in report.result.eval_case_results), call
+    )
+
+
+def _recorded_aggregator(
+    aggregator: EvalCaseResultAggregator | None,
+    provenance: Provenance | None,
+    records: Iterable[EvalCaseResult],
+    call: str,
+) -> EvalCaseResultAggregator:
+    if aggregator is not None:
+        return aggregator
     default = AllPassAggregator()
-    recorded = report.provenance.aggregator if report.provenance is not None else ""
+    recorded = provenance.aggregator if provenance is not None else ""
     # Results written before names were recorded hold the aggregator's repr.
     if recorded and recorded not in (qualified_name(default), repr(default)):
         raise ConfigError(
             f"this report was aggregated by {recorded}, which a loaded report cannot rebuild; pass it again: {call}"
         )
     if not recorded:
-        sources = _Sources(report)
-        for case in report.result.eval_case_results:
-            # A shallow copy is enough: aggregating again only sets the case's own score, status and error.
-            again = await _aggregate_again(sources, case.model_copy(), default, report.eval_metrics)
+        for case in records:
+            if _failed_before_aggregation(case):
+                continue
+            try:
+                verdict = all_pass(case.overall_eval_metric_results)
+                status, score = verdict.status, verdict.score
+            except AgentEvalError:
+                status, score = EvalStatus.FAILED, 0.0  # the case would fail with the aggregator's error
             # Reference versions older than case aggregators write no case score: only the status tells.
             scored = "score" in case.model_fields_set
-            if again.final_eval_status != case.final_eval_status or (
-                scored and not math.isclose(again.score, case.score)
-            ):
+            if status != case.final_eval_status or (scored and not math.isclose(score, case.score)):
                 raise ConfigError(
                     f"this report records no case aggregator, and the stored case scores (e.g. case"
                     f" {case.eval_id}: {case.score:g}, {case.final_eval_status}) were not produced by the"
-                    f" all-pass aggregator (which gives {again.score:g}, {again.final_eval_status});"
-                    f" pass the aggregator that produced them: {call}"
+                    f" all-pass aggregator (which gives {score:g}, {status}); pass the"
+                    f" aggregator that produced them: {call}"
                 )
     return default
 
@@ -220,8 +285,60 @@ def rebuilt_case(app_name: str, eval_id: str, runs: Sequence[EvalCaseResult]) ->
     )
 
 
-def _warn_if_cases_are_rebuilt(report: FinishedReport, aggregator: EvalCaseResultAggregator) -> None:
-    if report.eval_set is not None or not report.result.eval_case_results:
+def rethresholded(case: EvalCaseResult, thresholds: Mapping[str, float]) -> EvalCaseResult:
+    """A copy of ``case`` whose results of the named metrics have the new thresholds (and statuses).
+
+    Only what changes is copied: the other metric results and the turns are shared with ``case``.
+    """
+    return case.replaced(
+        overall_eval_metric_results=rethresholded_results(case.overall_eval_metric_results, thresholds),
+        eval_metric_result_per_invocation=[
+            turn.replaced(eval_metric_results=rethresholded_results(turn.eval_metric_results, thresholds))
+            for turn in case.eval_metric_result_per_invocation
+        ],
+    )
+
+
+def with_outcome(case: EvalCaseResult, row: RunRow) -> EvalCaseResult:
+    """A copy of ``case`` with the outcome ``row`` holds: its score, status, error and run id."""
+    changes: dict[str, Any] = {
+        "score": row.score,
+        "final_eval_status": row.final_eval_status,
+        "error_message": row.error_message,
+        "error_type": row.error_type,
+    }
+    if row.run_id != case.run_id:
+        changes["run_id"] = row.run_id
+    return case.replaced(**changes)
+
+
+def rethresholded_results(
+    results: Sequence[EvalMetricResult], thresholds: Mapping[str, float]
+) -> list[EvalMetricResult]:
+    """``results`` with the named metrics' thresholds and statuses new (copies of those only)."""
+    return [
+        result
+        if (threshold := thresholds.get(result.metric_name)) is None
+        else result.replaced(threshold=threshold, eval_status=_new_status(result.eval_status, result.score, threshold))
+        for result in results
+    ]
+
+
+def _new_status(status: EvalStatus | None, score: float, threshold: float) -> EvalStatus | None:
+    return status_for(score, threshold) if status in (EvalStatus.PASSED, EvalStatus.FAILED) else status
+
+
+def _rethresholded_rows(metrics: Sequence[MetricRow], thresholds: Mapping[str, float]) -> tuple[MetricRow, ...]:
+    return tuple(
+        metric
+        if (threshold := thresholds.get(metric.metric_name)) is None
+        else metric._replace(threshold=threshold, eval_status=_new_status(metric.eval_status, metric.score, threshold))
+        for metric in metrics
+    )
+
+
+def _warn_if_cases_are_rebuilt(data: ReportData, aggregator: EvalCaseResultAggregator) -> None:
+    if data.has_eval_set or not data.runs:
         return
     if isinstance(aggregator, AllPassAggregator | RunsReducer):
         return
@@ -235,90 +352,253 @@ def _warn_if_cases_are_rebuilt(report: FinishedReport, aggregator: EvalCaseResul
     )
 
 
-def _rethresholded(case: EvalCaseResult, thresholds: Mapping[str, float]) -> EvalCaseResult:
-    """A copy of ``case`` whose results of the named metrics have the new thresholds.
+async def _derived(
+    data: ReportData,
+    aggregator: EvalCaseResultAggregator,
+    metrics: list[EvalMetric],
+    thresholds: dict[str, float],
+    how: str,
+) -> Derivation:
+    _warn_if_cases_are_rebuilt(data, aggregator)
+    sources = _Sources(data, metrics, thresholds)
+    # The all-pass rule reads nothing but the metric statuses: applied to the rows, it needs no input.
+    by_rule = type(aggregator) in (AllPassAggregator, RunsReducer)
+    runs = []
+    for index, run in enumerate(data.runs):
+        if isinstance(run, RunRow):
+            row = run
+        else:
+            assert isinstance(run, EvalCaseResult)
+            row = run_row(run)
+        if thresholds:
+            row = row._replace(
+                overall_eval_metric_results=_rethresholded_rows(row.overall_eval_metric_results, thresholds)
+            )
+        runs.append(await _decided_run(sources, index, row, aggregator, by_rule))
+    try:
+        cases = await _decided_cases(sources, runs, aggregator)
+    except AgentEvalError as exc:
+        raise rewrap("summarize eval set result", exc) from exc
+    return Derivation(runs, cases, thresholds, metrics, aggregator, how)
 
-    Only what changes is copied: the other metric results and the turns are shared with ``case``.
-    """
-    return case.replaced(
-        overall_eval_metric_results=_rethresholded_results(case.overall_eval_metric_results, thresholds),
-        eval_metric_result_per_invocation=[
-            turn.replaced(eval_metric_results=_rethresholded_results(turn.eval_metric_results, thresholds))
-            for turn in case.eval_metric_result_per_invocation
-        ],
+
+async def _decided_run(
+    sources: _Sources, index: int, row: RunRow, aggregator: EvalCaseResultAggregator, by_rule: bool
+) -> RunRow:
+    """``row`` with the outcome ``aggregator`` gives it; one that failed before aggregation keeps its own."""
+    if row.error_message and row.error_type != ErrorType.AGGREGATOR:
+        return _outcome(row, row.score, row.final_eval_status, row.error_message, row.error_type)
+    if by_rule:
+        try:
+            status = summarize(metric.eval_status for metric in row.overall_eval_metric_results)
+        except AgentEvalError:
+            pass  # the aggregator's own call words the failure
+        else:
+            return _outcome(row, 1.0 if status is EvalStatus.PASSED else 0.0, status, "", "")
+    try:
+        decided = await run_aggregator(aggregator, sources.run_input(index, row))
+    except Exception as exc:
+        _raise_if_unreadable(exc)
+        return _outcome(row, 0.0, EvalStatus.FAILED, describe_exception(exc), ErrorType.AGGREGATOR.value)
+    return _outcome(row, decided.score, decided.status, "", "")
+
+
+def _outcome(row: RunRow, score: float, status: EvalStatus | None, message: str, error_type: str) -> RunRow:
+    # Results written without run ids (by older reference versions) hold one run: number it 1.
+    return RunRow(
+        row.eval_set_id,
+        row.eval_id,
+        row.run_id or 1,
+        score,
+        status,
+        message,
+        error_type,
+        row.session_id,
+        row.user_id,
+        row.overall_eval_metric_results,
     )
 
 
-def _rethresholded_results(
-    results: Sequence[EvalMetricResult], thresholds: Mapping[str, float]
-) -> list[EvalMetricResult]:
-    return [
-        result
-        if (threshold := thresholds.get(result.metric_name)) is None
-        else result.replaced(
-            threshold=threshold,
-            eval_status=status_for(result.score, threshold)
-            if result.eval_status in (EvalStatus.PASSED, EvalStatus.FAILED)
-            else result.eval_status,
-        )
-        for result in results
-    ]
+async def _decided_cases(
+    sources: _Sources, runs: Sequence[RunRow], aggregator: EvalCaseResultAggregator
+) -> list[DecidedCase]:
+    """Each case decided across its runs, as :func:`~agenteval.aggregation.decide_case` decides it."""
+    decided = []
+    for eval_id, positions in sources.data.cases:
+        case_runs = [runs[index] for index in positions]
+        if sources.data.num_runs <= 1:
+            status, score = one_run_outcome(case_runs)
+            decided.append(DecidedCase(eval_id, positions, status, score, ""))
+        elif case_runs and all(run.error_message for run in case_runs):
+            decided.append(DecidedCase(eval_id, positions, EvalStatus.FAILED, 0.0, ""))
+        else:
+            errored = any(run.error_message for run in case_runs)
+            try:
+                verdict = await run_aggregator(aggregator, sources.across_runs_input(eval_id, positions, runs))
+            except Exception as exc:
+                _raise_if_unreadable(exc)
+                decided.append(DecidedCase(eval_id, positions, EvalStatus.FAILED, 0.0, describe_exception(exc)))
+            else:
+                status = fail_if_errored(verdict.status, errored)
+                decided.append(DecidedCase(eval_id, positions, status, verdict.score, ""))
+    return decided
+
+
+def _raise_if_unreadable(error: Exception) -> None:
+    """Raise the report's own error when an aggregator failed because the report could not read its records."""
+    if isinstance(error.__cause__, RecordsUnreadable):
+        raise error.__cause__ from None
 
 
 class _Sources:
-    """A report's eval cases and inferences by id, looked up once per case (not by a scan each time)."""
+    """What the aggregator inputs of one derivation read from the report, each when first read."""
 
-    def __init__(self, report: FinishedReport) -> None:
-        self.report = report
-        self.cases = report.eval_set.cases_by_id() if report.eval_set is not None else {}
-        self.inferences: dict[tuple[int, str], InferenceResult] = {}
-        for run_id, run in enumerate(report.inference_results, start=1):
-            for inference in run:
-                self.inferences.setdefault((run_id, inference.eval_case_id), inference)
+    def __init__(self, data: ReportData, metrics: list[EvalMetric], thresholds: Mapping[str, float]) -> None:
+        self.data = data
+        self.metrics = metrics
+        self.thresholds = thresholds
+        self._eval_cases: Mapping[str, EvalCase] | None = None
 
-    def inference_for(self, case: EvalCaseResult) -> InferenceResult:
-        found = self.inferences.get((case.run_id or 1, case.eval_id))
-        return found or InferenceResult(
-            app_name=self.report.app_name,
-            eval_set_id=case.eval_set_id,
-            eval_case_id=case.eval_id,
-            session_id=case.session_id,
-            user_id=case.user_id,
-            status=EvalStatus.PASSED,
+    def run_input(self, index: int, row: RunRow) -> AggregationInput:
+        """The input of the aggregator deciding the case result at ``index`` (whose new row is ``row``)."""
+        return _LazyInput.of(
+            self,
+            index,
+            app_name=self.data.app_name,
+            eval_set_id=row.eval_set_id or self.data.eval_set_id,
+            metric_results=self.metric_results(index),
+            context=EvalContext(),
+            runs=(),
         )
 
-
-async def _aggregate_again(
-    sources: _Sources, case: EvalCaseResult, aggregator: EvalCaseResultAggregator, configured: Sequence[EvalMetric]
-) -> EvalCaseResult:
-    """Aggregate ``case`` (a copy the caller owns, updated in place) again from its metric results."""
-    if _failed_before_aggregation(case):
-        return case
-    report = sources.report
-    eval_case = sources.cases.get(case.eval_id) or rebuilt_case(report.app_name, case.eval_id, [case])
-    try:
-        outcome = await run_aggregator(
-            aggregator,
-            AggregationInput(
-                app_name=report.app_name,
-                eval_set_id=case.eval_set_id or report.eval_set_id,
-                eval_case=eval_case,
-                inference_result=sources.inference_for(case),
-                eval_metrics=metrics_of_results(eval_case, configured, case.overall_eval_metric_results),
-                metric_results=list(case.overall_eval_metric_results),
-                metric_results_per_invocation=list(case.eval_metric_result_per_invocation),
-                context=EvalContext(),
-            ),
+    def across_runs_input(self, eval_id: str, positions: Sequence[int], runs: Sequence[RunRow]) -> AggregationInput:
+        """The input of the aggregator deciding case ``eval_id`` across its runs (``runs``: the new rows)."""
+        averaged = average_metric_results(
+            [RunScores(runs[index].error_message, self.metric_results(index)) for index in positions]
         )
-    except Exception as exc:
-        case.score, case.final_eval_status = 0.0, EvalStatus.FAILED
-        case.error_message, case.error_type = describe_exception(exc), ErrorType.AGGREGATOR.value
-        return case
-    case.score, case.final_eval_status = outcome.score, outcome.status
-    case.error_message = case.error_type = ""
-    return case
+        return _LazyInput.of(
+            _AcrossRuns(self, eval_id, positions, runs),
+            0,
+            app_name=self.data.app_name,
+            eval_set_id=self.data.eval_set_id,
+            metric_results=averaged,
+            context=EvalContext(),
+            metric_results_per_invocation=(),
+        )
+
+    def metric_results(self, index: int) -> list[EvalMetricResult]:
+        results = self.data.metric_results(index)
+        return rethresholded_results(results, self.thresholds) if self.thresholds else results
+
+    def record(self, index: int) -> EvalCaseResult:
+        """The case result at ``index`` as this derivation sees it: new thresholds, the outcome before it."""
+        record = self.data.record(index)
+        return rethresholded(record, self.thresholds) if self.thresholds else record
+
+    def eval_case(self, eval_id: str, records: Callable[[], Sequence[EvalCaseResult]]) -> EvalCase:
+        if self._eval_cases is None:
+            self._eval_cases = self.data.eval_cases()
+        return self._eval_cases.get(eval_id) or rebuilt_case(self.data.app_name, eval_id, records())
+
+    # The loaders of _LazyInput's fields, for one case result.
+
+    def load_eval_case(self, data: _LazyInput) -> EvalCase:
+        index = data.position
+        return self.eval_case(self.data.runs[index].eval_id, lambda: [self.record(index)])
+
+    def load_inference_result(self, data: _LazyInput) -> InferenceResult:
+        return self.data.inference(data.position)
+
+    def load_eval_metrics(self, data: _LazyInput) -> list[EvalMetric]:
+        return metrics_of_results(data.eval_case, self.metrics, data.metric_results)
+
+    def load_metric_results_per_invocation(self, data: _LazyInput) -> Sequence[Any]:
+        return list(self.record(data.position).eval_metric_result_per_invocation)
+
+    def load_runs(self, data: _LazyInput) -> Sequence[EvalCaseResult]:
+        return ()
 
 
-def _failed_before_aggregation(case: EvalCaseResult) -> bool:
+class _AcrossRuns:
+    """The loaders of the input deciding one case across its runs."""
+
+    def __init__(self, sources: _Sources, eval_id: str, positions: Sequence[int], runs: Sequence[RunRow]) -> None:
+        self.sources, self.eval_id, self.positions, self.new_runs = sources, eval_id, positions, runs
+
+    def load_eval_case(self, data: _LazyInput) -> EvalCase:
+        return self.sources.eval_case(self.eval_id, lambda: self.load_runs(data))
+
+    def load_inference_result(self, data: _LazyInput) -> InferenceResult:
+        return self.sources.data.last_inference(self.eval_id) or InferenceResult(eval_case_id=self.eval_id)
+
+    def load_eval_metrics(self, data: _LazyInput) -> list[EvalMetric]:
+        return metrics_of_results(data.eval_case, self.sources.metrics, data.metric_results)
+
+    def load_metric_results_per_invocation(self, data: _LazyInput) -> Sequence[Any]:
+        return ()
+
+    def load_runs(self, data: _LazyInput) -> Sequence[EvalCaseResult]:
+        return tuple(with_outcome(self.sources.record(index), self.new_runs[index]) for index in self.positions)
+
+
+class _Loaders(Protocol):
+    def load_eval_case(self, data: _LazyInput) -> EvalCase: ...
+    def load_inference_result(self, data: _LazyInput) -> InferenceResult: ...
+    def load_eval_metrics(self, data: _LazyInput) -> list[EvalMetric]: ...
+    def load_metric_results_per_invocation(self, data: _LazyInput) -> Sequence[Any]: ...
+    def load_runs(self, data: _LazyInput) -> Sequence[EvalCaseResult]: ...
+
+
+_UNREAD: Any = object()
+"""What a field of a :class:`_LazyInput` holds until it is first read."""
+
+
+class _LazyInput(AggregationInput):
+    """An :class:`AggregationInput` whose case, inference, metrics, turns and runs are read when first read.
+
+    It is one in every respect (``dataclasses.replace`` and ``repr`` read every field), so that an
+    aggregator that reads only the scores costs no parsing of turns or of the eval set.
+    """
+
+    __slots__ = ("loaders", "position")
+    loaders: _Loaders
+    position: int
+
+    @classmethod
+    def of(cls, loaders: _Loaders, position: int, **values: Any) -> _LazyInput:
+        unread = dict.fromkeys(_DEFERRED, _UNREAD)
+        made = cls(**{**unread, **values})
+        object.__setattr__(made, "loaders", loaders)
+        object.__setattr__(made, "position", position)
+        return made
+
+
+class _Deferred:
+    """A field of :class:`_LazyInput`, kept in :class:`AggregationInput`'s slot and loaded when first read."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.slot = AggregationInput.__dict__[name]
+        self.load = f"load_{name}"
+
+    def __get__(self, data: _LazyInput | None, owner: type | None = None) -> Any:
+        if data is None:
+            return self
+        value = self.slot.__get__(data, owner)
+        if value is _UNREAD:
+            value = getattr(data.loaders, self.load)(data)
+            self.slot.__set__(data, value)
+        return value
+
+    def __set__(self, data: _LazyInput, value: Any) -> None:
+        self.slot.__set__(data, value)
+
+
+_DEFERRED = ("eval_case", "inference_result", "eval_metrics", "metric_results_per_invocation", "runs")
+for _name in _DEFERRED:
+    setattr(_LazyInput, _name, _Deferred(_name))
+
+
+def _failed_before_aggregation(case: RunView) -> bool:
     """A failure that happened before the aggregator ran (not one the aggregator itself caused)."""
     return bool(case.error_message) and case.error_type != ErrorType.AGGREGATOR

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, Self, TypeVar, overload
 
 from agenteval._presentation import presenter
 from agenteval._util.callable_names import qualified_name
@@ -18,8 +18,10 @@ from agenteval.aggregation import (
     AggregatorFunction,
     AllPassAggregator,
     EvalCaseResultAggregator,
+    all_pass,
     decide_case,
     recorded_case_outcome,
+    recorded_decision,
 )
 from agenteval.analysis._frames import (
     CASE_COLUMNS,
@@ -29,15 +31,30 @@ from agenteval.analysis._frames import (
     RUBRIC_COLUMNS,
     TOOL_CALL_COLUMNS,
     TURN_COLUMNS,
+    CaseAcrossRuns,
+    RunView,
     case_table_frame,
     cases_frame,
+    cases_frame_of,
     invocations_frame,
     metrics_frame,
+    metrics_frame_of,
+    overall_reasons,
     rubric_frame,
     tool_calls_frame,
     turns_frame,
 )
-from agenteval.analysis._reanalysis import Derivation, reaggregate, rebuilt_case, with_thresholds
+from agenteval.analysis._reanalysis import (
+    Derivation,
+    RecordsUnreadable,
+    ReportData,
+    reaggregate,
+    rebuilt_case,
+    rethresholded,
+    rethresholded_results,
+    with_outcome,
+    with_thresholds,
+)
 from agenteval.analysis.bundle import BundleContents, bundle_environment, is_bundle, read_bundle, write_bundle
 from agenteval.analysis.diagnostics.failures import failures_frame
 from agenteval.analysis.diagnostics.flakiness import flakiness_frame
@@ -59,10 +76,18 @@ from agenteval.errors import (
     warn_user,
 )
 from agenteval.evalresult.inference import InferenceResult
+from agenteval.evalresult.local import ResultIndex
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance, current_environment, eval_set_changes
-from agenteval.evalresult.summarize import CaseOutcome, summarize_multi_run
+from agenteval.evalresult.summarize import (
+    CaseOutcome,
+    RunRow,
+    RunScores,
+    average_metric_results,
+    fail_if_errored,
+    summarize_multi_run,
+)
 from agenteval.evalset.models import EvalSet, Invocation
 from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus, summarize
@@ -113,7 +138,51 @@ class CaseSummary:
     """Why deciding the case across runs failed (the aggregator raised); empty otherwise."""
 
 
-@dataclass(slots=True, kw_only=True)
+_T = TypeVar("_T")
+
+_LATER: Any = object()
+"""Given to the constructor for a field a report that has not read its records reads when first read."""
+
+
+class _OnDemand(Generic[_T]):
+    """A field of :class:`EvaluationReport` that a report made without its records reads when first read.
+
+    A loaded report, or one derived by :meth:`~EvaluationReport.reaggregate` or
+    :meth:`~EvaluationReport.with_thresholds`, opens with the outcomes of its case results (see
+    :class:`_Unread`); reading one of these fields reads all of them, once.
+    """
+
+    def __init__(self, *, default: Callable[[], _T] | None = None) -> None:
+        self._default = default
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, report: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, report: EvaluationReport, owner: type | None = None) -> _T: ...
+    def __get__(self, report: EvaluationReport | None, owner: type | None = None) -> _T | Self:
+        if report is None:
+            return self
+        values = report.__dict__
+        if self._name not in values:
+            report._read_records()
+        value: _T = values[self._name]
+        return value
+
+    def __set__(self, report: EvaluationReport, value: _T) -> None:
+        given: object = value
+        if given is self:  # the constructor's default: not given
+            if self._default is None:
+                raise TypeError(f"EvaluationReport() missing keyword argument: {self._name!r}")
+            value = self._default()
+        if given is not _LATER:
+            report.__dict__[self._name] = value
+
+
+@dataclass(kw_only=True)
 class EvaluationReport:
     """The outcome of :meth:`agenteval.Evaluator.evaluate`.
 
@@ -127,21 +196,28 @@ class EvaluationReport:
     it did not change (the agent's turns, the other metrics' results), so keeping many derived
     reports of a large evaluation costs little time and memory. Treat the records as read-only;
     to edit one, copy it first (``record.model_copy(deep=True)``).
+
+    A report loaded from a file (:meth:`load`) or derived by :meth:`reaggregate` or
+    :meth:`with_thresholds` opens with its case results' outcomes and scores only: :attr:`cases`,
+    :attr:`case_table`, :attr:`metrics`, :attr:`overall_status` and further derivations work from
+    them, and the records (:attr:`result`, :attr:`case_summaries`, :attr:`inference_results`,
+    :attr:`eval_set`, :attr:`provenance`) are read the first time one of them is. A loaded file's
+    turns are read then, and a problem in them raises the error loading the whole file gives.
     """
 
     app_name: str
     """The app evaluated."""
     eval_set_id: str
     """The eval set evaluated."""
-    result: EvalSetResult
+    result: _OnDemand[EvalSetResult] = _OnDemand()
     """The saved result (its id is set once saved)."""
-    case_summaries: list[CaseSummary]
+    case_summaries: _OnDemand[list[CaseSummary]] = _OnDemand()
     """Per-case outcome across runs, in eval-set order."""
     overall_status: EvalStatus
     """Passed when no case failed and at least one passed."""
     eval_metrics: list[EvalMetric] = field(default_factory=list)
     """The metrics the cases were scored with, in order."""
-    inference_results: list[list[InferenceResult]] = field(default_factory=list)
+    inference_results: _OnDemand[list[list[InferenceResult]]] = _OnDemand(default=list)
     """What the agent did, per run (index 0 is run 1)."""
     num_runs: int = 1
     """How many times each case ran."""
@@ -151,11 +227,11 @@ class EvaluationReport:
     A loaded report takes it from the start and finish times its provenance records; a
     re-aggregated or re-thresholded one holds the time the derivation took.
     """
-    eval_set: EvalSet | None = None
+    eval_set: _OnDemand[EvalSet | None] = _OnDemand(default=lambda: None)
     """The eval set as evaluated (``None`` for a report loaded from a result alone)."""
     aggregator: EvalCaseResultAggregator | None = None
     """The case aggregator that decided the case statuses (``None`` when unknown)."""
-    provenance: Provenance | None = None
+    provenance: _OnDemand[Provenance | None] = _OnDemand(default=lambda: None)
     """What produced the report (versions, configuration hashes, settings, times)."""
 
     @property
@@ -168,7 +244,7 @@ class EvaluationReport:
         """The metric names: configuration order first, then any others found in the results."""
         names = [metric.metric_name for metric in self.eval_metrics]
         seen = set(names)
-        for case in self.result.eval_case_results:
+        for case in self._runs():
             for metric in case.overall_eval_metric_results:
                 if metric.metric_name not in seen:
                     seen.add(metric.metric_name)
@@ -181,7 +257,8 @@ class EvaluationReport:
 
         It holds only the cases that finished; ``ev.evaluate(..., resume=report)`` carries the evaluation on.
         """
-        return self.provenance is not None and self.provenance.partial
+        provenance = self._known_provenance()
+        return provenance is not None and provenance.partial
 
     @property
     def reuse_summary(self) -> str:
@@ -190,10 +267,11 @@ class EvaluationReport:
         E.g. ``"20/20 inferences and 58/60 scores from the cache"``; the ``cached_inference`` and
         ``cached_scores`` columns of :attr:`cases` and ``cached`` of :attr:`metrics` say which.
         """
-        reused = self.provenance.reused if self.provenance is not None else None
+        provenance = self._known_provenance()
+        reused = provenance.reused if provenance is not None else None
         if reused is None:
             return ""
-        cases = self.result.eval_case_results
+        cases = self._runs()
         scores = sum(len(case.overall_eval_metric_results) for case in cases)
         sources = " and ".join("the cache" if source == "cache" else source for source in reused.sources)
         return (
@@ -204,6 +282,9 @@ class EvaluationReport:
     @property
     def cases(self) -> pd.DataFrame:
         """One row per (run, case): status, score, error type and message (columns ``CASE_COLUMNS``)."""
+        unread = self._unread()
+        if unread is not None:
+            return cases_frame_of(unread.runs, unread.provenance)
         return cases_frame(self.result)
 
     @property
@@ -217,11 +298,14 @@ class EvaluationReport:
         order followed by any other metric the results hold: its score averaged over the runs that
         evaluated it, NaN when none did.
         """
-        return case_table_frame(self.case_summaries, [metric.metric_name for metric in self.eval_metrics])
+        return case_table_frame(self._case_views(), [metric.metric_name for metric in self.eval_metrics])
 
     @property
     def metrics(self) -> pd.DataFrame:
         """One row per (run, case, metric) with the overall metric result (columns ``METRIC_COLUMNS``)."""
+        unread = self._unread()
+        if unread is not None:
+            return metrics_frame_of(unread.runs, unread.provenance, unread.turn_reasons)
         return metrics_frame(self.result)
 
     @property
@@ -293,7 +377,7 @@ class EvaluationReport:
         """Async twin of :meth:`reaggregate`."""
         started = time.perf_counter()
         with fewer_collections():
-            return await _derived(self, await reaggregate(self, aggregator), started)
+            return await _derived(self, await reaggregate(self._reanalysis_data(), aggregator), started)
 
     def reaggregate(self, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> EvaluationReport:
         """A new report whose case scores and statuses come from another case aggregator.
@@ -338,7 +422,8 @@ class EvaluationReport:
         """Async twin of :meth:`with_thresholds`."""
         started = time.perf_counter()
         with fewer_collections():
-            return await _derived(self, await with_thresholds(self, thresholds, aggregator), started)
+            derivation = await with_thresholds(self._reanalysis_data(), thresholds, aggregator)
+            return await _derived(self, derivation, started)
 
     def with_thresholds(
         self,
@@ -415,7 +500,7 @@ class EvaluationReport:
             if not app_name or not result_id:
                 raise ConfigError("loading from a result manager needs app_name and result_id")
             return run_sync(cls.aload(source, app_name, result_id, eval_set=eval_set))
-        from agenteval.evalresult.local import load_result_file
+        from agenteval.evalresult.local import index_result_file, load_result_file
 
         path = Path(source)
         if is_bundle(path):
@@ -426,13 +511,16 @@ class EvaluationReport:
                 eval_set=eval_set if eval_set is not None else bundled.eval_set,
                 source=f"bundle {path}",
             )
+        source_name = f"result file {path}"
         with fewer_collections():
-            result = load_result_file(path)
-            recorded = result.summary.provenance if result.summary is not None else None
+            # The eval set given is checked against the one the file records, which the index leaves unread.
+            read = index_result_file(path) if eval_set is None else load_result_file(path)
+            shell = read.shell if isinstance(read, ResultIndex) else read
+            recorded = shell.summary.provenance if shell.summary is not None else None
             guessed = recorded.app_name if recorded is not None and recorded.app_name else path.parent.name
-            return report_from_result(
-                result, app_name=app_name or guessed, eval_set=eval_set, source=f"result file {path}"
-            )
+            if isinstance(read, ResultIndex):
+                return _indexed_report(read, app_name=app_name or guessed, source=source_name)
+            return report_from_result(read, app_name=app_name or guessed, eval_set=eval_set, source=source_name)
 
     def _repr_html_(self) -> str:
         return presenter().report_html(self)
@@ -698,17 +786,96 @@ class EvaluationReport:
         """
         from agenteval.analysis.statistics import min_detectable_difference
 
-        decided = [case.overall_status for case in self.case_summaries if case.overall_status in _DECIDED]
+        decided = [case.overall_status for case in self._case_views() if case.overall_status in _DECIDED]
         rate = decided.count(EvalStatus.PASSED) / len(decided) if decided else 0.0
         return min_detectable_difference(rate, len(decided), power=power, confidence=confidence)
 
     def __repr__(self) -> str:
-        cases = len(self.case_summaries)
-        failed = sum(1 for case in self.case_summaries if case.overall_status is EvalStatus.FAILED)
+        cases = self._case_views()
+        failed = sum(1 for case in cases if case.overall_status is EvalStatus.FAILED)
+        unread = self._unread()
+        result_id = unread.result_id if unread is not None else self.result.eval_set_result_id
         return (
             f"EvaluationReport(app={self.app_name!r}, eval_set={self.eval_set_id!r}, "
-            f"status={self.overall_status.value}, cases={cases}, failed={failed}, runs={self.num_runs}, "
-            f"result_id={self.result.eval_set_result_id!r}{', partial' if self.partial else ''})"
+            f"status={self.overall_status.value}, cases={len(cases)}, failed={failed}, runs={self.num_runs}, "
+            f"result_id={result_id!r}{', partial' if self.partial else ''})"
+        )
+
+    # A report made without its records (loaded, derived) holds an _Unread instead until they are read.
+
+    def _unread(self) -> _Unread | None:
+        unread: _Unread | None = self.__dict__.get("_unread_records")
+        return unread
+
+    def _read_records(self) -> None:
+        """Read the records of a report made without them into its fields (those not set since)."""
+        unread = self._unread()
+        if unread is None:
+            raise AttributeError("this EvaluationReport has no records: build it with result= and case_summaries=")
+        records = unread.records(self)
+        for name, value in zip(_Records._fields, records, strict=True):
+            self.__dict__.setdefault(name, value)
+        del self.__dict__["_unread_records"]
+
+    def _runs(self) -> Sequence[RunView]:
+        """Every case result, in the result's order: its records, or the rows of a report that has not read them."""
+        unread = self._unread()
+        return unread.runs if unread is not None else self.result.eval_case_results
+
+    def _case_views(self) -> Sequence[CaseAcrossRuns]:
+        unread = self._unread()
+        return unread.cases if unread is not None else self.case_summaries
+
+    def _known_provenance(self) -> Provenance | None:
+        """The provenance, without its eval set for a report that has not read it."""
+        unread = self._unread()
+        return unread.provenance if unread is not None else self.provenance
+
+    def _has_eval_set(self) -> bool:
+        unread = self._unread()
+        return unread.has_eval_set if unread is not None else self.eval_set is not None
+
+    def _metric_results(self, index: int) -> list[EvalMetricResult]:
+        unread = self._unread()
+        if unread is not None:
+            return unread.metric_results(index)
+        return list(self.result.eval_case_results[index].overall_eval_metric_results)
+
+    def _record(self, index: int) -> EvalCaseResult:
+        unread = self._unread()
+        return unread.record(index) if unread is not None else self.result.eval_case_results[index]
+
+    def _turn_reasons(self, index: int) -> Mapping[str, str]:
+        unread = self._unread()
+        if unread is not None:
+            return unread.turn_reasons(index)
+        return overall_reasons(self.result.eval_case_results[index]) or {}
+
+    def _reanalysis_data(self) -> ReportData:
+        """What re-aggregating and re-thresholding read of this report, its records only when read."""
+        unread = self._unread()
+        runs = self._runs()
+        cases: list[tuple[str, Sequence[int]]]
+        if unread is not None:
+            cases = [(case.eval_id, case.positions) for case in unread.cases]
+        else:
+            cases = _positions(self.result.eval_case_results, self.case_summaries)
+        inferences = _Inferences(self)
+        return ReportData(
+            app_name=self.app_name,
+            eval_set_id=self.eval_set_id,
+            eval_metrics=list(self.eval_metrics),
+            num_runs=self.num_runs,
+            aggregator=self.aggregator,
+            provenance=self._known_provenance(),
+            has_eval_set=self._has_eval_set(),
+            runs=runs,
+            cases=cases,
+            metric_results=self._metric_results,
+            record=self._record,
+            eval_cases=lambda: self.eval_set.cases_by_id() if self.eval_set is not None else {},
+            inference=inferences.of_run,
+            last_inference=inferences.last,
         )
 
 
@@ -762,8 +929,7 @@ async def build_report(
         AgentEvalError: ``summarize eval set result: ...`` when a case has no run id or an unknown status.
     """
     app_name, eval_set_id, eval_set, metrics = plan.app_name, plan.eval_set_id, plan.eval_set, plan.metrics
-    num_runs, aggregator, provenance = plan.num_runs, plan.aggregator, plan.provenance
-    by_case = _runs_by_case(cases, eval_set)
+    by_case = _runs_by_case(cases, _case_order(eval_set))
     eval_cases = eval_set.cases_by_id() if eval_set is not None else {}
     last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
     outcomes: dict[str, CaseOutcome] = {}
@@ -771,8 +937,8 @@ async def build_report(
         try:
             outcomes[eval_id] = await decide_case(
                 runs,
-                num_runs,
-                aggregator,
+                plan.num_runs,
+                plan.aggregator,
                 app_name=app_name,
                 eval_set_id=eval_set_id,
                 eval_case=eval_cases.get(eval_id) or rebuilt_case(app_name, eval_id, runs),
@@ -781,64 +947,90 @@ async def build_report(
             )
         except AgentEvalError as exc:
             raise rewrap("summarize eval set result", exc) from exc
+    return _report_of(
+        plan, cases, by_case, outcomes, inferences, execution_time=execution_time, name=(result_id, result_name)
+    )
+
+
+def _report_of(
+    plan: ReportPlan,
+    cases: Sequence[EvalCaseResult],
+    by_case: Mapping[str, list[EvalCaseResult]],
+    outcomes: Mapping[str, CaseOutcome],
+    inferences: Sequence[Sequence[InferenceResult]],
+    *,
+    execution_time: float,
+    name: tuple[str, str],
+) -> EvaluationReport:
+    """The report of case results whose cases are decided (``outcomes``), with the plan's provenance."""
     try:
         summary = summarize_multi_run(
-            cases, num_runs, outcomes, record_scores=type(aggregator) is not AllPassAggregator
+            cases, plan.num_runs, outcomes, record_scores=type(plan.aggregator) is not AllPassAggregator
         )
     except AgentEvalError as exc:
         raise rewrap("summarize eval set result", exc) from exc
+    result_id, result_name = name
     result = EvalSetResult(
         eval_set_result_id=result_id,
         eval_set_result_name=result_name or result_id,
-        eval_set_id=eval_set_id,
+        eval_set_id=plan.eval_set_id,
         eval_case_results=list(cases),
-        summary=summary.model_copy(update={"provenance": provenance}),
+        summary=summary.model_copy(update={"provenance": plan.provenance}),
     )
     return _assembled(
-        app_name,
-        eval_set,
+        plan.app_name,
+        plan.eval_set,
         result,
         by_case,
         outcomes,
-        metrics=metrics,
+        metrics=plan.metrics,
         inferences=inferences,
-        num_runs=num_runs,
-        aggregator=aggregator,
-        provenance=provenance,
+        num_runs=plan.num_runs,
+        aggregator=plan.aggregator,
+        provenance=plan.provenance,
         execution_time=execution_time,
     )
 
 
 async def _derived(report: EvaluationReport, derivation: Derivation, started: float) -> EvaluationReport:
-    """The report ``derivation`` made from ``report``, which began at ``started`` (``time.perf_counter()``)."""
-    # Results written without run ids (by older reference versions) hold one run: number it 1.
-    cases = [case if case.run_id else case.model_copy(update={"run_id": 1}) for case in derivation.cases]
-    source = report.result.eval_set_result_id or "an unsaved report"
-    base = report.provenance or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
+    """The report ``derivation`` made from ``report``, which began at ``started`` (``time.perf_counter()``).
+
+    It holds the new outcomes; its records are made from ``report``'s when first read.
+    """
+    unread = report._unread()
+    source = (unread.result_id if unread is not None else report.result.eval_set_result_id) or "an unsaved report"
+    base = report._known_provenance() or Provenance(app_name=report.app_name, eval_set_id=report.eval_set_id)
     elapsed, finished_at = time.perf_counter() - started, time.time()
-    provenance = base.scored_with(derivation.metrics).model_copy(
-        # The derived scores are computed here and now: record this environment, not the original's.
-        update={
-            **current_environment(),
-            "aggregator": qualified_name(derivation.aggregator),
-            "derived_from": f"{derivation.how} of {source}",
-            # Made from a partial report, it is a report of its own: resume= carries on the partial one.
-            "partial": False,
-            "started_at": finished_at - elapsed,
-            "finished_at": finished_at,
-        }
-    )
-    plan = ReportPlan(
+    # The derived scores are computed here and now: record this environment, not the original's.
+    update = {
+        **current_environment(),
+        "aggregator": qualified_name(derivation.aggregator),
+        "derived_from": f"{derivation.how} of {source}",
+        # Made from a partial report, it is a report of its own: resume= carries on the partial one.
+        "partial": False,
+        "started_at": finished_at - elapsed,
+        "finished_at": finished_at,
+    }
+    provenance = base.scored_with(derivation.metrics).model_copy(update=update)
+    derived = _Derived(report, derivation, provenance, update)
+    # From a report that has read its records, what the new one shares with it is at hand.
+    read = unread is None
+    made = EvaluationReport(
         app_name=report.app_name,
-        eval_set_id=report.result.eval_set_id,
-        eval_set=report.eval_set,
-        metrics=derivation.metrics,
+        eval_set_id=report.eval_set_id,
+        result=_LATER,
+        case_summaries=_LATER,
+        overall_status=summarize(case.status for case in derivation.cases),
+        eval_metrics=derivation.metrics,
+        inference_results=[list(run) for run in report.inference_results] if read else _LATER,
         num_runs=report.num_runs,
+        execution_time=elapsed,
+        eval_set=report.eval_set if read else _LATER,
         aggregator=derivation.aggregator,
-        provenance=provenance,
+        provenance=provenance if read else _LATER,
     )
-    # Nothing derives new inferences: both reports share them.
-    return await build_report(plan, cases, [list(run) for run in report.inference_results], execution_time=elapsed)
+    made.__dict__["_unread_records"] = derived
+    return made
 
 
 def report_from_result(
@@ -865,7 +1057,7 @@ def report_from_result(
             summarize them), or ``eval_set`` is another eval set than the result's.
     """
     source = source or f"result {result.eval_set_result_id or '(without an evalSetResultId)'}"
-    _check_case_results(result, source)
+    _check_case_results(result.eval_case_results, source)
     if eval_set is not None and eval_set.eval_set_id and eval_set.eval_set_id != result.eval_set_id:
         raise ConfigError(
             f"{source} is of eval set {result.eval_set_id!r}, but eval_set= is {eval_set.eval_set_id!r}:"
@@ -881,9 +1073,8 @@ def report_from_result(
         app_name = app_name or provenance.app_name
     else:
         metrics = _metrics_seen_in(result.eval_case_results)
-    num_runs = result.summary.num_runs if result.summary is not None and result.summary.num_runs else 0
-    num_runs = num_runs or max((case.run_id for case in result.eval_case_results), default=1) or 1
-    by_case = _runs_by_case(result.eval_case_results, eval_set)
+    num_runs = _num_runs(result, result.eval_case_results)
+    by_case = _runs_by_case(result.eval_case_results, _case_order(eval_set))
     saved = {summary.eval_id: summary for summary in result.summary.eval_case_summaries} if result.summary else {}
     outcomes = {eval_id: recorded_case_outcome(runs, num_runs, saved.get(eval_id)) for eval_id, runs in by_case.items()}
     execution_time = 0.0
@@ -966,18 +1157,31 @@ def _assembled(
     )
 
 
-def _runs_by_case(cases: Sequence[EvalCaseResult], eval_set: EvalSet | None) -> dict[str, list[EvalCaseResult]]:
-    """Each case's results in run order, by case in eval-set order.
+def _num_runs(result: EvalSetResult, runs: Sequence[RunView]) -> int:
+    """How many runs a saved result has: as its summary records, else its highest run id (at least 1)."""
+    recorded = result.summary.num_runs if result.summary is not None else 0
+    return recorded or max((run.run_id for run in runs), default=1) or 1
+
+
+def _case_order(eval_set: EvalSet | None) -> list[str] | None:
+    return [case.eval_id for case in eval_set.eval_cases] if eval_set is not None else None
+
+
+_R = TypeVar("_R", bound=RunView)
+
+
+def _runs_by_case(cases: Sequence[_R], order: Sequence[str] | None) -> dict[str, list[_R]]:
+    """Each case's results in run order, by case in the order of the eval set's case ids ``order``.
 
     Cases missing from the eval set come after the others, sorted by id. Without an eval set, cases
     keep the order in which they first appear (which a saved result has from its eval set).
     """
-    by_case: dict[str, list[EvalCaseResult]] = {}
+    by_case: dict[str, list[_R]] = {}
     for case in cases:
         by_case.setdefault(case.eval_id, []).append(case)
-    if eval_set is None:
+    if order is None:
         return by_case
-    position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
+    position = {eval_id: index for index, eval_id in reversed(list(enumerate(order)))}
     ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
     return {eval_id: by_case[eval_id] for eval_id in ordered}
 
@@ -1023,12 +1227,12 @@ _SUMMARIZABLE = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
 _DECIDED = (EvalStatus.PASSED, EvalStatus.FAILED)
 
 
-def _check_case_results(result: EvalSetResult, source: str) -> None:
+def _check_case_results(runs: Sequence[RunView], source: str) -> None:
     # A report places each case result as one run of one case: a second result for the same run, or
     # a run number below 1, leaves no way to tell which run a result is (pass@k, flakiness and the run
     # count would all be wrong), so such a result is refused rather than guessed at.
     placed: dict[tuple[str, int], int] = {}
-    for index, case in enumerate(result.eval_case_results):
+    for index, case in enumerate(runs):
         where = f"{source}: evalCaseResults[{index}]"
         if not case.eval_id:
             raise ConfigError(f"{where} has no evalId: give it the evalId of the eval case it is a result of")
@@ -1064,3 +1268,281 @@ def _metrics_seen_in(cases: Sequence[EvalCaseResult]) -> list[EvalMetric]:
                 EvalMetric(metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion),
             )
     return list(metrics.values())
+
+
+def _first_metrics(index: ResultIndex) -> list[EvalMetric]:
+    """What :func:`_metrics_seen_in` gives for the index's result, reading the metric results of first appearances."""
+    metrics: dict[str, EvalMetric] = {}
+    for position, run in enumerate(index.runs):
+        names = [metric.metric_name for metric in run.overall_eval_metric_results]
+        if any(name not in metrics for name in names):
+            for result in index.metric_results(position):
+                if result.metric_name not in metrics:
+                    metrics[result.metric_name] = EvalMetric(
+                        metric_name=result.metric_name, threshold=result.threshold, criterion=result.criterion
+                    )
+    return list(metrics.values())
+
+
+class _Records(NamedTuple):
+    """The fields a report made without its records reads when first asked for one."""
+
+    result: EvalSetResult
+    case_summaries: list[CaseSummary]
+    inference_results: list[list[InferenceResult]]
+    eval_set: EvalSet | None
+    provenance: Provenance | None
+
+
+class _CaseRow(NamedTuple):
+    """One case across its runs, as a report that has not read its records holds it (see :class:`CaseSummary`)."""
+
+    eval_id: str
+    overall_status: EvalStatus
+    score: float
+    runs: list[RunRow]
+    error_message: str
+    positions: list[int]
+    """Where its runs are among the report's case results."""
+
+
+class _Unread(Protocol):
+    """What a report made without its records (a loaded or derived one) holds until they are read.
+
+    The rows of its case results and cases, and what :meth:`EvaluationReport._reanalysis_data` reads,
+    are at hand; the records are made by :meth:`records`. Every method reading records raises
+    :class:`~agenteval.analysis._reanalysis.RecordsUnreadable` when they cannot be read.
+    """
+
+    @property
+    def runs(self) -> Sequence[RunRow]: ...
+    @property
+    def cases(self) -> Sequence[_CaseRow]: ...
+    @property
+    def provenance(self) -> Provenance | None: ...
+    @property
+    def has_eval_set(self) -> bool: ...
+    @property
+    def result_id(self) -> str: ...
+    def metric_results(self, index: int) -> list[EvalMetricResult]: ...
+    def record(self, index: int) -> EvalCaseResult: ...
+    def turn_reasons(self, index: int) -> Mapping[str, str]: ...
+    def records(self, report: EvaluationReport) -> _Records: ...
+
+
+def _unreadable(error: ConfigError) -> RecordsUnreadable:
+    return RecordsUnreadable(str(error))
+
+
+class _Loaded:
+    """A report's records in a result file it has indexed (see :class:`~agenteval.evalresult.local.ResultIndex`)."""
+
+    def __init__(self, index: ResultIndex, app_name: str, source: str, num_runs: int) -> None:
+        self.index, self.app_name, self.source, self.num_runs = index, app_name, source, num_runs
+        self.runs = index.runs
+        summary = index.shell.summary
+        self.provenance = summary.provenance if summary is not None else None
+        self.has_eval_set = index.has_eval_set
+        self.result_id = index.shell.eval_set_result_id
+        self._cases: list[_CaseRow] | None = None
+
+    @property
+    def cases(self) -> list[_CaseRow]:
+        """Each case across its runs, in the order of the eval set the result records (read when first asked)."""
+        if self._cases is None:
+            try:
+                order = self.index.eval_case_ids()
+            except ConfigError as exc:
+                raise _unreadable(exc) from None
+            self._cases = self.decided(order)
+        return self._cases
+
+    def decided(self, order: Sequence[str] | None) -> list[_CaseRow]:
+        """Each case's outcome as the result records it (see :func:`~agenteval.aggregation.recorded_case_outcome`)."""
+        positions: dict[str, list[int]] = {}
+        for position, run in enumerate(self.runs):
+            positions.setdefault(run.eval_id, []).append(position)
+        cases = []
+        for eval_id, runs in _runs_by_case(self.runs, order).items():
+            decided = recorded_decision(runs, self.num_runs, self.index.decisions.get(eval_id))
+            if decided is None:
+                averaged = average_metric_results(
+                    [RunScores(self.runs[at].error_message, self.metric_results(at)) for at in positions[eval_id]]
+                )
+                verdict = all_pass(averaged)
+                errored = any(run.error_message for run in runs)
+                decided = fail_if_errored(verdict.status, errored), verdict.score, ""
+            status, score, error_message = decided
+            cases.append(_CaseRow(eval_id, status, score, runs, error_message, positions[eval_id]))
+        return cases
+
+    def metric_results(self, index: int) -> list[EvalMetricResult]:
+        try:
+            return self.index.metric_results(index)
+        except ConfigError as exc:
+            raise _unreadable(exc) from None
+
+    def record(self, index: int) -> EvalCaseResult:
+        try:
+            return self.index.record(index)
+        except ConfigError as exc:
+            raise _unreadable(exc) from None
+
+    def turn_reasons(self, index: int) -> Mapping[str, str]:
+        return overall_reasons(self.record(index)) or {}
+
+    def records(self, report: EvaluationReport) -> _Records:
+        # The same error as a load of the whole file, not the wrapper a derivation uses.
+        loaded = report_from_result(self.index.result(), app_name=self.app_name, source=self.source)
+        return _Records(
+            loaded.result, loaded.case_summaries, loaded.inference_results, loaded.eval_set, loaded.provenance
+        )
+
+
+def _indexed_report(index: ResultIndex, *, app_name: str, source: str) -> EvaluationReport:
+    """The report of an indexed result file, as :func:`report_from_result` makes it, without its records."""
+    _check_case_results(index.runs, source)
+    shell = index.shell
+    provenance = shell.summary.provenance if shell.summary is not None else None
+    if provenance is not None:
+        app_name = app_name or provenance.app_name
+    loaded = _Loaded(index, app_name, source, _num_runs(shell, index.runs))
+    metrics = list(provenance.metrics) if provenance is not None else _first_metrics(index)
+    # The overall status does not depend on the cases' order, which needs the eval set read.
+    overall = summarize(case.overall_status for case in loaded.decided(None))
+    execution_time = 0.0
+    if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
+        execution_time = max(0.0, provenance.finished_at - provenance.started_at)
+    report = EvaluationReport(
+        app_name=app_name,
+        eval_set_id=shell.eval_set_id,
+        result=_LATER,
+        case_summaries=_LATER,
+        overall_status=overall,
+        eval_metrics=metrics,
+        inference_results=_LATER,
+        num_runs=loaded.num_runs,
+        execution_time=execution_time,
+        eval_set=_LATER,
+        aggregator=None,
+        provenance=_LATER,
+    )
+    report.__dict__["_unread_records"] = loaded
+    return report
+
+
+class _Derived:
+    """A derived report's records, made from those of the report it was derived from when first read."""
+
+    def __init__(
+        self, parent: EvaluationReport, derivation: Derivation, provenance: Provenance, update: Mapping[str, Any]
+    ) -> None:
+        self.parent, self.derivation = parent, derivation
+        self.provenance = provenance
+        self.update = update
+        self.runs = derivation.runs
+        self.cases = [
+            _CaseRow(
+                case.eval_id,
+                case.status,
+                case.score,
+                [self.runs[at] for at in case.positions],
+                case.error_message,
+                list(case.positions),
+            )
+            for case in derivation.cases
+        ]
+        self.has_eval_set = parent._has_eval_set()
+        self.result_id = ""
+        self._records: dict[int, EvalCaseResult] = {}
+
+    def metric_results(self, index: int) -> list[EvalMetricResult]:
+        thresholds = self.derivation.thresholds
+        results = self.parent._metric_results(index)
+        return rethresholded_results(results, thresholds) if thresholds else results
+
+    def record(self, index: int) -> EvalCaseResult:
+        made = self._records.get(index)
+        if made is None:
+            record = self.parent._record(index)
+            if self.derivation.thresholds:
+                record = rethresholded(record, self.derivation.thresholds)
+            made = self._records[index] = with_outcome(record, self.runs[index])
+        return made
+
+    def turn_reasons(self, index: int) -> Mapping[str, str]:
+        return self.parent._turn_reasons(index)
+
+    def records(self, report: EvaluationReport) -> _Records:
+        parent, derivation = self.parent, self.derivation
+        cases = [self.record(index) for index in range(len(self.runs))]
+        by_case = {case.eval_id: [cases[at] for at in case.positions] for case in derivation.cases}
+        outcomes = {
+            case.eval_id: CaseOutcome(
+                case.status, case.score, average_metric_results(by_case[case.eval_id]), case.error_message
+            )
+            for case in derivation.cases
+        }
+        provenance = report.__dict__.get("provenance")
+        if provenance is None:
+            base = parent.provenance or Provenance(app_name=parent.app_name, eval_set_id=parent.eval_set_id)
+            provenance = base.scored_with(derivation.metrics).model_copy(update=self.update)
+        plan = ReportPlan(
+            app_name=report.app_name,
+            eval_set_id=report.eval_set_id,
+            eval_set=report.__dict__.get("eval_set", parent.eval_set),
+            metrics=derivation.metrics,
+            num_runs=report.num_runs,
+            aggregator=derivation.aggregator,
+            provenance=provenance,
+        )
+        inferences = report.__dict__.get("inference_results") or [list(run) for run in parent.inference_results]
+        made = _report_of(
+            plan, cases, by_case, outcomes, inferences, execution_time=report.execution_time, name=("", "")
+        )
+        return _Records(made.result, made.case_summaries, made.inference_results, made.eval_set, made.provenance)
+
+
+def _positions(runs: Sequence[EvalCaseResult], summaries: Sequence[CaseSummary]) -> list[tuple[str, Sequence[int]]]:
+    """Each case's positions among ``runs``, in the order of ``summaries`` (then any case they leave out)."""
+    positions: dict[str, list[int]] = {}
+    for position, run in enumerate(runs):
+        positions.setdefault(run.eval_id, []).append(position)
+    ordered = [summary.eval_id for summary in summaries if summary.eval_id in positions]
+    ordered += [eval_id for eval_id in positions if eval_id not in set(ordered)]
+    return [(eval_id, positions[eval_id]) for eval_id in dict.fromkeys(ordered)]
+
+
+class _Inferences:
+    """A report's inferences by (run, case), looked up once per case (not by a scan each time), read when asked."""
+
+    def __init__(self, report: EvaluationReport) -> None:
+        self.report = report
+        self._by_run: dict[tuple[int, str], InferenceResult] | None = None
+        self._last: dict[str, InferenceResult] | None = None
+
+    def of_run(self, index: int) -> InferenceResult:
+        """What the agent did in the case result at ``index`` (a passed empty inference when not recorded)."""
+        if self._by_run is None:
+            self._by_run = {}
+            for run_id, run in enumerate(self.report.inference_results, start=1):
+                for inference in run:
+                    self._by_run.setdefault((run_id, inference.eval_case_id), inference)
+        case = self.report._runs()[index]
+        found = self._by_run.get((case.run_id or 1, case.eval_id))
+        return found or InferenceResult(
+            app_name=self.report.app_name,
+            eval_set_id=getattr(case, "eval_set_id", ""),
+            eval_case_id=case.eval_id,
+            session_id=case.session_id,
+            user_id=case.user_id,
+            status=EvalStatus.PASSED,
+        )
+
+    def last(self, eval_id: str) -> InferenceResult | None:
+        """What the agent did in the case's last run."""
+        if self._last is None:
+            self._last = {
+                inference.eval_case_id: inference for run in self.report.inference_results for inference in run
+            }
+        return self._last.get(eval_id)

@@ -5,21 +5,38 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import math
 import os
+import re
+import warnings
 from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import from_json, to_json
 
 from agenteval._util.files import ensure_inside, parse_json, read_data_file, write_atomic
+from agenteval._util.gc_tuning import no_collections
 from agenteval._util.name_checks import check_file_path, check_result, file_names
+from agenteval._util.trpc_json import SHARED_VALUES, non_finite_path
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.journal import JOURNAL_SUFFIX, ResultJournal, journal_result_id, read_journal
-from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
+from agenteval.evalresult.summarize import MetricRow, RunRow
+from agenteval.evalset.models import EvalCase
+from agenteval.status import EvalStatus
 from agenteval.storage import Locator, SuffixLocator
 
-__all__ = ["RESULT_FILE_SUFFIX", "LocalEvalResultManager", "load_result_file"]
+__all__ = [
+    "RESULT_FILE_SUFFIX",
+    "CaseDecision",
+    "LocalEvalResultManager",
+    "ResultIndex",
+    "index_result_file",
+    "load_result_file",
+]
 
 RESULT_FILE_SUFFIX = ".evalset_result.json"
 """File-name suffix of a result file in the default layout."""
@@ -216,7 +233,28 @@ def load_result_file(path: Path) -> EvalSetResult:
             metrics) rather than an eval set result.
         StorageError: The file could not be read.
     """
+    return _parsed_result(read_data_file(path, _WHAT), path)
+
+
+def index_result_file(path: Path) -> ResultIndex | EvalSetResult:
+    """Read a result file for what a report opens with, leaving each case's turns unread when it can.
+
+    A file as agenteval writes it gives a :class:`ResultIndex`; any other (a legacy one, one edited
+    into something the index does not read) is loaded whole, as :func:`load_result_file` loads it,
+    with its errors.
+
+    Raises:
+        NotFoundError: The file does not exist.
+        ConfigError: As :func:`load_result_file`, for a file that is loaded whole.
+        StorageError: The file could not be read.
+    """
     data = read_data_file(path, _WHAT)
+    index = _indexed(data, path)
+    return index if index is not None else _parsed_result(data, path)
+
+
+def _parsed_result(data: bytes, path: Path) -> EvalSetResult:
+    """The result a file's ``data`` holds, validated whole (see :func:`load_result_file`)."""
     source = f"{_WHAT} file {path}"
     try:
         result = parse_json(data, EvalSetResult, source)
@@ -244,3 +282,453 @@ def _not_a_result(path: Path, why: str) -> ConfigError:
         f"{_WHAT} file {path} is not an eval set result: {why}; load a result file"
         f" (<app>/<id>{RESULT_FILE_SUFFIX}) written by an evaluation"
     )
+
+
+class CaseDecision(NamedTuple):
+    """What a result's case summary records of a case's decision across runs."""
+
+    overall_status: EvalStatus | None
+    overall_score: float | None
+    error_message: str
+
+
+class ResultIndex:
+    """A result file read for the outcomes a report opens with; each case's turns are read when asked for.
+
+    It holds each case result as a :class:`~agenteval.evalresult.summarize.RunRow` (statuses, scores,
+    errors and what tables show of the metric results; a reason that only the turns hold is
+    ``None``), the result's top-level fields and summary without its case summaries (``shell``;
+    its provenance without the eval set), the ids of the cases of the eval set the provenance
+    records, and, for several runs, the case summaries' decisions. The file's text is kept:
+    :meth:`record` and :meth:`metric_results` read one case's part of it,
+    :meth:`result` all of it. What the index reads is checked as the full validation checks it;
+    what it leaves unread (turns, criteria, the eval set's cases) is checked when read, and a
+    problem there raises the error a load of the whole file gives.
+    """
+
+    def __init__(self, path: Path, data: bytes, parts: _Parts) -> None:
+        self.path = path
+        self.shell = parts.shell
+        """The result without its case results and case summaries, its provenance without the eval set."""
+        self.runs = parts.runs
+        """Every case result, in the file's order."""
+        self.has_eval_set = parts.eval_set is not None
+        """Whether the provenance records the eval set."""
+        self.decisions = parts.decisions
+        """Each case's recorded decision across runs, by case id (empty for a result of one run)."""
+        self._data = data
+        self._parts = parts
+        self._records: dict[int, EvalCaseResult] = {}
+        self._metrics: dict[bytes, list[EvalMetricResult]] = {}
+        self._shared: list[Any] = []
+        self._failure: ConfigError | None = None
+
+    @property
+    def source(self) -> str:
+        """How errors name the file."""
+        return f"{_WHAT} file {self.path}"
+
+    def eval_case_ids(self) -> list[str] | None:
+        """The ids of the cases of the eval set the provenance records, in order (``None``: it records none).
+
+        Raises:
+            ConfigError: The file is malformed (the error a load of the whole file gives).
+        """
+        recorded = self._parts.eval_set
+        if recorded is None:
+            return None
+        try:
+            if isinstance(recorded, tuple):
+                recorded = from_json(self._data[recorded[0] : recorded[1]], allow_inf_nan=False)
+            return _case_ids(recorded)
+        except (_Unindexable, ValueError):
+            return [case.eval_id for case in self._eval_set_cases()]
+
+    def record(self, index: int) -> EvalCaseResult:
+        """Case result ``index``, validated (once; later calls return the same object).
+
+        Raises:
+            ConfigError: The file is malformed (the error a load of the whole file gives).
+        """
+        made = self._records.get(index)
+        if made is None:
+            start, end = self._parts.spans[index]
+            made = self._validated(_CASE_RESULT, b"{" + self._data[start:end] + b"}")
+            if made is None:
+                made = self._whole().eval_case_results[index]
+            self._records[index] = made
+        return made
+
+    def metric_results(self, index: int) -> list[EvalMetricResult]:
+        """The overall metric results of case result ``index``, validated; equal ones are one shared object.
+
+        Raises:
+            ConfigError: The file is malformed (the error a load of the whole file gives).
+        """
+        raw = self._parts.metric_sources[index]
+        made = self._metrics.get(raw)
+        if made is None:
+            made = self._validated(_METRIC_LIST, raw)
+            if made is None:
+                return list(self.record(index).overall_eval_metric_results)
+            self._metrics[raw] = made
+        return list(made)
+
+    def result(self) -> EvalSetResult:
+        """The whole result, validated as :func:`load_result_file` validates it.
+
+        Raises:
+            ConfigError: The file is malformed (the message names it and the field).
+        """
+        rest = self._validated(_RESULT, self._parts.rest)
+        if rest is None:
+            return self._whole()
+        return rest.replaced(eval_case_results=[self.record(index) for index in range(len(self.runs))])
+
+    def _validated(self, model: TypeAdapter[_T], text: bytes) -> _T | None:
+        """A part of the file validated; ``None`` when it does not validate, for the whole file to say why."""
+        context = {"source": self.source, SHARED_VALUES: self._shared}
+        try:
+            made = model.validate_json(text, strict=True, context=context)
+        except ValidationError:
+            return None
+        # As parse_json: the exact search only when a constant may be in the text.
+        if (b"NaN" in text or b"Infinity" in text) and non_finite_path(made) is not None:
+            return None
+        return made
+
+    def _eval_set_cases(self) -> list[EvalCase]:
+        summary = self.result().summary
+        provenance = summary.provenance if summary is not None else None
+        return provenance.eval_set.eval_cases if provenance is not None and provenance.eval_set is not None else []
+
+    def _whole(self) -> EvalSetResult:
+        """The whole file validated at once, as :func:`load_result_file` does: its errors name the field's path."""
+        if self._failure is not None:
+            raise ConfigError(str(self._failure))
+        try:
+            with no_collections():
+                return _parsed_result(self._data, self.path)
+        except ConfigError as exc:
+            self._failure = exc
+            raise
+
+
+_T = TypeVar("_T")
+_CASE_RESULT: TypeAdapter[EvalCaseResult] = TypeAdapter(EvalCaseResult)
+_METRIC_LIST: TypeAdapter[list[EvalMetricResult]] = TypeAdapter(list[EvalMetricResult])
+_RESULT: TypeAdapter[EvalSetResult] = TypeAdapter(EvalSetResult)
+
+
+class _Parts(NamedTuple):
+    shell: EvalSetResult
+    runs: list[RunRow]
+    spans: list[tuple[int, int]]
+    """Where each case result's members are in the file (between its braces)."""
+    metric_sources: list[bytes]
+    """The JSON array of each case result's overall metric results (equal ones one object)."""
+    eval_set: tuple[int, int] | object
+    """Where the provenance's eval set is in the file, or its value when short (``None``: it records none)."""
+    decisions: dict[str, CaseDecision]
+    rest: bytes
+    """The file with ``[]`` for its case results."""
+
+
+class _Unindexable(Exception):
+    """The file is not in the form the index reads: it is loaded whole, which names any error."""
+
+
+# The layout agenteval (and the reference framework) writes: two spaces per level. Each part cut
+# out of the text is parsed, and so is what is left with a marker in each part's place, which must
+# end up where the part belongs: a file laid out otherwise fails to, and is loaded whole.
+_CASES = b'\n  "evalCaseResults": '
+_CASE_SUMMARIES = (b'\n    "evalCaseSummaries": ', b"\n    ]")
+_EVAL_SET = (b'\n      "evalSet": ', b"\n      }")
+_CASE_END = re.compile(rb"\n    \}(,\n    \{|\n  \])")
+_METRICS = b'\n      "overallEvalMetricResults": ['
+_METRICS_END = b"\n      ]"
+_TURNS = b'\n      "evalMetricResultPerInvocation": ['
+_TURNS_END = b"\n      ]"
+_MARKER = "\x00agenteval index: {}"
+
+
+def _indexed(data: bytes, path: Path) -> ResultIndex | None:
+    """The index of a result file's ``data``, or ``None`` when it must be loaded whole."""
+    try:
+        return ResultIndex(path, data, _parts(data, f"{_WHAT} file {path}"))
+    except (_Unindexable, ValueError, OverflowError):
+        return None
+
+
+def _parts(data: bytes, source: str) -> _Parts:
+    at = data.find(_CASES)
+    if at < 0:
+        raise _Unindexable
+    spans, cases_end = _case_spans(data, at + len(_CASES))
+    cases = (at + len(_CASES), cases_end)
+    summaries = _value_span(data, _CASE_SUMMARIES, cases[1])
+    eval_set = _value_span(data, _EVAL_SET, summaries[1] if summaries is not None else cases[1])
+    cuts = [("cases", cases), ("summaries", summaries), ("eval set", eval_set)]
+    document = _rest_document(data, cuts)
+    shell = _shell(document, source)
+    runs, metric_sources = _case_rows(data, spans)
+    num_runs = (shell.summary.num_runs if shell.summary is not None else 0) or max(
+        (row.run_id for row in runs), default=1
+    )
+    summary = document.get("summary")
+    summary = summary if type(summary) is dict else {}
+    decisions: dict[str, CaseDecision] = {}
+    if num_runs > 1:
+        listed = from_json(data[summaries[0] : summaries[1]]) if summaries else summary.get("evalCaseSummaries", [])
+        decisions = _decisions(listed)
+    provenance = summary.get("provenance")
+    recorded_set = eval_set if eval_set is not None else provenance.get("evalSet") if type(provenance) is dict else None
+    rest = data[: cases[0]] + b"[]" + data[cases[1] :]
+    return _Parts(shell, runs, spans, metric_sources, recorded_set, decisions, rest)
+
+
+def _value_span(data: bytes, layout: tuple[bytes, bytes], start: int) -> tuple[int, int] | None:
+    """Where the value of the member ``layout`` names (its key line, its closing line) is, if it is a long one."""
+    key, closing = layout
+    at = data.find(key, start)
+    if at < 0:
+        return None
+    begin = at + len(key)
+    opening = data[begin : begin + 2]
+    if opening not in (b"[\n", b"{\n"):
+        return None
+    end = data.find(closing, begin)
+    if end < 0 or data[end + len(closing) - 1 : end + len(closing)] != opening[:1].translate(_CLOSERS):
+        raise _Unindexable
+    return begin, end + len(closing)
+
+
+_CLOSERS = bytes.maketrans(b"[{", b"]}")
+
+
+def _rest_document(data: bytes, cuts: list[tuple[str, tuple[int, int] | None]]) -> dict[str, Any]:
+    """The document without the parts cut out; each part's marker must be found in its place."""
+    pieces, position = [], 0
+    for name, span in cuts:
+        if span is not None:
+            pieces += [data[position : span[0]], to_json(_MARKER.format(name))]
+            position = span[1]
+    document = from_json(b"".join([*pieces, data[position:]]), allow_inf_nan=False)
+    if type(document) is not dict or document.get("evalCaseResults") != _MARKER.format("cases"):
+        raise _Unindexable
+    summary = document.get("summary")
+    provenance = summary.get("provenance") if type(summary) is dict else None
+    for name, span, holder, key in [
+        ("summaries", cuts[1][1], summary, "evalCaseSummaries"),
+        ("eval set", cuts[2][1], provenance, "evalSet"),
+    ]:
+        if span is not None and (type(holder) is not dict or holder.get(key) != _MARKER.format(name)):
+            raise _Unindexable
+    del document["evalCaseResults"]
+    return document
+
+
+def _shell(document: dict[str, Any], source: str) -> EvalSetResult:
+    """The result's top-level fields and summary, validated, without the parts that grow with its cases."""
+    summary = document.get("summary")
+    if type(summary) is dict:
+        summary = {key: value for key, value in summary.items() if key != "evalCaseSummaries"}
+        provenance = summary.get("provenance")
+        if type(provenance) is dict:
+            summary["provenance"] = {key: value for key, value in provenance.items() if key != "evalSet"}
+        document = {**document, "summary": summary}
+    context = {"source": source, SHARED_VALUES: []}
+    # A warning (a secret dropped from a criterion) is the whole load's to give, once.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        shell = EvalSetResult.model_validate_json(to_json(document), strict=True, context=context)
+    if caught:
+        raise _Unindexable
+    return shell
+
+
+def _case_spans(data: bytes, begin: int) -> tuple[list[tuple[int, int]], int]:
+    """Where each case result's members are (between its braces) in the array at ``begin``, and where it ends."""
+    if data[begin : begin + 7] != b"[\n    {":
+        raise _Unindexable
+    spans, start = [], begin + 7
+    for found in _CASE_END.finditer(data, start):
+        spans.append((start, found.start()))
+        if found.group(1) == b"\n  ]":
+            return spans, found.end()
+        start = found.end()
+    raise _Unindexable
+
+
+def _case_rows(data: bytes, spans: list[tuple[int, int]]) -> tuple[list[RunRow], list[bytes]]:
+    """Each case result's row (read from its members but its turns) and its metric results' JSON array."""
+    sources: dict[bytes, bytes] = {}
+    runs: list[RunRow] = []
+    metric_sources: list[bytes] = []
+    for start, end in spans:
+        turns = data.find(_TURNS, start, end)
+        if turns < 0:
+            case = from_json(b"{" + data[start:end] + b"}", allow_inf_nan=False, cache_strings="all")
+            reasons: bool | None = False
+        else:
+            case = _without_turns(data, start, turns, end)
+            # Without a reason key in its turns (a pass, say), a case has no reason to read from them.
+            reasons = None if data.find(b'"reason"', turns, end) >= 0 else True
+        if type(case) is not dict or "evalMetricResultPerInvocation" in case:
+            raise _Unindexable
+        runs.append(_run_row(case, reasons))
+        metrics = data.find(_METRICS, start, end)
+        closing = data.find(_METRICS_END, metrics, end) if metrics >= 0 else -1
+        raw = data[metrics + len(_METRICS) - 1 : closing + len(_METRICS_END)] if closing >= 0 else b"[]"
+        metric_sources.append(sources.setdefault(raw, raw))
+    return runs, metric_sources
+
+
+def _without_turns(data: bytes, start: int, turns: int, end: int) -> object:
+    """A case result's members but its turns, parsed (in the layout, only strings follow the turns)."""
+    closing = data.rfind(_TURNS_END, turns, end)
+    if closing < 0:
+        raise _Unindexable
+    head, tail = data[start:turns], data[closing + len(_TURNS_END) : end]
+    if not head.endswith(b","):
+        raise _Unindexable
+    members = head + tail[1:] if tail.startswith(b",") else head[:-1] + tail
+    return from_json(b"{" + members + b"}", allow_inf_nan=False, cache_strings="all")
+
+
+def _run_row(case: dict[str, Any], turn_reasons: bool | None) -> RunRow:
+    get = case.get
+    texts = (
+        get("evalSetId", ""),
+        get("evalId", ""),
+        get("errorMessage", ""),
+        get("errorType", ""),
+        get("sessionId", ""),
+        get("userId", ""),
+    )
+    run_id = get("runId", 0)
+    if any(type(text) is not str for text in texts) or type(run_id) is not int or run_id not in _GO_INT:
+        raise _Unindexable
+    eval_set_id, eval_id, error_message, error_type, session_id, user_id = texts
+    metrics = get("overallEvalMetricResults", ())
+    if type(metrics) is not list and metrics != ():
+        raise _Unindexable
+    return RunRow(
+        eval_set_id=eval_set_id,
+        eval_id=eval_id,
+        run_id=run_id,
+        score=_finite(get("score", 0.0)),
+        final_eval_status=_status(get("finalEvalStatus")),
+        error_message=error_message,
+        error_type=error_type,
+        session_id=session_id,
+        user_id=user_id,
+        overall_eval_metric_results=tuple(_metric_row(metric, turn_reasons) for metric in metrics),
+    )
+
+
+def _metric_row(metric: object, turn_reasons: bool | None) -> MetricRow:
+    """A metric result's row; ``turn_reasons``: whether its case's turns hold reasons (``None``: they may)."""
+    if type(metric) is not dict:
+        raise _Unindexable
+    get = metric.get
+    name, details = get("metricName", ""), get("details")
+    if type(name) is not str or (details is not None and type(details) is not dict):
+        raise _Unindexable
+    measure_name, measure = _first_measure(details)
+    reason: str | None = "" if turn_reasons else None
+    if turn_reasons is False:
+        reason = _text(details, "reason") if details is not None else ""
+    return MetricRow(
+        metric_name=name,
+        score=_finite(get("score", 0.0)),
+        eval_status=_status(get("evalStatus")),
+        threshold=_finite(get("threshold", 0.0)),
+        measure_name=measure_name,
+        measure=measure,
+        reason=reason,
+    )
+
+
+def _first_measure(details: dict[str, Any] | None) -> tuple[str, float]:
+    measures = details.get("measures", {}) if details is not None else {}
+    if type(measures) is not dict:
+        raise _Unindexable
+    for name in measures:
+        return name, _number(measures, name)
+    return "", math.nan
+
+
+def _case_ids(eval_set: object) -> list[str] | None:
+    if eval_set is None:
+        return None
+    if type(eval_set) is not dict:
+        raise _Unindexable
+    cases = _list(eval_set, "evalCases")
+    if any(type(case) is not dict for case in cases):
+        raise _Unindexable
+    return [_text(case, "evalId") for case in cases]
+
+
+def _decisions(summaries: object) -> dict[str, CaseDecision]:
+    if type(summaries) is not list:
+        raise _Unindexable
+    decisions: dict[str, CaseDecision] = {}
+    for summary in summaries:
+        if type(summary) is not dict:
+            raise _Unindexable
+        score = summary.get("overallScore")
+        decisions[_text(summary, "evalId")] = CaseDecision(
+            overall_status=_status(summary.get("overallStatus")),
+            overall_score=None if score is None else _number(summary, "overallScore"),
+            error_message=_text(summary, "errorMessage"),
+        )
+    return decisions
+
+
+# What the index reads is checked as strict validation checks it; anything else is left to it.
+_STATUSES = {status.value: status for status in EvalStatus}
+_GO_INT = range(-(2**63), 2**63)
+
+
+def _list(record: dict[str, Any], key: str) -> list[Any]:
+    value = record.get(key, [])
+    if type(value) is not list:
+        raise _Unindexable
+    return value
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key, "")
+    if type(value) is not str:
+        raise _Unindexable
+    return value
+
+
+def _number(record: dict[str, Any], key: str) -> float:
+    return _finite(record.get(key, 0.0))
+
+
+def _finite(value: object) -> float:
+    """A JSON number as a float (Go writes whole ones without ``.0``); anything else is not for the index."""
+    if type(value) is int:
+        value = float(value)  # an OverflowError is the caller's to handle
+    if type(value) is not float or value - value != 0.0:
+        raise _Unindexable
+    return value
+
+
+def _whole(record: dict[str, Any], key: str) -> int:
+    value = record.get(key, 0)
+    if type(value) is not int or value not in _GO_INT:
+        raise _Unindexable
+    return value
+
+
+def _status(value: object) -> EvalStatus | None:
+    if value is None:
+        return None
+    status = _STATUSES.get(value) if type(value) is str else None
+    if status is None:
+        raise _Unindexable
+    return status

@@ -19,9 +19,10 @@ case pass across runs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from agenteval.errors import AgentEvalError, ConfigError, rewrap
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
@@ -39,11 +40,84 @@ from agenteval.status import EvalStatus, summarize
 
 __all__ = [
     "CaseOutcome",
+    "MetricRow",
+    "RunRow",
+    "RunScores",
+    "ScoredRun",
     "average_metric_results",
     "fail_if_errored",
     "scored_metric_results",
     "summarize_multi_run",
 ]
+
+
+class MetricRow(NamedTuple):
+    """One overall metric result of a case run as tables and re-analysis read it: no criterion, no turns.
+
+    Reports that have not read their records (a loaded or a derived one) hold these instead of
+    :class:`~agenteval.evalresult.models.EvalMetricResult` models; the attributes they share have
+    the same names and values.
+    """
+
+    metric_name: str
+    score: float
+    eval_status: EvalStatus | None
+    threshold: float
+    measure_name: str = ""
+    """The first of the result's measures (``""``: none)."""
+    measure: float = math.nan
+    """Its value (NaN: none)."""
+    reason: str | None = ""
+    """The reason as the metrics table shows it: the turns' reasons, ``turn N: …`` with several turns
+    (``None``: the turns hold it, and are read when the table is made)."""
+
+
+class RunRow(NamedTuple):
+    """One case result (a case in one run) as tables and re-analysis read it: its outcome and metric rows.
+
+    The attributes have the names and values of :class:`~agenteval.evalresult.models.EvalCaseResult`'s;
+    the turns are not here.
+    """
+
+    eval_set_id: str
+    eval_id: str
+    run_id: int
+    score: float
+    final_eval_status: EvalStatus | None
+    error_message: str
+    error_type: str
+    session_id: str
+    user_id: str
+    overall_eval_metric_results: tuple[MetricRow, ...]
+
+    @property
+    def short_error(self) -> str:
+        """The error message as tables show it (see :attr:`EvalCaseResult.short_error`)."""
+        context = f"inference eval case (evalCaseID={self.eval_id}, sessionID={self.session_id}): "
+        if not self.error_message.startswith(context):
+            return self.error_message
+        return self.error_message.removeprefix(context).removeprefix("runner run: ")
+
+
+class ScoredRun(Protocol):
+    """What averaging reads of a case result: its error and its metric results."""
+
+    @property
+    def error_message(self) -> str:
+        """Why the run failed with an error (empty when it did not)."""
+        ...
+
+    @property
+    def overall_eval_metric_results(self) -> Sequence[EvalMetricResult]:
+        """One overall result per evaluated metric."""
+        ...
+
+
+class RunScores(NamedTuple):
+    """A case result as averaging reads it, when its metric results are not its own (re-thresholded, say)."""
+
+    error_message: str
+    overall_eval_metric_results: Sequence[EvalMetricResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +184,7 @@ def summarize_multi_run(
     )
 
 
-def average_metric_results(case_runs: Sequence[EvalCaseResult]) -> list[EvalMetricResult]:
+def average_metric_results(case_runs: Sequence[ScoredRun]) -> list[EvalMetricResult]:
     """Each metric of one case averaged over the runs that evaluated it.
 
     The score is the mean over those runs; the threshold comes from the first such run, the
@@ -361,7 +435,7 @@ def _case_summaries(
     return summaries, overall_status
 
 
-def scored_metric_results(case: EvalCaseResult) -> list[EvalMetricResult]:
+def scored_metric_results(case: ScoredRun) -> Sequence[EvalMetricResult]:
     """The metric results that count for ``case`` in summaries: none when it failed with an error.
 
     The reference drops the metric results of a case whose aggregation failed; agenteval keeps them
