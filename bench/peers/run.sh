@@ -5,7 +5,8 @@
 #   overhead   one evaluate() of N cases per process: 2000 instant, 1000 x 20 ms, 1000 x 500 ms, P=100
 #   scale      N instant cases x R runs per process, with peak RSS and the notebook operations:
 #              1000, 5000, 20000 cases x 1 run and 5000 x 3 runs
-#   scale100k  the same for 1000 and 100000 cases x 1 run (the 1000 is the per-case base of the 100k row)
+#   scale100k  the same for 1000, 100000 and again 1000 cases x 1 run (the 1000s are the per-case
+#              base of the 100k row: one short run varies too much on a shared machine)
 #   kill       agenteval only (pydantic-evals has no cache or resume): 400 cases x 50 ms, P=10, with
 #              cache=, SIGKILLed once 25%, 50% or 75% of the cases finished, then re-run to the end
 # Every repetition runs each configuration in both frameworks back to back (which goes first
@@ -25,7 +26,7 @@ mode=${1:-}; reps=${2:-3}
 case $mode in
   overhead) default="--n 2000 --latency 0 --concurrency 100;--n 1000 --latency 0.02 --concurrency 100;--n 1000 --latency 0.5 --concurrency 100" ;;
   scale) default="1000 1;5000 1;20000 1;5000 3" ;;
-  scale100k) default="1000 1;100000 1" ;;
+  scale100k) default="1000 1;100000 1;1000 1" ;;
   kill) default="--kill-at 0.25;--kill-at 0.5;--kill-at 0.75" ;;
   *) echo "usage: bench/peers/run.sh overhead|scale|scale100k|kill [REPS]" >&2; exit 2 ;;
 esac

@@ -20,6 +20,7 @@ is judged on the median, except "nothing finished is lost", which every kill mus
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -108,7 +109,7 @@ def table(head: Sequence[str]) -> None:
 
 def field_values(records: Sequence[Record], field: str | Callable[[Record], float]) -> list[float]:
     if callable(field):
-        return [field(r) for r in records]
+        return [value for value in map(field, records) if not math.isnan(value)]
     return [r[field] for r in records if r.get(field) is not None]
 
 
@@ -116,15 +117,25 @@ def case_runs(record: Record) -> float:
     return float(record["n"] * record["runs"])
 
 
-def per_case_growth(records: list[Record], base: list[Record]) -> Callable[[Record], float]:
-    """``evaluate`` time per case-run of record k over that of the 1k-case record of the same repetition."""
-    index = {id(record): k for k, record in enumerate(records)}
+def per_item_growth(base: Sequence[Record], field: str, count: Callable[[Record], float]) -> Callable[[Record], float]:
+    """``field`` per item of a record over the median of its file's 1k-case records (NaN without one).
+
+    The median, not the 1k run of the same repetition: one short run on a shared machine varies by
+    2× (hence ``scale100k`` runs 1k before and after the 100k).
+    """
 
     def growth(record: Record) -> float:
-        reference = base[min(index[id(record)], len(base) - 1)]
-        return float(record["evaluate_s"] / case_runs(record)) / float(reference["evaluate_s"] / case_runs(reference))
+        references = [r[field] / count(r) for r in base if r.get("batch") == record.get("batch")]
+        if not references:
+            return math.nan
+        return float(record[field] / count(record)) / float(statistics.median(references))
 
     return growth
+
+
+def per_case_growth(base: Sequence[Record]) -> Callable[[Record], float]:
+    """``evaluate`` time per case-run of a record over that of its file's 1k-case records."""
+    return per_item_growth(base, "evaluate_s", case_runs)
 
 
 # --- issue 28's table ----------------------------------------------------------------------------
@@ -222,7 +233,7 @@ def large_row(groups: Groups) -> Issue28Row | None:
             return "not run", []
         completed = all(r["passed_case_runs"] == r["n"] for r in records)
         peaks = [r["evaluate_peak_rss_mib"] for r in records]
-        growth = [per_case_growth(records, base)(r) for r in records] if base else []
+        growth = field_values(records, per_case_growth(base))
         verdicts = [
             "met" if completed else "MISSED",
             judged(median_or_none(peaks), LARGE_PEAK_MIB, below=True),
@@ -395,8 +406,8 @@ def scale_table(n: int, runs: int, groups: Groups) -> None:
     if runs == 1 and n != BASE_N and base_theirs and base_ours:
         t.line(
             f"evaluate, per case-run ÷ at {BASE_N:,}",
-            per_case_growth(theirs, base_theirs),
-            per_case_growth(ours, base_ours),
+            per_case_growth(base_theirs),
+            per_case_growth(base_ours),
             digits=2,
             unit="×",
         )
@@ -439,11 +450,7 @@ def scale_table(n: int, runs: int, groups: Groups) -> None:
     )
     t.line("first report.cases of the loaded report", None, "loaded_cases_s")
     if base_ours and n != BASE_N:
-
-        def per_add(r: Record) -> float:
-            reference = base_ours[min(ours.index(r), len(base_ours) - 1)]
-            return float(r["add_memory_s"] / r["n"]) / float(reference["add_memory_s"] / reference["n"])
-
+        per_add = per_item_growth(base_ours, "add_memory_s", lambda r: float(r["n"]))
         t.line(f"in-memory add_case, per add ÷ at {BASE_N:,}", None, per_add, digits=2, unit="×")
     local = [f"{r['add_local_s']:.1f} s for {r['add_local_done']:,}" for r in ours if "add_local_s" in r]
     stopped = any(r["add_local_done"] < r["n"] for r in ours if "add_local_done" in r)
@@ -518,7 +525,8 @@ def main() -> int:
         print(f"usage: summarize.py {'|'.join(MODES)} RESULTS.jsonl...", file=sys.stderr)
         return 2
     mode = sys.argv[1]
-    records = [record for name in sys.argv[2:] for record in read(Path(name))]
+    # A file is one batch: sizes are compared within it (a 100k run with the 1k runs of its own batch).
+    records = [{**record, "batch": batch} for batch, name in enumerate(sys.argv[2:]) for record in read(Path(name))]
     if mode == "issue28":
         issue28(records, heading="Issue 28's table")
         return 0
