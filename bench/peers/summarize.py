@@ -391,7 +391,7 @@ class ScaleTable:
 def scale_table(n: int, runs: int, groups: Groups) -> None:
     theirs, ours = groups.get((PEER, (n, runs)), []), groups.get((OURS, (n, runs)), [])
     reps = max(len(theirs), len(ours))
-    print(f"\n### {n:,} cases × {runs} run{'s' if runs > 1 else ''} ({reps} rep{'s' if reps > 1 else ''})\n")
+    print(f"\n### {n:,} cases × {runs} run{'s' if runs > 1 else ''} ({reps} measurement{'s' if reps > 1 else ''})\n")
     t = ScaleTable(theirs, ours)
     t.line("set up the N cases (pydantic-evals: Dataset; agenteval: in-memory add_case)", "setup_s", "add_memory_s")
     t.line("evaluate", "evaluate_s", "evaluate_s", ratio=True)
