@@ -502,7 +502,7 @@ async def _in_workers(
     A task per item would let the loop run every item that never waits (an instant agent, an inference or
     score from the cache) in one of its iterations: the whole run, with the progress display, timers and
     Ctrl-C held up until it ends. Workers bound an iteration to ``workers`` items. Exceptions are returned in
-    place of results, in input order; a cancellation of the whole cancels every worker.
+    place of results, in input order.
     """
     outcomes: list[T | BaseException] = [asyncio.CancelledError()] * len(items)
     indexes = iter(range(len(items)))
@@ -515,9 +515,9 @@ async def _in_workers(
                 outcomes[index] = exc
             await asyncio.sleep(0)
 
-    async with asyncio.TaskGroup() as group:
-        for _ in range(max(1, min(workers, len(items)))):
-            group.create_task(worker())
+    # As gather of a task per item did: a KeyboardInterrupt in an item leaves the loop as Ctrl-C does (a
+    # TaskGroup would raise it in the caller instead), and a cancellation of the whole cancels every worker.
+    await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(items))))), return_exceptions=True)
     return outcomes
 
 
