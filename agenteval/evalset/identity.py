@@ -22,6 +22,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from agenteval.evalset.models import EvalCase, EvalSet
 
 __all__ = ["case_hash", "case_hashes", "changed_cases", "eval_set_hash"]
@@ -37,8 +39,20 @@ def case_hash(case: EvalCase) -> str:
     """The hash of what defines ``case`` (see the module's docstring), as ``sha256:<hex>``.
 
     Equal for a case built with :meth:`EvalCase.of` and the same case read back from any store.
+
+    Raises:
+        ConfigError: The case holds a value its JSON cannot (NaN, a lone surrogate); the message names it.
     """
-    return _hash(_behaviour(case))
+    try:
+        # The JSON values straight from the model: the text to_json writes, without writing and parsing it.
+        data = case.model_dump(mode="json", exclude_defaults=True, warnings="error")
+        canonical = json.dumps(
+            _behaviour(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+        return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    except (ValueError, PydanticSerializationError):  # NaN, a lone surrogate (UnicodeEncodeError), a bad value
+        # The writer says which field cannot be stored.
+        return _hash(_behaviour(case.to_dict()))
 
 
 def case_hashes(cases: Iterable[EvalCase]) -> dict[str, str]:
@@ -74,8 +88,8 @@ def changed_cases(before: Iterable[EvalCase], after: Iterable[EvalCase]) -> list
     return edited + [eval_id for eval_id in old if eval_id not in new]
 
 
-def _behaviour(case: EvalCase) -> dict[str, Any]:
-    data = case.to_dict()
+def _behaviour(data: dict[str, Any]) -> dict[str, Any]:
+    """A case's JSON values (changed in place) without what a store or a person adds for bookkeeping."""
     data.pop(_TIMESTAMP, None)
     session = data.get(_SESSION)
     if isinstance(session, dict):
