@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import math
+import pickle
 import pkgutil
 import re
 from typing import Any
@@ -546,6 +548,35 @@ def test_a_trusted_model_is_the_validated_one_without_validation() -> None:
     assert second.overall_eval_metric_results == []  # each gets its own default list
     with pytest.raises(TypeError, match=r"unknown fields \['scor'\]"):
         EvalMetricResult.trusted(metric_name="m", scor=1.0)
+
+
+def test_trusted_models_made_alike_share_their_field_names_until_one_is_changed() -> None:
+    # Shared to save memory (tens of result models per case); no model's fields ever change another's.
+    first = EvalMetricResult.trusted(metric_name="a", score=1.0)
+    second = EvalMetricResult.trusted(metric_name="b", score=0.0)
+    assert first.model_fields_set is second.model_fields_set
+
+    first.threshold = 0.5
+    second.model_copy(update={"threshold": 0.7})
+
+    assert first.model_fields_set == {"metric_name", "score", "threshold"}
+    assert second.model_fields_set == {"metric_name", "score"}
+    assert EvalMetricResult.trusted(metric_name="c", score=1.0).model_fields_set == {"metric_name", "score"}
+
+
+def test_a_trusted_model_takes_an_unknown_attribute_copies_and_pickles_as_a_validated_one() -> None:
+    trusted = EvalMetricResult.trusted(metric_name="m", score=1.0)
+    validated = EvalMetricResult(metric_name="m", score=1.0)
+    assert trusted == validated and validated == trusted
+
+    trusted.future_key = 1  # type: ignore[attr-defined]
+    validated.future_key = 1  # type: ignore[attr-defined]
+
+    assert trusted.model_extra == validated.model_extra == {"future_key": 1}
+    assert EvalMetricResult.trusted(metric_name="m", score=1.0).model_extra in (None, {})
+    assert pickle.loads(pickle.dumps(trusted)) == trusted
+    assert copy.deepcopy(trusted) == trusted and copy.copy(trusted) == trusted
+    assert trusted.to_json() == validated.to_json()
 
 
 def test_replaced_is_model_copy_with_an_update() -> None:

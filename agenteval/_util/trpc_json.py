@@ -118,7 +118,19 @@ _set_extra = cast("Any", BaseModel.__dict__["__pydantic_extra__"]).__set__
 _set_private = cast("Any", BaseModel.__dict__["__pydantic_private__"]).__set__
 
 
-def _made(cls: type[_M], values: dict[str, Any], fields_set: set[str], extra: dict[str, Any]) -> _M:
+class _SharedFieldNames(set[str]):
+    """The names of the fields given to :meth:`WireModel.trusted`, one set for every model made with the same ones.
+
+    Tens of result models are made per case, each with a set of the fields it was given: a set of five names
+    or more takes 728 bytes, a third of what a case's results hold. Models made alike share one; setting an
+    attribute on a model first gives it a set of its own (:meth:`WireModel.__setattr__`), so no model's
+    ``model_fields_set`` ever changes another's.
+    """
+
+    __slots__ = ()
+
+
+def _made(cls: type[_M], values: dict[str, Any], fields_set: set[str], extra: dict[str, Any] | None) -> _M:
     """An instance of ``cls`` holding ``values``, as pydantic's own constructors leave one (no validation)."""
     # The slots are set through their descriptors: BaseModel.__setattr__ would treat them as fields.
     model = _new_object(cls)
@@ -184,6 +196,8 @@ class WireModel(BaseModel):
     :meth:`trusted`)."""
     _factories: ClassVar[dict[str, Callable[[], Any]]] = {}
     """The fields whose default a factory makes (set per class, for :meth:`trusted`)."""
+    _shared_names: ClassVar[dict[tuple[str, ...], _SharedFieldNames]] = {}
+    """The field-name sets :meth:`trusted` models share, by the names given (set per class)."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -192,6 +206,7 @@ class WireModel(BaseModel):
         cls._keywords = frozenset(
             key for name, info in cls.model_fields.items() for key in (name, info.alias) if key is not None
         )
+        cls._shared_names = {}
         cls._factories = {
             name: cast("Callable[[], Any]", info.default_factory)
             for name, info in cls.model_fields.items()
@@ -223,7 +238,12 @@ class WireModel(BaseModel):
         for name, factory in cls._factories.items():
             if name not in fields:
                 values[name] = factory()
-        return _made(cls, values, set(fields), {})
+        names = tuple(fields)
+        shared = cls._shared_names.get(names)
+        if shared is None:
+            shared = cls._shared_names[names] = _SharedFieldNames(names)
+        # No dict of unknown keys either (None, as pydantic's own constructors leave one when there are none).
+        return _made(cls, values, shared, None)
 
     def replaced(self, **changes: Any) -> Self:
         """A shallow copy with some fields changed to values known to be valid (not validated).
@@ -244,6 +264,14 @@ class WireModel(BaseModel):
             )
         extra = self.__pydantic_extra__
         return _made(type(self), values, self.__pydantic_fields_set__ | changes.keys(), dict(extra) if extra else {})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set a field (or an unknown key) as pydantic does; a model made by :meth:`trusted` first gets its own sets."""
+        if type(self.__pydantic_fields_set__) is _SharedFieldNames:
+            _set_fields_set(self, set(self.__pydantic_fields_set__))
+        if self.__pydantic_extra__ is None and name not in type(self).model_fields:
+            _set_extra(self, {})
+        super().__setattr__(name, value)
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         """Unpickle; a field added since the object was pickled takes its default, so old pickles still load."""

@@ -386,7 +386,7 @@ class JudgeModelOptions(CamelModel):
         return (
             type(self) is type(other)
             and self.__dict__ == other.__dict__
-            and self.__pydantic_extra__ == other.__pydantic_extra__
+            and (self.__pydantic_extra__ or {}) == (other.__pydantic_extra__ or {})
         )
 
     __hash__ = None  # type: ignore[assignment]

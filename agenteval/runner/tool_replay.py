@@ -16,7 +16,7 @@ import copy
 import json
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.inference import InferenceResult
@@ -70,8 +70,8 @@ class TurnReplay:
             return None
         if recorded is None:
             return None
-        # Tool models allow extra keys, so model_extra is always a dict.
-        cast(dict[str, Any], call.model_extra)[REPLAYED_KEY] = True
+        # An unknown key of the tool call (Tool keeps them), written with the result.
+        setattr(call, REPLAYED_KEY, True)
         return copy.deepcopy(recorded)
 
 
