@@ -1,21 +1,24 @@
 """A running evaluation's finished case results, on disk as they finish: what a killed process leaves behind.
 
-The local result store keeps, beside each result file it will write, an append-only journal
-(``<id>.evalset_result.journal`` next to ``<id>.evalset_result.json``): a first line describing the
-evaluation (app, eval set, result id, provenance), then one line of compact JSON per finished case
-run. Each line reaches the file with one ``write`` call on a file opened for appending, so a process
-killed outright (SIGKILL, the OOM killer, a restarted notebook kernel) loses only the cases still in
-flight: the kernel keeps what was written. A power cut may lose more (lines are not synced one by
-one). The final result file is written, as always, atomically; the journal is then removed.
+The local result store keeps, for each evaluation it will save, an append-only journal in the app's
+``.journals/`` directory (named as the result file will be): a first line describing the evaluation
+(app, eval set, result id, provenance), then one line of compact JSON per finished case run. Each line
+reaches the file with one ``write`` call on a file opened for appending, so a process killed outright
+(SIGKILL, the OOM killer, a restarted notebook kernel) loses only the cases still in flight: the kernel
+keeps what was written. A power cut may lose more (lines are not synced one by one). The writer holds
+an exclusive ``flock`` on its journal while it lives, so a journal can be told from one still being
+written. The final result file is written, as always, atomically; the journal is then removed.
 
-A journal left behind is read as the partial result it holds (:func:`read_journal`): the store's
-``get`` and ``list`` show it under its result id, so ``ev.evaluate(..., resume=<id>)`` carries the
-evaluation on and ``EvaluationReport.load`` opens it. A line cut short by the kill is ignored.
+An evaluation always journals under a result id of its own (a resume too: the result it resumes is
+never written to before its final save), so a journal is the whole partial result of one killed
+evaluation: :func:`read_journal` reads it, the store's ``get`` and ``list`` show it under its id, and
+``ev.evaluate(..., resume=<id>)`` carries it on. A line cut short by the kill is ignored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import threading
@@ -28,10 +31,17 @@ from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
 from agenteval.evalresult.summary import EvalSetResultSummary
 
-__all__ = ["JOURNAL_SUFFIX", "ResultJournal", "journal_result_id", "read_journal"]
+__all__ = [
+    "JOURNAL_DIRECTORY",
+    "ResultJournal",
+    "is_being_written",
+    "journal_result_id",
+    "read_journal",
+    "remove_journal",
+]
 
-JOURNAL_SUFFIX: Final = ".journal"
-"""Added to a result file's name to name its journal."""
+JOURNAL_DIRECTORY: Final = ".journals"
+"""The directory, beside a result file, that holds the journal of the evaluation that will write it (same name)."""
 
 _FORMAT: Final = "agentevalResultJournal"
 _VERSION: Final = 1
@@ -47,15 +57,14 @@ class ResultJournal:
     :meth:`append` and then the journal stops: the evaluation goes on, its final save is unaffected.
 
     Args:
-        path: The journal file; created (with its directory). A journal of the same result already there
-            (an evaluation of it was killed, and this one resumes it) is kept and appended to.
+        path: The journal file; created (with its directory), replacing one of the same name.
         app_name: The app evaluated.
         result_id: The id the result is saved under.
         eval_set_id: The eval set evaluated.
         provenance: What produced the evaluation (recorded as partial in the journal).
 
     Raises:
-        StorageError: The file could not be created.
+        StorageError: The file could not be created, or another process is writing it.
     """
 
     def __init__(
@@ -73,14 +82,23 @@ class ResultJournal:
         }
         if provenance is not None:
             header["provenance"] = json.loads(provenance.to_json(indent=None))
+        self._fd: int | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            kept = _header_result_id(path) == result_id
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if kept else os.O_TRUNC)
-            self._fd: int | None = os.open(path, flags, 0o644)
-            if not kept:
-                self._write(json.dumps(header, ensure_ascii=False))
+            fd = _created(path)
         except OSError as exc:
+            raise StorageError(f"create the result journal {path}: {exc}") from exc
+        try:
+            # Held while this process lives: readers tell a running evaluation's journal from a dead one's.
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+        except OSError as exc:
+            os.close(fd)
+            raise StorageError(f"create the result journal {path}: another evaluation is writing it ({exc})") from exc
+        self._fd = fd
+        try:
+            self._write(json.dumps(header, ensure_ascii=False))
+        except OSError as exc:
+            self.discard()
             raise StorageError(f"create the result journal {path}: {exc}") from exc
 
     def append(self, case: EvalCaseResult) -> None:
@@ -108,10 +126,9 @@ class ResultJournal:
             os.close(fd)
 
     def discard(self) -> None:
-        """Close and remove the journal: its result was saved, or the evaluation kept what finished another way."""
+        """Close and remove the journal (and its directory, when no other journal is in it)."""
         self.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        remove_journal(self.path)
 
     def _write(self, text: str) -> None:
         data = (text + "\n").encode("utf-8", "surrogatepass")
@@ -124,8 +141,8 @@ class ResultJournal:
                 written += os.write(self._fd, data[written:])
 
 
-def _header_result_id(path: Path) -> str:
-    """The result id the header of the journal at ``path`` names (``""``: no journal, or not one)."""
+def journal_result_id(path: Path) -> str:
+    """The result id the journal at ``path`` is of (``""`` when it is no readable journal)."""
     try:
         with path.open("rb") as file:
             header = json.loads(file.readline())
@@ -137,51 +154,72 @@ def _header_result_id(path: Path) -> str:
     return result_id if isinstance(result_id, str) else ""
 
 
-def journal_result_id(path: Path) -> str:
-    """The result id the journal at ``path`` is of (``""`` when it is no readable journal)."""
-    return _header_result_id(path)
+def remove_journal(path: Path) -> None:
+    """Remove a journal, and its directory when that holds no other; a journal already gone is no error."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    with contextlib.suppress(OSError):  # not empty: another evaluation's journal is in it
+        path.parent.rmdir()
 
 
-def read_journal(path: Path, saved: EvalSetResult | None = None) -> EvalSetResult:
+def _created(path: Path) -> int:
+    """Open ``path`` for appending, creating it and its directory (again, if another process just removed it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except FileNotFoundError:  # the directory was removed in between, with the last journal another evaluation held
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def is_being_written(path: Path) -> bool:
+    """Whether a live process holds the journal at ``path`` (its evaluation is still running)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def read_journal(path: Path) -> EvalSetResult:
     """The partial result a journal holds: the case results that finished, under the evaluation's result id.
 
     Its provenance says it is partial, and why; a last line cut short by the end of the process is left out.
-    A case run written twice (a resumed evaluation gives the runs it took over again) counts once, as last
-    written.
-
-    Args:
-        path: The journal.
-        saved: The result saved under the same id before (the partial result the journaled evaluation
-            resumed): its case runs the journal does not hold are kept, in front, and its name and summary
-            are the result's (it is still that partial result, with more cases finished).
+    A case run written twice counts once, as last written.
 
     Raises:
         NotFoundError: The file does not exist.
         ConfigError: The file is not a result journal, or a line other than the last is damaged (the
-            message names the file and the line).
+            message names the file and the line, and says to delete the file to drop the partial result).
         StorageError: The file could not be read.
     """
     source = f"{_WHAT} {path}"
+    fix = f"; delete {path} to drop this partial result"
     lines = read_data_file(path, _WHAT).split(b"\n")
     complete = lines[:-1]  # what follows the last newline was cut short (or is empty)
     if not complete:
-        raise ConfigError(f"{source} is empty: it holds no header; delete it")
+        raise ConfigError(f"{source} is empty: it holds no header{fix}")
     try:
         header = json.loads(complete[0])
     except ValueError as exc:
-        raise ConfigError(f"{source}, line 1: not JSON ({exc}); delete the file") from None
+        raise ConfigError(f"{source}, line 1: not JSON ({exc}){fix}") from None
     if not isinstance(header, dict) or header.get(_FORMAT) != _VERSION:
-        raise ConfigError(f"{source}, line 1: not the header of an agenteval result journal (version {_VERSION})")
+        raise ConfigError(f"{source}, line 1: not the header of an agenteval result journal (version {_VERSION}){fix}")
     runs: dict[tuple[str, int], EvalCaseResult] = {}
-    if saved is not None:
-        runs.update(((case.eval_id, case.run_id), case) for case in saved.eval_case_results)
     for number, line in enumerate(complete[1:], start=2):
         if line.strip():
-            case = parse_json(line, EvalCaseResult, f"{source}, line {number}")
+            try:
+                case = parse_json(line, EvalCaseResult, f"{source}, line {number}")
+            except ConfigError as exc:
+                raise ConfigError(f"{exc}{fix}") from None
             runs[(case.eval_id, case.run_id)] = case
     cases = list(runs.values())
-    if saved is not None:
-        return saved.model_copy(update={"eval_case_results": cases})
     provenance = None
     if isinstance(header.get("provenance"), dict):
         recorded = parse_json(json.dumps(header["provenance"]), Provenance, f"{source}, line 1 (provenance)")

@@ -21,7 +21,14 @@ from agenteval._util.name_checks import check_file_path, check_result, file_name
 from agenteval._util.trpc_json import SHARED_VALUES, non_finite_path
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult._prepare import filled_result, result_json
-from agenteval.evalresult.journal import JOURNAL_SUFFIX, ResultJournal, journal_result_id, read_journal
+from agenteval.evalresult.journal import (
+    JOURNAL_DIRECTORY,
+    ResultJournal,
+    is_being_written,
+    journal_result_id,
+    read_journal,
+    remove_journal,
+)
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
 from agenteval.evalresult.summarize import MetricRow, RunRow
@@ -53,10 +60,11 @@ class LocalEvalResultManager:
     ``<base_dir>/<app>/<id>.evalset_result.json``, so both read each other's files. App names and
     ids that could leave the base directory are rejected, and every write is atomic.
 
-    While an evaluation runs, its finished case results go to a journal beside the file it will
-    write (``<id>.evalset_result.json.journal``, see :mod:`agenteval.evalresult.journal`), removed
+    While an evaluation runs, its finished case results go to a journal named as the file it will
+    write, in the app's ``.journals/`` directory (see :mod:`agenteval.evalresult.journal`), removed
     once the result is saved. A journal a killed process left is a partial result: :meth:`get` and
     :meth:`list` show it under its id, so ``ev.evaluate(..., resume=<id>)`` carries the evaluation on.
+    A journal still being written (its evaluation runs, in this process or another) is not shown.
 
     Args:
         base_dir: Directory holding one sub-directory per app; created on the first save.
@@ -179,42 +187,46 @@ class LocalEvalResultManager:
         return ensure_inside(self._base_dir, self._located(app_name, eval_set_result_id))
 
     def _journal_path(self, app_name: str, eval_set_result_id: str) -> Path:
+        # Named as the result file (so no longer than it), in a directory of its own beside it.
         path = self._path(app_name, eval_set_result_id)
-        return path.with_name(path.name + JOURNAL_SUFFIX)
+        return path.parent / JOURNAL_DIRECTORY / path.name
 
     def _write(self, app_name: str, eval_set_result_id: str, text: str) -> None:
         write_atomic(self._path(app_name, eval_set_result_id), text)
-        # The result is whole on disk: the journal of the evaluation that made it has nothing more to give.
-        try:
-            self._journal_path(app_name, eval_set_result_id).unlink(missing_ok=True)
-        except OSError as exc:
-            raise StorageError(f"remove the journal of saved result {eval_set_result_id}: {exc}") from exc
+        # The result is whole on disk: the journal of the evaluation that made it has nothing more to give
+        # (one that cannot be removed is harmless: a saved file is read before any journal).
+        with contextlib.suppress(OSError):
+            remove_journal(self._journal_path(app_name, eval_set_result_id))
 
     def _read(self, app_name: str, eval_set_result_id: str) -> EvalSetResult:
         path = self._path(app_name, eval_set_result_id)
-        journal = path.with_name(path.name + JOURNAL_SUFFIX)
-        # Saving a result removes its journal: one still here is of an evaluation that ran after the file was written.
         try:
-            saved = load_result_file(path)
+            return load_result_file(path)
         except NotFoundError as exc:
-            if journal.is_file():
-                return read_journal(journal)
-            raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found: {exc}") from exc
-        return read_journal(journal, saved) if journal.is_file() else saved
+            journal = self._journal_path(app_name, eval_set_result_id)
+            if not journal.is_file():
+                raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found: {exc}") from exc
+            if is_being_written(journal):
+                raise NotFoundError(
+                    f"eval set result {app_name}.{eval_set_result_id} is not saved yet: the evaluation making it is"
+                    f" still running (its journal {journal} is being written); wait for it to finish"
+                ) from None
+            return read_journal(journal)
 
     def _list(self, app_name: str) -> builtins.list[str]:
         # A symlinked app directory must not expose names from outside the base directory.
         directory = self._base_dir / app_name
         ensure_inside(self._base_dir, directory)
+        journals_directory = directory / JOURNAL_DIRECTORY
         try:
             ids = self._locator.list(self._base_dir, app_name)
-            journals = sorted(directory.glob(f"*{JOURNAL_SUFFIX}")) if directory.is_dir() else []
+            journals = sorted(journals_directory.iterdir()) if journals_directory.is_dir() else []
         except OSError as exc:
             raise StorageError(f"list eval set results for app {app_name}: {exc}") from exc
         known = set(ids)
         for journal in journals:
             result_id = journal_result_id(journal)
-            if not result_id or result_id in known:
+            if not result_id or result_id in known or is_being_written(journal):
                 continue
             with contextlib.suppress(ConfigError):  # a header naming an id that cannot be a file here
                 if self._journal_path(app_name, result_id) == journal:

@@ -256,10 +256,9 @@ class Evaluator:
             metric_names=[metric.metric_name for metric in plan.metrics],
         )
         presenter().progress(ledger, options.progress)
-        # The id the result is saved under, known now so that a journal kept while the cases run is under it.
-        result_id = (plan.resumed.result_id if plan.resumed is not None else "") or new_result_id(
-            self.app_name, plan.eval_set.eval_set_id
-        )
+        # The id a partial result is saved under, and the journal's: known now, and new even for a resume, which
+        # never writes to the result it resumes before its final save (then under that result's id).
+        result_id = new_result_id(self.app_name, plan.eval_set.eval_set_id)
         journal = open_journal(
             options.result_manager,
             self.app_name,
@@ -278,8 +277,7 @@ class Evaluator:
             if not isinstance(exc, SaveError):
                 await self._keep_finished(exc, plan, ledger, result_id)
             if journal is not None:
-                # Kept unless empty: it holds what finished even when no partial result could be saved (a
-                # failed save, or a resume stopped before it took over every run of the result it resumed).
+                # Kept unless empty: it holds what finished when no partial result could be saved (a failed save).
                 journal.close()
                 if not journal.cases_written:
                     journal.discard()
@@ -335,7 +333,10 @@ class Evaluator:
                     plan.reuse.flush()
 
     async def _finish(self, plan: EvaluationPlan, runs: Sequence[RunOutcome], planned_id: str) -> EvaluationReport:
-        """The report of the runs, saved under ``planned_id`` (another when the resumed result was replaced)."""
+        """The report of the runs, saved under ``planned_id``; a resume saves under the id of the result it resumed.
+
+        (Under a new id when another evaluation resumed that result first and replaced it.)
+        """
         provenance = plan.provenance_after_runs()
         async with self._final_result_id(plan.options, plan.eval_set, plan.resumed) as result_id:
             result_id = result_id or planned_id
@@ -411,8 +412,7 @@ class Evaluator:
         try:
             # Only the runs that were reached: runs never started are not failures.
             num_runs = len(inferences)
-            # A resume keeps the result it resumed (its journal too): the partial may hold fewer of its runs.
-            result_id = planned_id if plan.resumed is None else new_result_id(self.app_name, plan.eval_set.eval_set_id)
+            result_id = planned_id
             provenance = plan.provenance_after_runs().model_copy(
                 update={
                     "finished_at": time.time(),

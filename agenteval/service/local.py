@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
 from agenteval._util.name_checks import check_names
@@ -495,7 +496,7 @@ async def _map_in_order(
 
 
 async def _in_workers(
-    items: Sequence[I], work: Callable[[I], Awaitable[T]], *, workers: int
+    items: Sequence[I], work: Callable[[I], Coroutine[Any, Any, T]], *, workers: int
 ) -> list[T | BaseException]:
     """Apply ``work`` to every item, ``workers`` at a time, each worker giving the event loop back between items.
 
@@ -509,11 +510,16 @@ async def _in_workers(
 
     async def worker() -> None:
         for index in indexes:
+            # Each item in a task of its own, in a copy of the caller's context, as with a task per item: what
+            # an agent sets in a context variable (a trace, a framework's state) never reaches the next case.
+            task = asyncio.create_task(work(items[index]), context=context.copy())
             try:
-                outcomes[index] = await work(items[index])
+                outcomes[index] = await task
             except Exception as exc:
                 outcomes[index] = exc
             await asyncio.sleep(0)
+
+    context = contextvars.copy_context()
 
     # As gather of a task per item did: a KeyboardInterrupt in an item leaves the loop as Ctrl-C does (a
     # TaskGroup would raise it in the caller instead), and a cancellation of the whole cancels every worker.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import signal
@@ -53,7 +54,7 @@ def test_a_case_is_in_the_journal_before_the_user_hears_it_finished(tmp_path: Pa
     seen: list[list[str]] = []
 
     def after_case(context: ae.EvalContext, args: AfterEvaluateCaseArgs) -> None:
-        (journal,) = (tmp_path / APP).glob("*.journal")
+        (journal,) = (tmp_path / APP / ".journals").iterdir()
         seen.append([json.loads(line)["evalId"] for line in journal.read_text().splitlines()[1:]])
 
     callbacks = ae.Callbacks().register_after_evaluate_case("watch", after_case)
@@ -66,7 +67,7 @@ def test_a_case_is_in_the_journal_before_the_user_hears_it_finished(tmp_path: Pa
 
 def test_a_torn_last_line_is_left_out_and_a_damaged_one_named(tmp_path: Path) -> None:
     report = ae.Evaluator(APP, str.upper, progress=False).evaluate(words(2), metrics=METRICS)
-    path = tmp_path / "r.evalset_result.json.journal"
+    path = tmp_path / "r.evalset_result.json"
     journal = ResultJournal(path, app_name=APP, result_id="r", eval_set_id="words", provenance=report.provenance)
     for case in report.result.eval_case_results:
         journal.append(case)
@@ -81,7 +82,7 @@ def test_a_torn_last_line_is_left_out_and_a_damaged_one_named(tmp_path: Path) ->
     assert partial.summary.provenance.partial
     lines = whole.split(b"\n")
     path.write_bytes(b"\n".join([lines[0], b'{"evalId": 3', *lines[1:]]))
-    with pytest.raises(ae.ConfigError, match=r"journal .*r\.evalset_result\.json\.journal, line 2"):
+    with pytest.raises(ae.ConfigError, match=r"journal .*r\.evalset_result\.json, line 2.*delete .* to drop"):
         read_journal(path)
 
 
@@ -152,3 +153,94 @@ def test_resume_carries_on_an_evaluation_killed_with_sigkill(tmp_path: Path) -> 
     assert sorted(p.name for p in (base / APP).iterdir()) == [f"{result_id}.evalset_result.json"]
     saved = json.loads((base / APP / f"{result_id}.evalset_result.json").read_text())
     assert len(saved["evalCaseResults"]) == 40
+
+
+def killed_journal(store: ae.LocalEvalResultManager, report: ae.EvaluationReport, result_id: str, cases: int) -> None:
+    """What a killed evaluation leaves: a journal of its first ``cases`` case runs, its lock released."""
+    journal = store.open_journal(APP, result_id, eval_set_id="words", provenance=report.provenance)
+    for case in report.result.eval_case_results[:cases]:
+        journal.append(case)
+    journal.close()
+
+
+def test_a_running_evaluations_journal_is_not_offered_as_a_partial_result(tmp_path: Path) -> None:
+    store = ae.LocalEvalResultManager(tmp_path)
+    report = ae.Evaluator(APP, str.upper, progress=False).evaluate(words(3), metrics=METRICS)
+    journal = store.open_journal(APP, "live", eval_set_id="words", provenance=report.provenance)
+    journal.append(report.result.eval_case_results[0])
+
+    assert run_sync(store.list(APP)) == []
+    with pytest.raises(ae.NotFoundError, match="still running"):
+        run_sync(store.get(APP, "live"))
+    journal.close()  # as the process ending does
+    assert run_sync(store.list(APP)) == ["live"]
+    assert [case.eval_id for case in run_sync(store.get(APP, "live")).eval_case_results] == ["c0"]
+
+
+def test_a_resume_that_fails_keeps_the_killed_evaluations_journal(tmp_path: Path) -> None:
+    store = ae.LocalEvalResultManager(tmp_path)
+    killed_journal(store, ae.Evaluator(APP, str.upper, progress=False).evaluate(words(4), metrics=METRICS), "k", 2)
+
+    def refuse(context: object, args: object) -> None:
+        raise RuntimeError("not now")
+
+    callbacks = ae.Callbacks().register_before_inference_set("refuse", refuse)
+    with pytest.raises(ae.errors.CallbackError):
+        ae.Evaluator(APP, str.upper, result_manager=store, callbacks=callbacks, progress=False).evaluate(
+            words(4), metrics=METRICS, resume="k"
+        )
+
+    assert "k" in run_sync(store.list(APP))
+    assert len(run_sync(store.get(APP, "k")).eval_case_results) == 2
+
+
+def test_resuming_a_saved_result_never_writes_to_it_before_its_final_save(tmp_path: Path) -> None:
+    store = ae.LocalEvalResultManager(tmp_path)
+    saved = ae.Evaluator(APP, str.upper, result_manager=store, progress=False).evaluate(words(3), metrics=METRICS)
+    result_id = saved.result.eval_set_result_id
+    before = (tmp_path / APP / f"{result_id}.evalset_result.json").read_bytes()
+    journal_ids: list[str] = []
+
+    def after_case(context: ae.EvalContext, args: AfterEvaluateCaseArgs) -> None:
+        journal_ids.extend(path.name for path in (tmp_path / APP / ".journals").iterdir())
+        # The saved result is as it was while the resume runs (a kill now would leave it so).
+        assert (tmp_path / APP / f"{result_id}.evalset_result.json").read_bytes() == before
+
+    callbacks = ae.Callbacks().register_after_evaluate_case("watch", after_case)
+    changed = [ae.EvalMetric.final_response(case_insensitive=True)]
+    final = ae.Evaluator(APP, str.upper, result_manager=store, callbacks=callbacks, progress=False).evaluate(
+        words(3), metrics=changed, resume=result_id
+    )
+
+    assert final.result.eval_set_result_id == result_id
+    assert journal_ids and f"{result_id}.evalset_result.json" not in journal_ids
+    assert not (tmp_path / APP / ".journals").exists()
+
+
+def test_a_long_result_id_saves_and_loads_with_its_journal(tmp_path: Path) -> None:
+    store = ae.LocalEvalResultManager(tmp_path)
+    result_id = "r" * (255 - len(".evalset_result.json"))
+    report = ae.Evaluator(APP, str.upper, progress=False).evaluate(words(2), metrics=METRICS)
+
+    killed_journal(store, report, result_id, 1)
+    assert run_sync(store.list(APP)) == [result_id]
+    assert len(run_sync(store.get(APP, result_id)).eval_case_results) == 1
+    report.result.eval_set_result_id = result_id
+    assert run_sync(store.save(APP, report.result)) == result_id
+    assert len(run_sync(store.get(APP, result_id)).eval_case_results) == 2
+
+
+@pytest.mark.asyncio
+async def test_a_context_variable_an_agent_sets_stays_in_its_case() -> None:
+    trace: contextvars.ContextVar[str | None] = contextvars.ContextVar("trace", default=None)
+    seen: dict[str, str | None] = {}
+
+    async def agent(message: str) -> str:
+        seen[message] = trace.get()
+        trace.set(f"trace of {message}")  # a tracer that does not reset what it set
+        return message.upper()
+
+    ev = ae.Evaluator(APP, agent, progress=False, parallel_inference=True, parallelism=2)
+    await ev.aevaluate(words(6), metrics=METRICS)
+
+    assert seen == {f"w{i}": None for i in range(6)}
