@@ -35,6 +35,7 @@ __all__ = [
     "DecidedRun",
     "EvalCaseResultAggregator",
     "RunsReducer",
+    "aggregator_verdict",
     "all_pass",
     "as_aggregator",
     "at_least_k",
@@ -245,6 +246,8 @@ def finite_score(value: object) -> float | None:
     registers its scalar types as :class:`numbers.Real`). The float is what gets stored, so that
     results serialise as JSON.
     """
+    if type(value) is float:  # the common case, without the ABC check below
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     try:
@@ -267,9 +270,20 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
             for a score off the declared scale (float rounding within 1e-9 of a bound is taken as that bound).
         ConfigError: The aggregator's ``score_range`` is malformed.
     """
+    score, status = await aggregator_verdict(aggregator, data)
+    return AggregationResult(score=score, status=status)
+
+
+async def aggregator_verdict(aggregator: EvalCaseResultAggregator, data: AggregationInput) -> tuple[float, EvalStatus]:
+    """What :func:`run_aggregator` returns, as ``(score, status)``: for callers that make many and keep none.
+
+    Raises:
+        AgentEvalError: As :func:`run_aggregator`.
+        ConfigError: As :func:`run_aggregator`.
+    """
     try:
         result = aggregator.aggregate(data)
-        if inspect.isawaitable(result):
+        if type(result) is not AggregationResult and inspect.isawaitable(result):
             result = await result
     except Exception as exc:
         where = None if isinstance(exc, AgentEvalError) else raised_at(exc)
@@ -282,8 +296,9 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
             f"aggregate eval case result: the aggregator returned {type(result).__name__}; "
             "return an AggregationResult(score, status)"
         )
-    if result.status not in _VALID_STATUSES:
-        raise AgentEvalError(f"unexpected eval case result aggregation status {result.status}")
+    status = result.status
+    if status not in _VALID_STATUSES:
+        raise AgentEvalError(f"unexpected eval case result aggregation status {status}")
     score = finite_score(result.score)
     if score is None:
         raise AgentEvalError(
@@ -293,7 +308,7 @@ async def run_aggregator(aggregator: EvalCaseResultAggregator, data: Aggregation
     scale = _declared_score_range(aggregator)
     if scale is not None:
         score = _on_scale(score, scale, aggregator)
-    return AggregationResult(score=score, status=EvalStatus(result.status))
+    return score, status if type(status) is EvalStatus else EvalStatus(status)
 
 
 def _on_scale(score: float, scale: tuple[float, float], aggregator: EvalCaseResultAggregator) -> float:

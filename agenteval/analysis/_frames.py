@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalresult.summarize import MetricRow, RunRow
+from agenteval.evalresult.summarize import MetricRow
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.status import EvalStatus
@@ -39,7 +39,6 @@ __all__ = [
     "metrics_frame_of",
     "overall_reasons",
     "rubric_frame",
-    "run_row",
     "tool_calls_frame",
     "turns_frame",
 ]
@@ -221,6 +220,8 @@ class RunView(Protocol):
     """What the tables read of a case result: an :class:`EvalCaseResult` or a :class:`RunRow`."""
 
     @property
+    def eval_set_id(self) -> str: ...
+    @property
     def eval_id(self) -> str: ...
     @property
     def run_id(self) -> int: ...
@@ -257,8 +258,9 @@ class CaseAcrossRuns(Protocol):
     def error_message(self) -> str: ...
 
 
-TurnReasons = Callable[[int], Mapping[str, str]]
-"""Each metric's reason, as the metrics table shows it, from the turns of the case result at an index."""
+TurnReasons = Callable[[int], Mapping[str, str] | None]
+"""Each metric's reason, as the metrics table shows it, from the turns of the case result at an index
+(``None`` when it has no turns: then the metric result's own reason is shown)."""
 
 
 def _frame(rows: list[dict[str, Any]], columns: Sequence[str], scores: Sequence[str] = ()) -> pd.DataFrame:
@@ -312,34 +314,6 @@ def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) 
         "measure": measure,
         "reason": reason if reason is not None else (metric.details.reason if metric.details else ""),
     }
-
-
-def run_row(case: EvalCaseResult) -> RunRow:
-    """A case result as a :class:`RunRow`: its outcome, and each metric result as the tables show it."""
-    reasons = overall_reasons(case)
-    metrics = []
-    for metric in case.overall_eval_metric_results:
-        measure_name, measure = _measure(metric)
-        reason = reasons.get(metric.metric_name, "") if reasons is not None else None
-        if reason is None:
-            reason = metric.details.reason if metric.details is not None else ""
-        metrics.append(
-            MetricRow(
-                metric.metric_name, metric.score, metric.eval_status, metric.threshold, measure_name, measure, reason
-            )
-        )
-    return RunRow(
-        case.eval_set_id,
-        case.eval_id,
-        case.run_id,
-        case.score,
-        case.final_eval_status,
-        case.error_message,
-        case.error_type,
-        case.session_id,
-        case.user_id,
-        tuple(metrics),
-    )
 
 
 def overall_reasons(case: EvalCaseResult) -> dict[str, str] | None:
@@ -474,20 +448,28 @@ def metrics_frame_of(
 ) -> pd.DataFrame:
     """One row per (run, case, metric) of ``runs`` (``METRIC_COLUMNS``).
 
-    ``turn_reasons`` gives the reasons a :class:`MetricRow` leaves to the turns (``reason`` ``None``).
+    A case result that is a :class:`RunRow` has no turns: ``turn_reasons`` gives its reasons from
+    them when they are read (for a :class:`MetricRow` whose ``reason`` is ``None``, and for metric
+    results of a row).
     """
     _, scores = _reused(provenance)
     rows = []
     for index, case in enumerate(runs):
-        reasons = overall_reasons(case) if isinstance(case, EvalCaseResult) else None
+        reasons: Mapping[str, str] | None | object = (
+            overall_reasons(case) if isinstance(case, EvalCaseResult) else _UNREAD
+        )
         for metric in case.overall_eval_metric_results:
-            if isinstance(metric, MetricRow):
+            if isinstance(metric, MetricRow) and metric.reason is not None:
                 measure_name, measure, reason = metric.measure_name, metric.measure, metric.reason
-                if reason is None:
-                    reason = turn_reasons(index).get(metric.metric_name, "") if turn_reasons is not None else ""
             else:
-                assert isinstance(metric, EvalMetricResult)
-                (measure_name, measure), reason = _measure(metric), _reason(metric, reasons)
+                if reasons is _UNREAD:
+                    reasons = turn_reasons(index) if turn_reasons is not None else None
+                if isinstance(metric, MetricRow):
+                    measure_name, measure = metric.measure_name, metric.measure
+                    reason = reasons.get(metric.metric_name, "") if isinstance(reasons, Mapping) else ""
+                else:
+                    assert isinstance(metric, EvalMetricResult)
+                    (measure_name, measure), reason = _measure(metric), _reason(metric, reasons)
             rows.append(
                 {
                     "run_id": case.run_id,
@@ -505,10 +487,14 @@ def metrics_frame_of(
     return _frame(rows, METRIC_COLUMNS)
 
 
-def _reason(metric: EvalMetricResult, reasons: Mapping[str, str] | None) -> str:
+_UNREAD = object()
+"""The turns' reasons of a row, before they are read."""
+
+
+def _reason(metric: EvalMetricResult, reasons: object) -> str:
     """A result's reason as the metrics table shows it: from the turns when the case has turns."""
-    if reasons is not None:
-        return reasons.get(metric.metric_name, "")
+    if isinstance(reasons, Mapping):
+        return str(reasons.get(metric.metric_name, ""))
     return metric.details.reason if metric.details is not None else ""
 
 

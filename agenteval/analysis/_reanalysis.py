@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
 from agenteval._util.callable_names import qualified_name
 from agenteval.aggregation import (
@@ -34,6 +34,7 @@ from agenteval.aggregation import (
     AllPassAggregator,
     EvalCaseResultAggregator,
     RunsReducer,
+    aggregator_verdict,
     all_pass,
     as_aggregator,
     finite_score,
@@ -41,7 +42,7 @@ from agenteval.aggregation import (
     one_run_outcome,
     run_aggregator,
 )
-from agenteval.analysis._frames import RunView, run_row
+from agenteval.analysis._frames import RunView
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, MissingEvalSetWarning, describe_exception, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
@@ -65,6 +66,7 @@ __all__ = [
     "rebuilt_case",
     "rethresholded",
     "rethresholded_results",
+    "unreadable",
     "with_outcome",
     "with_thresholds",
 ]
@@ -72,6 +74,11 @@ __all__ = [
 
 class RecordsUnreadable(ConfigError):
     """The records a report had not read yet cannot be read (its file is malformed): no case's failure, the report's."""
+
+
+def unreadable(error: ConfigError) -> ConfigError:
+    """``error`` (why a report's records cannot be read) as the error a derivation raises instead of failing cases."""
+    return RecordsUnreadable(str(error))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,13 +335,39 @@ def _new_status(status: EvalStatus | None, score: float, threshold: float) -> Ev
     return status_for(score, threshold) if status in (EvalStatus.PASSED, EvalStatus.FAILED) else status
 
 
-def _rethresholded_rows(metrics: Sequence[MetricRow], thresholds: Mapping[str, float]) -> tuple[MetricRow, ...]:
-    return tuple(
-        metric
-        if (threshold := thresholds.get(metric.metric_name)) is None
-        else metric._replace(threshold=threshold, eval_status=_new_status(metric.eval_status, metric.score, threshold))
-        for metric in metrics
-    )
+def _rethresholded_rows(
+    metrics: Sequence[MetricRow | EvalMetricResult],
+    thresholds: Mapping[str, float],
+    has_turns: bool | None,
+    changed: dict[int, MetricRow],
+) -> tuple[MetricRow | EvalMetricResult, ...]:
+    """A row's metric results with the new thresholds; a changed record becomes a :class:`MetricRow`.
+
+    ``has_turns``: whether the case result has turns, whose reasons a record's row then leaves to them
+    (``None``: not known, and a changed record is copied instead). ``changed`` holds the rows made so
+    far, by the ``id`` of the row they were made from (which the caller keeps alive).
+    """
+    rows: list[MetricRow | EvalMetricResult] = []
+    for metric in metrics:
+        threshold = thresholds.get(metric.metric_name)
+        if threshold is None:
+            rows.append(metric)
+        elif isinstance(metric, MetricRow):
+            made = changed.get(id(metric))
+            if made is None:
+                status = _new_status(metric.eval_status, metric.score, threshold)
+                made = changed[id(metric)] = metric._replace(threshold=threshold, eval_status=status)
+            rows.append(made)
+        elif has_turns is None:
+            status = _new_status(metric.eval_status, metric.score, threshold)
+            rows.append(metric.replaced(threshold=threshold, eval_status=status))
+        else:
+            status = _new_status(metric.eval_status, metric.score, threshold)
+            details = metric.details
+            measure_name, measure = next(iter(details.measures.items()), ("", math.nan)) if details else ("", math.nan)
+            reason = None if has_turns else details.reason if details is not None else ""
+            rows.append(MetricRow(metric.metric_name, metric.score, status, threshold, measure_name, measure, reason))
+    return tuple(rows)
 
 
 def _warn_if_cases_are_rebuilt(data: ReportData, aggregator: EvalCaseResultAggregator) -> None:
@@ -363,18 +396,19 @@ async def _derived(
     sources = _Sources(data, metrics, thresholds)
     # The all-pass rule reads nothing but the metric statuses: applied to the rows, it needs no input.
     by_rule = type(aggregator) in (AllPassAggregator, RunsReducer)
+    changed: dict[int, MetricRow] = {}  # equal rows of a loaded report are one object: re-thresholded once
     runs = []
     for index, run in enumerate(data.runs):
-        if isinstance(run, RunRow):
-            row = run
-        else:
-            assert isinstance(run, EvalCaseResult)
-            row = run_row(run)
+        # A record holds EvalMetricResults, a row those or MetricRows.
+        scored = cast(Sequence[MetricRow | EvalMetricResult], run.overall_eval_metric_results)
         if thresholds:
-            row = row._replace(
-                overall_eval_metric_results=_rethresholded_rows(row.overall_eval_metric_results, thresholds)
-            )
-        runs.append(await _decided_run(sources, index, row, aggregator, by_rule))
+            has_turns = None if isinstance(run, RunRow) else bool(_record(run).eval_metric_result_per_invocation)
+            scored = _rethresholded_rows(scored, thresholds, has_turns, changed)
+        outcome = await _decided_run(sources, index, run, scored, aggregator, by_rule)
+        # Results written without run ids (by older reference versions) hold one run: number it 1.
+        runs.append(
+            RunRow(run.eval_set_id, run.eval_id, run.run_id or 1, *outcome, run.session_id, run.user_id, tuple(scored))
+        )
     try:
         cases = await _decided_cases(sources, runs, aggregator)
     except AgentEvalError as exc:
@@ -382,41 +416,38 @@ async def _derived(
     return Derivation(runs, cases, thresholds, metrics, aggregator, how)
 
 
+def _record(run: RunView) -> EvalCaseResult:
+    assert isinstance(run, EvalCaseResult)
+    return run
+
+
 async def _decided_run(
-    sources: _Sources, index: int, row: RunRow, aggregator: EvalCaseResultAggregator, by_rule: bool
-) -> RunRow:
-    """``row`` with the outcome ``aggregator`` gives it; one that failed before aggregation keeps its own."""
-    if row.error_message and row.error_type != ErrorType.AGGREGATOR:
-        return _outcome(row, row.score, row.final_eval_status, row.error_message, row.error_type)
+    sources: _Sources,
+    index: int,
+    run: RunView,
+    scored: Sequence[MetricRow | EvalMetricResult],
+    aggregator: EvalCaseResultAggregator,
+    by_rule: bool,
+) -> tuple[float, EvalStatus | None, str, str]:
+    """The outcome ``aggregator`` gives ``run`` with metric results ``scored``: score, status, error, error type.
+
+    A case result that failed before aggregation keeps its own.
+    """
+    if run.error_message and run.error_type != ErrorType.AGGREGATOR:
+        return run.score, run.final_eval_status, run.error_message, run.error_type
     if by_rule:
         try:
-            status = summarize(metric.eval_status for metric in row.overall_eval_metric_results)
+            status = summarize(metric.eval_status for metric in scored)
         except AgentEvalError:
             pass  # the aggregator's own call words the failure
         else:
-            return _outcome(row, 1.0 if status is EvalStatus.PASSED else 0.0, status, "", "")
+            return 1.0 if status is EvalStatus.PASSED else 0.0, status, "", ""
     try:
-        decided = await run_aggregator(aggregator, sources.run_input(index, row))
+        score, decided = await aggregator_verdict(aggregator, sources.run_input(index, run))
     except Exception as exc:
         _raise_if_unreadable(exc)
-        return _outcome(row, 0.0, EvalStatus.FAILED, describe_exception(exc), ErrorType.AGGREGATOR.value)
-    return _outcome(row, decided.score, decided.status, "", "")
-
-
-def _outcome(row: RunRow, score: float, status: EvalStatus | None, message: str, error_type: str) -> RunRow:
-    # Results written without run ids (by older reference versions) hold one run: number it 1.
-    return RunRow(
-        row.eval_set_id,
-        row.eval_id,
-        row.run_id or 1,
-        score,
-        status,
-        message,
-        error_type,
-        row.session_id,
-        row.user_id,
-        row.overall_eval_metric_results,
-    )
+        return 0.0, EvalStatus.FAILED, describe_exception(exc), ErrorType.AGGREGATOR.value
+    return score, decided, "", ""
 
 
 async def _decided_cases(
@@ -425,6 +456,16 @@ async def _decided_cases(
     """Each case decided across its runs, as :func:`~agenteval.aggregation.decide_case` decides it."""
     decided = []
     for eval_id, positions in sources.data.cases:
+        if sources.data.num_runs <= 1 and len(positions) == 1:
+            # The common case, as one_run_outcome decides it: the run's status, failed when not evaluated
+            # with an error.
+            run = runs[positions[0]]
+            status = run.final_eval_status
+            if status is EvalStatus.NOT_EVALUATED and run.error_message:
+                status = EvalStatus.FAILED
+            if status in _DECIDED_STATUSES:
+                decided.append(DecidedCase(eval_id, positions, status, run.score, ""))
+                continue
         case_runs = [runs[index] for index in positions]
         if sources.data.num_runs <= 1:
             status, score = one_run_outcome(case_runs)
@@ -444,6 +485,9 @@ async def _decided_cases(
     return decided
 
 
+_DECIDED_STATUSES = (EvalStatus.PASSED, EvalStatus.FAILED, EvalStatus.NOT_EVALUATED)
+
+
 def _raise_if_unreadable(error: Exception) -> None:
     """Raise the report's own error when an aggregator failed because the report could not read its records."""
     if isinstance(error.__cause__, RecordsUnreadable):
@@ -459,15 +503,14 @@ class _Sources:
         self.thresholds = thresholds
         self._eval_cases: Mapping[str, EvalCase] | None = None
 
-    def run_input(self, index: int, row: RunRow) -> AggregationInput:
-        """The input of the aggregator deciding the case result at ``index`` (whose new row is ``row``)."""
+    def run_input(self, index: int, run: RunView) -> AggregationInput:
+        """The input of the aggregator deciding the case result ``run``, at ``index``."""
         return _LazyInput.of(
             self,
             index,
             app_name=self.data.app_name,
-            eval_set_id=row.eval_set_id or self.data.eval_set_id,
+            eval_set_id=run.eval_set_id or self.data.eval_set_id,
             metric_results=self.metric_results(index),
-            context=EvalContext(),
             runs=(),
         )
 
@@ -482,7 +525,6 @@ class _Sources:
             app_name=self.data.app_name,
             eval_set_id=self.data.eval_set_id,
             metric_results=averaged,
-            context=EvalContext(),
             metric_results_per_invocation=(),
         )
 
@@ -565,11 +607,33 @@ class _LazyInput(AggregationInput):
     position: int
 
     @classmethod
-    def of(cls, loaders: _Loaders, position: int, **values: Any) -> _LazyInput:
-        unread = dict.fromkeys(_DEFERRED, _UNREAD)
-        made = cls(**{**unread, **values})
-        object.__setattr__(made, "loaders", loaders)
-        object.__setattr__(made, "position", position)
+    def of(
+        cls,
+        loaders: _Loaders,
+        position: int,
+        *,
+        app_name: str,
+        eval_set_id: str,
+        metric_results: list[EvalMetricResult],
+        metric_results_per_invocation: Any = _UNREAD,
+        runs: Any = _UNREAD,
+    ) -> _LazyInput:
+        """An input with these fields, whose others (and these when ``_UNREAD``) ``loaders`` read when read."""
+        # Made without the dataclass's __init__, which sets each field through a descriptor: this is made
+        # once per case result, and what it costs is most of what a re-aggregation costs. Every field is
+        # set (tests/analysis/test_lazy_reports.py checks that none is missed).
+        made = _new_object(cls)
+        _set_app_name(made, app_name)
+        _set_eval_set_id(made, eval_set_id)
+        _set_metric_results(made, metric_results)
+        _set_metric_results_per_invocation(made, metric_results_per_invocation)
+        _set_runs(made, runs)
+        _set_context(made, EvalContext())
+        _set_eval_case(made, _UNREAD)
+        _set_inference_result(made, _UNREAD)
+        _set_eval_metrics(made, _UNREAD)
+        _set_loaders(made, loaders)
+        _set_position(made, position)
         return made
 
 
@@ -597,6 +661,18 @@ class _Deferred:
 _DEFERRED = ("eval_case", "inference_result", "eval_metrics", "metric_results_per_invocation", "runs")
 for _name in _DEFERRED:
     setattr(_LazyInput, _name, _Deferred(_name))
+_new_object = object.__new__
+_set_app_name = AggregationInput.__dict__["app_name"].__set__
+_set_eval_set_id = AggregationInput.__dict__["eval_set_id"].__set__
+_set_eval_case = AggregationInput.__dict__["eval_case"].__set__
+_set_inference_result = AggregationInput.__dict__["inference_result"].__set__
+_set_eval_metrics = AggregationInput.__dict__["eval_metrics"].__set__
+_set_metric_results = AggregationInput.__dict__["metric_results"].__set__
+_set_metric_results_per_invocation = AggregationInput.__dict__["metric_results_per_invocation"].__set__
+_set_context = AggregationInput.__dict__["context"].__set__
+_set_runs = AggregationInput.__dict__["runs"].__set__
+_set_loaders = _LazyInput.__dict__["loaders"].__set__
+_set_position = _LazyInput.__dict__["position"].__set__
 
 
 def _failed_before_aggregation(case: RunView) -> bool:

@@ -46,12 +46,12 @@ from agenteval.analysis._frames import (
 )
 from agenteval.analysis._reanalysis import (
     Derivation,
-    RecordsUnreadable,
     ReportData,
     reaggregate,
     rebuilt_case,
     rethresholded,
     rethresholded_results,
+    unreadable,
     with_outcome,
     with_thresholds,
 )
@@ -791,9 +791,10 @@ class EvaluationReport:
         return min_detectable_difference(rate, len(decided), power=power, confidence=confidence)
 
     def __repr__(self) -> str:
-        cases = self._case_views()
-        failed = sum(1 for case in cases if case.overall_status is EvalStatus.FAILED)
+        # Cheap: asyncio formats a finished task's result more often than one would think.
         unread = self._unread()
+        cases = unread.statuses() if unread is not None else [case.overall_status for case in self.case_summaries]
+        failed = cases.count(EvalStatus.FAILED)
         result_id = unread.result_id if unread is not None else self.result.eval_set_result_id
         return (
             f"EvaluationReport(app={self.app_name!r}, eval_set={self.eval_set_id!r}, "
@@ -812,7 +813,8 @@ class EvaluationReport:
         unread = self._unread()
         if unread is None:
             raise AttributeError("this EvaluationReport has no records: build it with result= and case_summaries=")
-        records = unread.records(self)
+        with fewer_collections():
+            records = unread.records(self)
         for name, value in zip(_Records._fields, records, strict=True):
             self.__dict__.setdefault(name, value)
         del self.__dict__["_unread_records"]
@@ -845,11 +847,11 @@ class EvaluationReport:
         unread = self._unread()
         return unread.record(index) if unread is not None else self.result.eval_case_results[index]
 
-    def _turn_reasons(self, index: int) -> Mapping[str, str]:
+    def _turn_reasons(self, index: int) -> Mapping[str, str] | None:
         unread = self._unread()
         if unread is not None:
             return unread.turn_reasons(index)
-        return overall_reasons(self.result.eval_case_results[index]) or {}
+        return overall_reasons(self.result.eval_case_results[index])
 
     def _reanalysis_data(self) -> ReportData:
         """What re-aggregating and re-thresholding read of this report, its records only when read."""
@@ -857,9 +859,15 @@ class EvaluationReport:
         runs = self._runs()
         cases: list[tuple[str, Sequence[int]]]
         if unread is not None:
-            cases = [(case.eval_id, case.positions) for case in unread.cases]
+            # One run: each case is decided by itself, in no order, and ordering them needs the eval set read.
+            listed = unread.cases if self.num_runs > 1 else unread.unordered
+            cases = [(case.eval_id, case.positions) for case in listed]
         else:
             cases = _positions(self.result.eval_case_results, self.case_summaries)
+        metric_results = self._metric_results
+        if unread is None:
+            records = self.result.eval_case_results
+            metric_results = lambda index: list(records[index].overall_eval_metric_results)  # noqa: E731
         inferences = _Inferences(self)
         return ReportData(
             app_name=self.app_name,
@@ -871,7 +879,7 @@ class EvaluationReport:
             has_eval_set=self._has_eval_set(),
             runs=runs,
             cases=cases,
-            metric_results=self._metric_results,
+            metric_results=metric_results,
             record=self._record,
             eval_cases=lambda: self.eval_set.cases_by_id() if self.eval_set is not None else {},
             inference=inferences.of_run,
@@ -1179,11 +1187,15 @@ def _runs_by_case(cases: Sequence[_R], order: Sequence[str] | None) -> dict[str,
     by_case: dict[str, list[_R]] = {}
     for case in cases:
         by_case.setdefault(case.eval_id, []).append(case)
+    return {eval_id: by_case[eval_id] for eval_id in _in_case_order(by_case, order)}
+
+
+def _in_case_order(eval_ids: Sequence[str] | Mapping[str, object], order: Sequence[str] | None) -> list[str]:
+    """``eval_ids`` in the order of the eval set's case ids ``order`` (see :func:`_runs_by_case`)."""
     if order is None:
-        return by_case
+        return list(eval_ids)
     position = {eval_id: index for index, eval_id in reversed(list(enumerate(order)))}
-    ordered = sorted(by_case, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
-    return {eval_id: by_case[eval_id] for eval_id in ordered}
+    return sorted(eval_ids, key=lambda eval_id: (eval_id not in position, position.get(eval_id, 0), eval_id))
 
 
 def inferences_from_result(result: EvalSetResult, app_name: str = "") -> list[list[InferenceResult]]:
@@ -1311,7 +1323,7 @@ class _Unread(Protocol):
 
     The rows of its case results and cases, and what :meth:`EvaluationReport._reanalysis_data` reads,
     are at hand; the records are made by :meth:`records`. Every method reading records raises
-    :class:`~agenteval.analysis._reanalysis.RecordsUnreadable` when they cannot be read.
+    the error :func:`~agenteval.analysis._reanalysis.unreadable` makes when they cannot be read.
     """
 
     @property
@@ -1319,19 +1331,18 @@ class _Unread(Protocol):
     @property
     def cases(self) -> Sequence[_CaseRow]: ...
     @property
+    def unordered(self) -> Sequence[_CaseRow]: ...
+    @property
     def provenance(self) -> Provenance | None: ...
     @property
     def has_eval_set(self) -> bool: ...
     @property
     def result_id(self) -> str: ...
+    def statuses(self) -> list[EvalStatus]: ...
     def metric_results(self, index: int) -> list[EvalMetricResult]: ...
     def record(self, index: int) -> EvalCaseResult: ...
-    def turn_reasons(self, index: int) -> Mapping[str, str]: ...
+    def turn_reasons(self, index: int) -> Mapping[str, str] | None: ...
     def records(self, report: EvaluationReport) -> _Records: ...
-
-
-def _unreadable(error: ConfigError) -> RecordsUnreadable:
-    return RecordsUnreadable(str(error))
 
 
 class _Loaded:
@@ -1344,6 +1355,8 @@ class _Loaded:
         self.provenance = summary.provenance if summary is not None else None
         self.has_eval_set = index.has_eval_set
         self.result_id = index.shell.eval_set_result_id
+        self.unordered = self._decided()
+        """Each case's outcome as the result records it, in the order the cases first appear."""
         self._cases: list[_CaseRow] | None = None
 
     @property
@@ -1353,43 +1366,49 @@ class _Loaded:
             try:
                 order = self.index.eval_case_ids()
             except ConfigError as exc:
-                raise _unreadable(exc) from None
-            self._cases = self.decided(order)
+                raise unreadable(exc) from None
+            by_id = {case.eval_id: case for case in self.unordered}
+            self._cases = [by_id[eval_id] for eval_id in _in_case_order(by_id, order)]
         return self._cases
 
-    def decided(self, order: Sequence[str] | None) -> list[_CaseRow]:
+    def _decided(self) -> list[_CaseRow]:
         """Each case's outcome as the result records it (see :func:`~agenteval.aggregation.recorded_case_outcome`)."""
         positions: dict[str, list[int]] = {}
         for position, run in enumerate(self.runs):
             positions.setdefault(run.eval_id, []).append(position)
         cases = []
-        for eval_id, runs in _runs_by_case(self.runs, order).items():
+        for eval_id, at in positions.items():
+            runs = [self.runs[position] for position in at]
             decided = recorded_decision(runs, self.num_runs, self.index.decisions.get(eval_id))
             if decided is None:
                 averaged = average_metric_results(
-                    [RunScores(self.runs[at].error_message, self.metric_results(at)) for at in positions[eval_id]]
+                    [RunScores(self.runs[position].error_message, self.metric_results(position)) for position in at]
                 )
                 verdict = all_pass(averaged)
                 errored = any(run.error_message for run in runs)
                 decided = fail_if_errored(verdict.status, errored), verdict.score, ""
             status, score, error_message = decided
-            cases.append(_CaseRow(eval_id, status, score, runs, error_message, positions[eval_id]))
+            cases.append(_CaseRow(eval_id, status, score, runs, error_message, at))
         return cases
+
+    def statuses(self) -> list[EvalStatus]:
+        """Each case's overall status, in no particular order."""
+        return [case.overall_status for case in self.unordered]
 
     def metric_results(self, index: int) -> list[EvalMetricResult]:
         try:
             return self.index.metric_results(index)
         except ConfigError as exc:
-            raise _unreadable(exc) from None
+            raise unreadable(exc) from None
 
     def record(self, index: int) -> EvalCaseResult:
         try:
             return self.index.record(index)
         except ConfigError as exc:
-            raise _unreadable(exc) from None
+            raise unreadable(exc) from None
 
-    def turn_reasons(self, index: int) -> Mapping[str, str]:
-        return overall_reasons(self.record(index)) or {}
+    def turn_reasons(self, index: int) -> Mapping[str, str] | None:
+        return overall_reasons(self.record(index))
 
     def records(self, report: EvaluationReport) -> _Records:
         # The same error as a load of the whole file, not the wrapper a derivation uses.
@@ -1409,7 +1428,7 @@ def _indexed_report(index: ResultIndex, *, app_name: str, source: str) -> Evalua
     loaded = _Loaded(index, app_name, source, _num_runs(shell, index.runs))
     metrics = list(provenance.metrics) if provenance is not None else _first_metrics(index)
     # The overall status does not depend on the cases' order, which needs the eval set read.
-    overall = summarize(case.overall_status for case in loaded.decided(None))
+    overall = summarize(case.overall_status for case in loaded.unordered)
     execution_time = 0.0
     if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
         execution_time = max(0.0, provenance.finished_at - provenance.started_at)
@@ -1441,20 +1460,34 @@ class _Derived:
         self.provenance = provenance
         self.update = update
         self.runs = derivation.runs
-        self.cases = [
-            _CaseRow(
-                case.eval_id,
-                case.status,
-                case.score,
-                [self.runs[at] for at in case.positions],
-                case.error_message,
-                list(case.positions),
-            )
-            for case in derivation.cases
-        ]
+        self._unordered: list[_CaseRow] | None = None
+        self._cases: list[_CaseRow] | None = None
         self.has_eval_set = parent._has_eval_set()
         self.result_id = ""
         self._records: dict[int, EvalCaseResult] = {}
+
+    @property
+    def unordered(self) -> list[_CaseRow]:
+        """Each case across its runs, in the order the derivation decided them."""
+        if self._unordered is None:
+            runs = self.runs
+            self._unordered = [
+                _CaseRow(eval_id, status, score, [runs[at] for at in positions], error_message, list(positions))
+                for eval_id, positions, status, score, error_message in self.derivation.cases
+            ]
+        return self._unordered
+
+    @property
+    def cases(self) -> list[_CaseRow]:
+        """Each case across its runs, in the order of the report it was derived from."""
+        if self._cases is None:
+            by_id = {case.eval_id: case for case in self.unordered}
+            self._cases = [by_id[case.eval_id] for case in self.parent._case_views() if case.eval_id in by_id]
+        return self._cases
+
+    def statuses(self) -> list[EvalStatus]:
+        """Each case's overall status, in no particular order."""
+        return [case.status for case in self.derivation.cases]
 
     def metric_results(self, index: int) -> list[EvalMetricResult]:
         thresholds = self.derivation.thresholds
@@ -1470,18 +1503,18 @@ class _Derived:
             made = self._records[index] = with_outcome(record, self.runs[index])
         return made
 
-    def turn_reasons(self, index: int) -> Mapping[str, str]:
+    def turn_reasons(self, index: int) -> Mapping[str, str] | None:
         return self.parent._turn_reasons(index)
 
     def records(self, report: EvaluationReport) -> _Records:
         parent, derivation = self.parent, self.derivation
         cases = [self.record(index) for index in range(len(self.runs))]
-        by_case = {case.eval_id: [cases[at] for at in case.positions] for case in derivation.cases}
+        by_case = {case.eval_id: [cases[at] for at in case.positions] for case in self.cases}
         outcomes = {
             case.eval_id: CaseOutcome(
-                case.status, case.score, average_metric_results(by_case[case.eval_id]), case.error_message
+                case.overall_status, case.score, average_metric_results(by_case[case.eval_id]), case.error_message
             )
-            for case in derivation.cases
+            for case in self.cases
         }
         provenance = report.__dict__.get("provenance")
         if provenance is None:
@@ -1508,9 +1541,9 @@ def _positions(runs: Sequence[EvalCaseResult], summaries: Sequence[CaseSummary])
     positions: dict[str, list[int]] = {}
     for position, run in enumerate(runs):
         positions.setdefault(run.eval_id, []).append(position)
-    ordered = [summary.eval_id for summary in summaries if summary.eval_id in positions]
-    ordered += [eval_id for eval_id in positions if eval_id not in set(ordered)]
-    return [(eval_id, positions[eval_id]) for eval_id in dict.fromkeys(ordered)]
+    ordered = dict.fromkeys(summary.eval_id for summary in summaries if summary.eval_id in positions)
+    ordered.update(dict.fromkeys(positions))
+    return [(eval_id, positions[eval_id]) for eval_id in ordered]
 
 
 class _Inferences:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import functools
 import math
 import os
 import re
@@ -351,9 +352,9 @@ class ResultIndex:
             return None
         try:
             if isinstance(recorded, tuple):
-                recorded = from_json(self._data[recorded[0] : recorded[1]], allow_inf_nan=False)
+                return _eval_set_case_ids(self._data, *recorded)
             return _case_ids(recorded)
-        except (_Unindexable, ValueError):
+        except (_Unindexable, ValueError, OverflowError):
             return [case.eval_id for case in self._eval_set_cases()]
 
     def record(self, index: int) -> EvalCaseResult:
@@ -392,10 +393,12 @@ class ResultIndex:
         Raises:
             ConfigError: The file is malformed (the message names it and the field).
         """
-        rest = self._validated(_RESULT, self._parts.rest)
-        if rest is None:
-            return self._whole()
-        return rest.replaced(eval_case_results=[self.record(index) for index in range(len(self.runs))])
+        # Millions of objects and no cycle: the collector waits until they are made (as parse_json does).
+        with no_collections():
+            rest = self._validated(_RESULT, self._parts.rest)
+            if rest is None:
+                return self._whole()
+            return rest.replaced(eval_case_results=[self.record(index) for index in range(len(self.runs))])
 
     def _validated(self, model: TypeAdapter[_T], text: bytes) -> _T | None:
         """A part of the file validated; ``None`` when it does not validate, for the whole file to say why."""
@@ -456,11 +459,9 @@ class _Unindexable(Exception):
 _CASES = b'\n  "evalCaseResults": '
 _CASE_SUMMARIES = (b'\n    "evalCaseSummaries": ', b"\n    ]")
 _EVAL_SET = (b'\n      "evalSet": ', b"\n      }")
-_CASE_END = re.compile(rb"\n    \}(,\n    \{|\n  \])")
 _METRICS = b'\n      "overallEvalMetricResults": ['
-_METRICS_END = b"\n      ]"
+_MEMBER_END = b"\n      ]"
 _TURNS = b'\n      "evalMetricResultPerInvocation": ['
-_TURNS_END = b"\n      ]"
 _MARKER = "\x00agenteval index: {}"
 
 
@@ -476,7 +477,7 @@ def _parts(data: bytes, source: str) -> _Parts:
     at = data.find(_CASES)
     if at < 0:
         raise _Unindexable
-    spans, cases_end = _case_spans(data, at + len(_CASES))
+    spans, cases_end = _element_spans(data, at + len(_CASES), 4)
     cases = (at + len(_CASES), cases_end)
     summaries = _value_span(data, _CASE_SUMMARIES, cases[1])
     eval_set = _value_span(data, _EVAL_SET, summaries[1] if summaries is not None else cases[1])
@@ -484,6 +485,10 @@ def _parts(data: bytes, source: str) -> _Parts:
     document = _rest_document(data, cuts)
     shell = _shell(document, source)
     runs, metric_sources = _case_rows(data, spans)
+    # Two cases taken for one (a case's last line indented otherwise, say) would be one row short.
+    counted = _counted_cases(shell)
+    if counted is not None and counted != len(runs):
+        raise _Unindexable
     num_runs = (shell.summary.num_runs if shell.summary is not None else 0) or max(
         (row.run_id for row in runs), default=1
     )
@@ -497,6 +502,14 @@ def _parts(data: bytes, source: str) -> _Parts:
     recorded_set = eval_set if eval_set is not None else provenance.get("evalSet") if type(provenance) is dict else None
     rest = data[: cases[0]] + b"[]" + data[cases[1] :]
     return _Parts(shell, runs, spans, metric_sources, recorded_set, decisions, rest)
+
+
+def _counted_cases(shell: EvalSetResult) -> int | None:
+    """How many case results the summary counts, run by run (``None``: it counts none)."""
+    counts = [run.case_status_counts for run in shell.summary.run_summaries] if shell.summary is not None else []
+    if not any(counts):
+        return None
+    return sum(count.passed + count.failed + count.not_evaluated for count in counts if count is not None)
 
 
 def _value_span(data: bytes, layout: tuple[bytes, bytes], start: int) -> tuple[int, int] | None:
@@ -559,83 +572,153 @@ def _shell(document: dict[str, Any], source: str) -> EvalSetResult:
     return shell
 
 
-def _case_spans(data: bytes, begin: int) -> tuple[list[tuple[int, int]], int]:
-    """Where each case result's members are (between its braces) in the array at ``begin``, and where it ends."""
-    if data[begin : begin + 7] != b"[\n    {":
+def _element_spans(data: bytes, begin: int, indent: int) -> tuple[list[tuple[int, int]], int]:
+    """Where each object's members are (between its braces) in the array at ``begin``, and where it ends.
+
+    The array's elements are on lines indented ``indent`` spaces; a layout that is not this one
+    leaves a part that does not parse, which the caller finds.
+    """
+    opening = b"[\n" + b" " * indent + b"{"
+    if data[begin : begin + len(opening)] != opening:
         raise _Unindexable
-    spans, start = [], begin + 7
-    for found in _CASE_END.finditer(data, start):
+    spans, start = [], begin + len(opening)
+    for found in _element_end(indent).finditer(data, start):
         spans.append((start, found.start()))
-        if found.group(1) == b"\n  ]":
+        if found.group(1)[0] == ord("\n"):
             return spans, found.end()
         start = found.end()
     raise _Unindexable
 
 
+@functools.cache
+def _element_end(indent: int) -> re.Pattern[bytes]:
+    inner, outer = b" " * indent, b" " * (indent - 2)
+    return re.compile(rb"\n" + inner + rb"\}(,\n" + inner + rb"\{|\n" + outer + rb"\])")
+
+
+def _eval_set_case_ids(data: bytes, begin: int, end: int) -> list[str]:
+    """The ids of an eval set's cases, from its text ``data[begin:end]``, each read without its conversation."""
+    cases = _member_value(data, b"evalCases", 8, begin, end)
+    if cases is None:
+        return _case_ids(from_json(data[begin:end], allow_inf_nan=False)) or []
+    rest = from_json(data[begin : cases[0]] + b"0" + data[cases[1] : end], allow_inf_nan=False)
+    if type(rest) is not dict or rest.get("evalCases") != 0:
+        raise _Unindexable
+    spans, closing = _element_spans(data, cases[0], 10)
+    if closing != cases[1]:
+        raise _Unindexable
+    ids = []
+    for start, stop in spans:
+        conversation = _member_value(data, b"conversation", 12, start, stop)
+        case = _parsed_without(data, start, stop, [("conversation", conversation)])
+        ids.append(_text(case, "evalId"))
+    return ids
+
+
 def _case_rows(data: bytes, spans: list[tuple[int, int]]) -> tuple[list[RunRow], list[bytes]]:
-    """Each case result's row (read from its members but its turns) and its metric results' JSON array."""
+    """Each case result's row, and its metric results' JSON array (equal ones one object).
+
+    A case's scalar members are parsed with ``0`` in place of its metric results and its turns, each
+    of which must then be found in its place; the metric results are parsed once per distinct text,
+    and the turns not at all (only searched for a reason, which the metrics table then reads).
+    """
+    rows: dict[tuple[bytes, bool | None], tuple[MetricRow, ...]] = {}
     sources: dict[bytes, bytes] = {}
     runs: list[RunRow] = []
     metric_sources: list[bytes] = []
     for start, end in spans:
-        turns = data.find(_TURNS, start, end)
-        if turns < 0:
-            case = from_json(b"{" + data[start:end] + b"}", allow_inf_nan=False, cache_strings="all")
-            reasons: bool | None = False
-        else:
-            case = _without_turns(data, start, turns, end)
-            # Without a reason key in its turns (a pass, say), a case has no reason to read from them.
-            reasons = None if data.find(b'"reason"', turns, end) >= 0 else True
-        if type(case) is not dict or "evalMetricResultPerInvocation" in case:
-            raise _Unindexable
-        runs.append(_run_row(case, reasons))
-        metrics = data.find(_METRICS, start, end)
-        closing = data.find(_METRICS_END, metrics, end) if metrics >= 0 else -1
-        raw = data[metrics + len(_METRICS) - 1 : closing + len(_METRICS_END)] if closing >= 0 else b"[]"
-        metric_sources.append(sources.setdefault(raw, raw))
+        turns = _member_value(data, b"evalMetricResultPerInvocation", 6, start, end)
+        metrics = _member_value(data, b"overallEvalMetricResults", 6, start, turns[0] if turns else end)
+        case = _parsed_without(
+            data, start, end, [("overallEvalMetricResults", metrics), ("evalMetricResultPerInvocation", turns)]
+        )
+        # A case whose turns hold no reason key (a pass, say) shows none; else the turns are read for it.
+        reasons = False if turns is None else None if data.find(b'"reason"', *turns) >= 0 else True
+        raw = sources.setdefault(text := data[metrics[0] : metrics[1]] if metrics else b"[]", text)
+        made = rows.get((raw, reasons))
+        if made is None:
+            made = rows[(raw, reasons)] = tuple(_metric_row(metric, reasons) for metric in _parsed_list(raw))
+        runs.append(_run_row(case, made))
+        metric_sources.append(raw)
     return runs, metric_sources
 
 
-def _without_turns(data: bytes, start: int, turns: int, end: int) -> object:
-    """A case result's members but its turns, parsed (in the layout, only strings follow the turns)."""
-    closing = data.rfind(_TURNS_END, turns, end)
+def _member_value(data: bytes, name: bytes, indent: int, start: int, end: int) -> tuple[int, int] | None:
+    """Where the array value of member ``name`` (its line indented ``indent``) is in ``data[start:end]``, if there.
+
+    The array ends at the first closing line of that indent: in the layout, what it holds is indented more.
+    """
+    key = b"\n" + b" " * indent + b'"' + name + b'": ['
+    at = data.find(key, start, end)
+    if at < 0:
+        return None
+    begin, closing_line = at + len(key) - 1, b"\n" + b" " * indent + b"]"
+    closing = data.find(closing_line, begin, end)
     if closing < 0:
         raise _Unindexable
-    head, tail = data[start:turns], data[closing + len(_TURNS_END) : end]
-    if not head.endswith(b","):
+    return begin, closing + len(closing_line)
+
+
+def _parsed_without(
+    data: bytes, start: int, end: int, cuts: list[tuple[str, tuple[int, int] | None]]
+) -> dict[str, Any]:
+    """The object whose members are ``data[start:end]``, parsed with ``0`` for each member's value cut out.
+
+    ``cuts`` are ``(member, span)`` in text order; each ``0`` must be found as its member's value, and a
+    member not found in the layout (``None``) must not be there at all: otherwise the layout is not this one.
+    """
+    pieces, position = [b"{"], start
+    for _, span in cuts:
+        if span is not None:
+            pieces += [data[position : span[0]], b"0"]
+            position = span[1]
+    parsed = from_json(b"".join([*pieces, data[position:end], b"}"]), allow_inf_nan=False, cache_strings="all")
+    if type(parsed) is not dict:
         raise _Unindexable
-    members = head + tail[1:] if tail.startswith(b",") else head[:-1] + tail
-    return from_json(b"{" + members + b"}", allow_inf_nan=False, cache_strings="all")
+    for name, span in cuts:
+        value = parsed.get(name, _ABSENT)
+        if (value is not _ABSENT) if span is None else (type(value) is not int or value != 0):
+            raise _Unindexable
+    return parsed
 
 
-def _run_row(case: dict[str, Any], turn_reasons: bool | None) -> RunRow:
+_ABSENT = object()
+
+
+def _parsed_list(raw: bytes) -> list[Any]:
+    parsed = from_json(raw, allow_inf_nan=False, cache_strings="all")
+    if type(parsed) is not list:
+        raise _Unindexable
+    return parsed
+
+
+def _run_row(case: dict[str, Any], metrics: tuple[MetricRow, ...]) -> RunRow:
     get = case.get
-    texts = (
-        get("evalSetId", ""),
-        get("evalId", ""),
-        get("errorMessage", ""),
-        get("errorType", ""),
-        get("sessionId", ""),
-        get("userId", ""),
-    )
-    run_id = get("runId", 0)
-    if any(type(text) is not str for text in texts) or type(run_id) is not int or run_id not in _GO_INT:
-        raise _Unindexable
-    eval_set_id, eval_id, error_message, error_type, session_id, user_id = texts
-    metrics = get("overallEvalMetricResults", ())
-    if type(metrics) is not list and metrics != ():
+    eval_set_id, eval_id, run_id = get("evalSetId", ""), get("evalId", ""), get("runId", 0)
+    error_message, error_type = get("errorMessage", ""), get("errorType", "")
+    session_id, user_id = get("sessionId", ""), get("userId", "")
+    if (
+        type(eval_set_id) is not str
+        or type(eval_id) is not str
+        or type(error_message) is not str
+        or type(error_type) is not str
+        or type(session_id) is not str
+        or type(user_id) is not str
+        or type(run_id) is not int
+        or run_id not in _GO_INT
+    ):
         raise _Unindexable
     return RunRow(
-        eval_set_id=eval_set_id,
-        eval_id=eval_id,
-        run_id=run_id,
-        score=_finite(get("score", 0.0)),
-        final_eval_status=_status(get("finalEvalStatus")),
-        error_message=error_message,
-        error_type=error_type,
-        session_id=session_id,
-        user_id=user_id,
-        overall_eval_metric_results=tuple(_metric_row(metric, turn_reasons) for metric in metrics),
+        eval_set_id,
+        eval_id,
+        run_id,
+        _finite(get("score", 0.0)),
+        _status(get("finalEvalStatus")),
+        error_message,
+        error_type,
+        session_id,
+        user_id,
+        metrics,
     )
 
 

@@ -88,7 +88,8 @@ class RunRow(NamedTuple):
     error_type: str
     session_id: str
     user_id: str
-    overall_eval_metric_results: tuple[MetricRow, ...]
+    overall_eval_metric_results: tuple[MetricRow | EvalMetricResult, ...]
+    """Its metric results: rows, or the records themselves when the case result was made from its record."""
 
     @property
     def short_error(self) -> str:
