@@ -431,8 +431,10 @@ class _Run:
         return self._results(scoring, inferences)
 
     async def _score_later(self, scoring: _Scoring, index: int, case: EvalCase, inference: InferenceResult) -> None:
-        # Yield first: the case waiting for the inference slot just freed starts its agent before
-        # this one spends the event loop's time on scoring.
+        # Yield first: the case that takes the inference slot just freed starts its agent before this one
+        # spends the event loop's time on scoring. Twice: the worker wakes in the next turn of the loop, and
+        # the task it starts for that case runs in the turn after.
+        await asyncio.sleep(0)
         await asyncio.sleep(0)
         await self._score(scoring, index, case, inference)
 
@@ -514,10 +516,9 @@ async def _in_workers(
             # an agent sets in a context variable (a trace, a framework's state) never reaches the next case.
             task = asyncio.create_task(work(items[index]), context=context.copy())
             try:
-                outcomes[index] = await task
+                outcomes[index] = await task  # the worker gives the loop back here, even for an item that never waits
             except Exception as exc:
                 outcomes[index] = exc
-            await asyncio.sleep(0)
 
     context = contextvars.copy_context()
 
