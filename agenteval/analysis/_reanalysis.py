@@ -42,7 +42,7 @@ from agenteval.aggregation import (
     one_run_outcome,
     run_aggregator,
 )
-from agenteval.analysis._frames import RunView
+from agenteval.analysis._frames import MetricView, RunView
 from agenteval.context import EvalContext
 from agenteval.errors import AgentEvalError, ConfigError, MissingEvalSetWarning, describe_exception, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
@@ -53,7 +53,7 @@ from agenteval.evalset.models import EvalCase, SessionInput
 from agenteval.evaluators.base import status_for
 from agenteval.evaluators.registry import default_registry
 from agenteval.metric.models import EvalMetric
-from agenteval.status import EvalStatus, summarize
+from agenteval.status import EvalStatus
 
 __all__ = [
     "DecidedCase",
@@ -352,21 +352,24 @@ def _rethresholded_rows(
         threshold = thresholds.get(metric.metric_name)
         if threshold is None:
             rows.append(metric)
-        elif isinstance(metric, MetricRow):
+        elif type(metric) is MetricRow:
             made = changed.get(id(metric))
             if made is None:
                 status = _new_status(metric.eval_status, metric.score, threshold)
                 made = changed[id(metric)] = metric._replace(threshold=threshold, eval_status=status)
             rows.append(made)
-        elif has_turns is None:
-            status = _new_status(metric.eval_status, metric.score, threshold)
-            rows.append(metric.replaced(threshold=threshold, eval_status=status))
         else:
-            status = _new_status(metric.eval_status, metric.score, threshold)
-            details = metric.details
-            measure_name, measure = next(iter(details.measures.items()), ("", math.nan)) if details else ("", math.nan)
+            record = cast(EvalMetricResult, metric)
+            status = _new_status(record.eval_status, record.score, threshold)
+            if has_turns is None:
+                rows.append(record.replaced(threshold=threshold, eval_status=status))
+                continue
+            details = record.details
+            measure_name, measure = "", math.nan
+            if details is not None and details.measures:
+                measure_name, measure = next(iter(details.measures.items()))
             reason = None if has_turns else details.reason if details is not None else ""
-            rows.append(MetricRow(metric.metric_name, metric.score, status, threshold, measure_name, measure, reason))
+            rows.append(MetricRow(record.metric_name, record.score, status, threshold, measure_name, measure, reason))
     return tuple(rows)
 
 
@@ -402,7 +405,10 @@ async def _derived(
         # A record holds EvalMetricResults, a row those or MetricRows.
         scored = cast(Sequence[MetricRow | EvalMetricResult], run.overall_eval_metric_results)
         if thresholds:
-            has_turns = None if isinstance(run, RunRow) else bool(_record(run).eval_metric_result_per_invocation)
+            # type(), not isinstance: the latter calls into pydantic's metaclass, once per case.
+            has_turns = (
+                None if type(run) is RunRow else bool(cast(EvalCaseResult, run).eval_metric_result_per_invocation)
+            )
             scored = _rethresholded_rows(scored, thresholds, has_turns, changed)
         outcome = await _decided_run(sources, index, run, scored, aggregator, by_rule)
         # Results written without run ids (by older reference versions) hold one run: number it 1.
@@ -416,9 +422,18 @@ async def _derived(
     return Derivation(runs, cases, thresholds, metrics, aggregator, how)
 
 
-def _record(run: RunView) -> EvalCaseResult:
-    assert isinstance(run, EvalCaseResult)
-    return run
+def _all_pass(metrics: Sequence[MetricView]) -> EvalStatus | None:
+    """The status :func:`~agenteval.status.summarize` folds the metric statuses into; ``None`` where it raises."""
+    passed = False
+    for metric in metrics:
+        status = metric.eval_status
+        if status == EvalStatus.FAILED:
+            return EvalStatus.FAILED
+        if status == EvalStatus.PASSED:
+            passed = True
+        elif status != EvalStatus.NOT_EVALUATED:
+            return None  # the aggregator's own call words the failure
+    return EvalStatus.PASSED if passed else EvalStatus.NOT_EVALUATED
 
 
 async def _decided_run(
@@ -436,11 +451,8 @@ async def _decided_run(
     if run.error_message and run.error_type != ErrorType.AGGREGATOR:
         return run.score, run.final_eval_status, run.error_message, run.error_type
     if by_rule:
-        try:
-            status = summarize(metric.eval_status for metric in scored)
-        except AgentEvalError:
-            pass  # the aggregator's own call words the failure
-        else:
+        status = _all_pass(scored)
+        if status is not None:
             return 1.0 if status is EvalStatus.PASSED else 0.0, status, "", ""
     try:
         score, decided = await aggregator_verdict(aggregator, sources.run_input(index, run))
@@ -461,7 +473,7 @@ async def _decided_cases(
             # with an error.
             run = runs[positions[0]]
             status = run.final_eval_status
-            if status is EvalStatus.NOT_EVALUATED and run.error_message:
+            if status == EvalStatus.NOT_EVALUATED and run.error_message:
                 status = EvalStatus.FAILED
             if status in _DECIDED_STATUSES:
                 decided.append(DecidedCase(eval_id, positions, status, run.score, ""))
@@ -557,9 +569,6 @@ class _Sources:
     def load_metric_results_per_invocation(self, data: _LazyInput) -> Sequence[Any]:
         return list(self.record(data.position).eval_metric_result_per_invocation)
 
-    def load_runs(self, data: _LazyInput) -> Sequence[EvalCaseResult]:
-        return ()
-
 
 class _AcrossRuns:
     """The loaders of the input deciding one case across its runs."""
@@ -576,19 +585,16 @@ class _AcrossRuns:
     def load_eval_metrics(self, data: _LazyInput) -> list[EvalMetric]:
         return metrics_of_results(data.eval_case, self.sources.metrics, data.metric_results)
 
-    def load_metric_results_per_invocation(self, data: _LazyInput) -> Sequence[Any]:
-        return ()
-
     def load_runs(self, data: _LazyInput) -> Sequence[EvalCaseResult]:
         return tuple(with_outcome(self.sources.record(index), self.new_runs[index]) for index in self.positions)
 
 
 class _Loaders(Protocol):
+    """What reads the fields of a :class:`_LazyInput` left unread: ``load_<field>(input)`` for each of them."""
+
     def load_eval_case(self, data: _LazyInput) -> EvalCase: ...
     def load_inference_result(self, data: _LazyInput) -> InferenceResult: ...
     def load_eval_metrics(self, data: _LazyInput) -> list[EvalMetric]: ...
-    def load_metric_results_per_invocation(self, data: _LazyInput) -> Sequence[Any]: ...
-    def load_runs(self, data: _LazyInput) -> Sequence[EvalCaseResult]: ...
 
 
 _UNREAD: Any = object()

@@ -395,7 +395,8 @@ class ResultIndex:
         """
         # Millions of objects and no cycle: the collector waits until they are made (as parse_json does).
         with no_collections():
-            rest = self._validated(_RESULT, self._parts.rest)
+            begin, end = self._parts.cases
+            rest = self._validated(_RESULT, self._data[:begin] + b"[]" + self._data[end:])
             if rest is None:
                 return self._whole()
             return rest.replaced(eval_case_results=[self.record(index) for index in range(len(self.runs))])
@@ -445,8 +446,8 @@ class _Parts(NamedTuple):
     eval_set: tuple[int, int] | object
     """Where the provenance's eval set is in the file, or its value when short (``None``: it records none)."""
     decisions: dict[str, CaseDecision]
-    rest: bytes
-    """The file with ``[]`` for its case results."""
+    cases: tuple[int, int]
+    """Where the array of case results is in the file."""
 
 
 class _Unindexable(Exception):
@@ -500,8 +501,7 @@ def _parts(data: bytes, source: str) -> _Parts:
         decisions = _decisions(listed)
     provenance = summary.get("provenance")
     recorded_set = eval_set if eval_set is not None else provenance.get("evalSet") if type(provenance) is dict else None
-    rest = data[: cases[0]] + b"[]" + data[cases[1] :]
-    return _Parts(shell, runs, spans, metric_sources, recorded_set, decisions, rest)
+    return _Parts(shell, runs, spans, metric_sources, recorded_set, decisions, cases)
 
 
 def _counted_cases(shell: EvalSetResult) -> int | None:
