@@ -8,12 +8,12 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalresult.summarize import MetricRow
+from agenteval.evalresult.summarize import MetricRow, RunRow
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.status import EvalStatus
@@ -359,7 +359,15 @@ def cases_frame(result: EvalSetResult) -> pd.DataFrame:
 def cases_frame_of(runs: Iterable[RunView], provenance: Provenance | None) -> pd.DataFrame:
     """One row per (run, case) of ``runs`` (``CASE_COLUMNS``); ``provenance`` says what was reused."""
     inferences, scores = _reused(provenance)
-    rows = [
+    with fewer_collections():  # the rows' objects, with a large report alive (see _frame)
+        rows = _case_rows(runs, inferences, scores)
+    return _frame(rows, CASE_COLUMNS)
+
+
+def _case_rows(
+    runs: Iterable[RunView], inferences: set[tuple[int, str]], scores: set[tuple[int, str, str]]
+) -> list[dict[str, Any]]:
+    return [
         {
             "run_id": case.run_id,
             "eval_id": case.eval_id,
@@ -378,33 +386,33 @@ def cases_frame_of(runs: Iterable[RunView], provenance: Provenance | None) -> pd
         }
         for case in runs
     ]
-    return _frame(rows, CASE_COLUMNS)
 
 
 def case_table_frame(summaries: Sequence[CaseAcrossRuns], metric_names: Iterable[str]) -> pd.DataFrame:
     """One row per case across runs (``CASE_SUMMARY_COLUMNS`` and a score column per metric)."""
     names = list(metric_names)
     rows = []
-    for summary in summaries:
-        runs_passed = sum(run.final_eval_status == EvalStatus.PASSED for run in summary.runs)
-        runs_decided = sum(run.final_eval_status in _DECIDED for run in summary.runs)
-        scores = _metric_means(summary.runs)
-        names.extend(name for name in scores if name not in names)
-        error_type, error_message = _case_error(summary)
-        rows.append(
-            {
-                "eval_id": summary.eval_id,
-                "status": str(summary.overall_status),
-                "score": summary.score,
-                "num_runs": len(summary.runs),
-                "runs_passed": runs_passed,
-                "pass_rate": runs_passed / runs_decided if runs_decided else math.nan,
-                "mean_score": _mean([run.score for run in summary.runs]),
-                "error_type": error_type,
-                "error_message": error_message,
-                **scores,
-            }
-        )
+    with fewer_collections():  # the rows' objects, with a large report alive (see _frame)
+        for summary in summaries:
+            runs_passed = sum(run.final_eval_status == EvalStatus.PASSED for run in summary.runs)
+            runs_decided = sum(run.final_eval_status in _DECIDED for run in summary.runs)
+            scores = _metric_means(summary.runs)
+            names.extend(name for name in scores if name not in names)
+            error_type, error_message = _case_error(summary)
+            rows.append(
+                {
+                    "eval_id": summary.eval_id,
+                    "status": str(summary.overall_status),
+                    "score": summary.score,
+                    "num_runs": len(summary.runs),
+                    "runs_passed": runs_passed,
+                    "pass_rate": runs_passed / runs_decided if runs_decided else math.nan,
+                    "mean_score": _mean([run.score for run in summary.runs]),
+                    "error_type": error_type,
+                    "error_message": error_message,
+                    **scores,
+                }
+            )
     for row in rows:
         for name in names:
             row.setdefault(name, math.nan)
@@ -454,36 +462,38 @@ def metrics_frame_of(
     """
     _, scores = _reused(provenance)
     rows = []
-    for index, case in enumerate(runs):
-        reasons: Mapping[str, str] | None | object = (
-            overall_reasons(case) if isinstance(case, EvalCaseResult) else _UNREAD
-        )
-        for metric in case.overall_eval_metric_results:
-            if isinstance(metric, MetricRow) and metric.reason is not None:
-                measure_name, measure, reason = metric.measure_name, metric.measure, metric.reason
-            else:
-                if reasons is _UNREAD:
-                    reasons = turn_reasons(index) if turn_reasons is not None else None
-                if isinstance(metric, MetricRow):
-                    measure_name, measure = metric.measure_name, metric.measure
-                    reason = reasons.get(metric.metric_name, "") if isinstance(reasons, Mapping) else ""
-                else:
-                    assert isinstance(metric, EvalMetricResult)
-                    (measure_name, measure), reason = _measure(metric), _reason(metric, reasons)
-            rows.append(
-                {
-                    "run_id": case.run_id,
-                    "eval_id": case.eval_id,
-                    "metric_name": metric.metric_name,
-                    "score": metric.score,
-                    "status": str(metric.eval_status or ""),
-                    "threshold": metric.threshold,
-                    "measure_name": measure_name,
-                    "measure": measure,
-                    "reason": reason,
-                    "cached": (case.run_id, case.eval_id, metric.metric_name) in scores,
-                }
+    with fewer_collections():  # the rows' objects, with a large report alive (see _frame)
+        for index, case in enumerate(runs):
+            # (isinstance of a RunRow, not of a model: that one calls into pydantic's metaclass)
+            reasons: Mapping[str, str] | None | object = (
+                _UNREAD if isinstance(case, RunRow) else overall_reasons(cast(EvalCaseResult, case))
             )
+            for metric in case.overall_eval_metric_results:
+                if isinstance(metric, MetricRow) and metric.reason is not None:
+                    measure_name, measure, reason = metric.measure_name, metric.measure, metric.reason
+                else:
+                    if reasons is _UNREAD:
+                        reasons = turn_reasons(index) if turn_reasons is not None else None
+                    if isinstance(metric, MetricRow):
+                        measure_name, measure = metric.measure_name, metric.measure
+                        reason = reasons.get(metric.metric_name, "") if isinstance(reasons, Mapping) else ""
+                    else:
+                        assert isinstance(metric, EvalMetricResult)
+                        (measure_name, measure), reason = _measure(metric), _reason(metric, reasons)
+                rows.append(
+                    {
+                        "run_id": case.run_id,
+                        "eval_id": case.eval_id,
+                        "metric_name": metric.metric_name,
+                        "score": metric.score,
+                        "status": str(metric.eval_status or ""),
+                        "threshold": metric.threshold,
+                        "measure_name": measure_name,
+                        "measure": measure,
+                        "reason": reason,
+                        "cached": (case.run_id, case.eval_id, metric.metric_name) in scores,
+                    }
+                )
     return _frame(rows, METRIC_COLUMNS)
 
 
