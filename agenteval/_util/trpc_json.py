@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Self, TypeVar, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, TypeVar, cast, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -265,13 +265,15 @@ class WireModel(BaseModel):
         extra = self.__pydantic_extra__
         return _made(type(self), values, self.__pydantic_fields_set__ | changes.keys(), dict(extra) if extra else {})
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Set a field (or an unknown key) as pydantic does; a model made by :meth:`trusted` first gets its own sets."""
-        if type(self.__pydantic_fields_set__) is _SharedFieldNames:
-            _set_fields_set(self, set(self.__pydantic_fields_set__))
-        if self.__pydantic_extra__ is None and name not in type(self).model_fields:
-            _set_extra(self, {})
-        super().__setattr__(name, value)
+    if not TYPE_CHECKING:  # as pydantic's own: type checkers keep refusing attributes that are not fields
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            """Set a field (or an unknown key) as pydantic does; a model made by :meth:`trusted` first gets own sets."""
+            if type(self.__pydantic_fields_set__) is _SharedFieldNames:
+                _set_fields_set(self, set(self.__pydantic_fields_set__))
+            if self.__pydantic_extra__ is None and name not in type(self).model_fields:
+                _set_extra(self, {})
+            super().__setattr__(name, value)
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         """Unpickle; a field added since the object was pickled takes its default, so old pickles still load."""

@@ -309,7 +309,7 @@ def test_a_derived_report_of_a_loaded_one_is_the_one_derived_from_the_whole_file
     _assert_same_frames(derived, expected)
     assert not _read(derived)
     _assert_same_records(derived, expected)
-    assert derived.provenance.derived_from == expected.provenance.derived_from  # type: ignore[union-attr]
+    assert derived.provenance.derived_from == expected.provenance.derived_from
 
 
 @pytest.mark.parametrize("derive", list(DERIVATIONS.values()), ids=list(DERIVATIONS))
