@@ -34,6 +34,7 @@ __all__ = [
     "AllPassAggregator",
     "DecidedRun",
     "EvalCaseResultAggregator",
+    "RecordedDecision",
     "RunsReducer",
     "aggregator_verdict",
     "all_pass",

@@ -482,6 +482,12 @@ class EvaluationReport:
     ) -> EvaluationReport:
         """Read a saved result back into a report.
 
+        A result file an evaluation wrote opens with its case results' outcomes and scores; their
+        turns, the eval set and the records are read when first asked for (see the class's
+        documentation), and what is wrong there (a turn edited by hand into something invalid) is
+        then raised as loading the whole file would raise it. A file in another layout, and one
+        loaded with ``eval_set=``, is read whole at once.
+
         Args:
             source: A result file (``<app>/<id>.evalset_result.json``; the app is the one its
                 provenance records, else its directory's name), a bundle (:meth:`bundle`), or a
