@@ -7,6 +7,7 @@ load/save round trip, and load files strictly (a string is never silently read a
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
@@ -130,6 +131,16 @@ class _SharedFieldNames(set[str]):
     __slots__ = ()
 
 
+@functools.cache
+def _shared_field_names(names: tuple[str, ...]) -> _SharedFieldNames:
+    """The one set of these field names the models made with them share.
+
+    Kept in a function's cache, not in the classes: the identity of code that uses a model (the cache's
+    keys) reads its class's attributes, and must not depend on which models this process has made.
+    """
+    return _SharedFieldNames(names)
+
+
 def _made(cls: type[_M], values: dict[str, Any], fields_set: set[str], extra: dict[str, Any] | None) -> _M:
     """An instance of ``cls`` holding ``values``, as pydantic's own constructors leave one (no validation)."""
     # The slots are set through their descriptors: BaseModel.__setattr__ would treat them as fields.
@@ -196,8 +207,6 @@ class WireModel(BaseModel):
     :meth:`trusted`)."""
     _factories: ClassVar[dict[str, Callable[[], Any]]] = {}
     """The fields whose default a factory makes (set per class, for :meth:`trusted`)."""
-    _shared_names: ClassVar[dict[tuple[str, ...], _SharedFieldNames]] = {}
-    """The field-name sets :meth:`trusted` models share, by the names given (set per class)."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -206,7 +215,6 @@ class WireModel(BaseModel):
         cls._keywords = frozenset(
             key for name, info in cls.model_fields.items() for key in (name, info.alias) if key is not None
         )
-        cls._shared_names = {}
         cls._factories = {
             name: cast("Callable[[], Any]", info.default_factory)
             for name, info in cls.model_fields.items()
@@ -238,12 +246,8 @@ class WireModel(BaseModel):
         for name, factory in cls._factories.items():
             if name not in fields:
                 values[name] = factory()
-        names = tuple(fields)
-        shared = cls._shared_names.get(names)
-        if shared is None:
-            shared = cls._shared_names[names] = _SharedFieldNames(names)
         # No dict of unknown keys either (None, as pydantic's own constructors leave one when there are none).
-        return _made(cls, values, shared, None)
+        return _made(cls, values, _shared_field_names(tuple(fields)), None)
 
     def replaced(self, **changes: Any) -> Self:
         """A shallow copy with some fields changed to values known to be valid (not validated).

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import agenteval as ae
 from agenteval.cache import agent_identity, code_hash, evaluator_version, inference_key, score_key
 from agenteval.cache import keys as keys_module
 from agenteval.cache.keys import settings_hash
@@ -519,3 +520,13 @@ def test_a_judge_counting_its_calls_keeps_its_settings_hash() -> None:
     judge.complete("x")
     assert settings_hash(judge) == before
     assert settings_hash(_CountingJudge("m2")) != before
+
+
+def test_an_evaluation_in_this_process_does_not_change_the_keys() -> None:
+    # The result models an evaluation makes once kept state in their classes, which an evaluator's code hash read.
+    before = keys_of_the_example()
+    ae.Evaluator("keys-app", str.upper, progress=False).evaluate(
+        ae.EvalSet.of("s", [ae.EvalCase.of("c", "x", expect="X")]), metrics=[ae.EvalMetric.final_response()]
+    )
+
+    assert keys_of_the_example() == before
