@@ -1091,9 +1091,7 @@ def report_from_result(
     by_case = _runs_by_case(result.eval_case_results, _case_order(eval_set))
     saved = {summary.eval_id: summary for summary in result.summary.eval_case_summaries} if result.summary else {}
     outcomes = {eval_id: recorded_case_outcome(runs, num_runs, saved.get(eval_id)) for eval_id, runs in by_case.items()}
-    execution_time = 0.0
-    if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
-        execution_time = max(0.0, provenance.finished_at - provenance.started_at)
+    execution_time = _recorded_duration(provenance)
     return _assembled(
         app_name,
         eval_set,
@@ -1435,9 +1433,7 @@ def _indexed_report(index: ResultIndex, *, app_name: str, source: str) -> Evalua
     metrics = list(provenance.metrics) if provenance is not None else _first_metrics(index)
     # The overall status does not depend on the cases' order, which needs the eval set read.
     overall = summarize(case.overall_status for case in loaded.unordered)
-    execution_time = 0.0
-    if provenance is not None and provenance.started_at is not None and provenance.finished_at is not None:
-        execution_time = max(0.0, provenance.finished_at - provenance.started_at)
+    execution_time = _recorded_duration(provenance)
     report = EvaluationReport(
         app_name=app_name,
         eval_set_id=shell.eval_set_id,
@@ -1585,3 +1581,10 @@ class _Inferences:
                 inference.eval_case_id: inference for run in self.report.inference_results for inference in run
             }
         return self._last.get(eval_id)
+
+
+def _recorded_duration(provenance: Provenance | None) -> float:
+    """The wall time a provenance records (finished minus started), ``0.0`` when it records none."""
+    if provenance is None or provenance.started_at is None or provenance.finished_at is None:
+        return 0.0
+    return max(0.0, provenance.finished_at - provenance.started_at)
