@@ -564,6 +564,20 @@ def test_trusted_models_made_alike_share_their_field_names_until_one_is_changed(
     assert EvalMetricResult.trusted(metric_name="c", score=1.0).model_fields_set == {"metric_name", "score"}
 
 
+def test_models_read_from_json_share_their_field_names_until_one_is_changed() -> None:
+    # A parsed eval set or result holds several models per case: each validated one shared its set too.
+    text = '[{"metricName": "a", "score": 1}, {"metricName": "b", "score": 0}]'
+    first, second = (EvalMetricResult.from_json(json.dumps(item)) for item in json.loads(text))
+    built = EvalMetricResult(metric_name="c", score=0.5)
+    assert first.model_fields_set is second.model_fields_set is built.model_fields_set
+
+    second.threshold = 0.5
+
+    assert first.model_fields_set == built.model_fields_set == {"metric_name", "score"}
+    assert second.model_fields_set == {"metric_name", "score", "threshold"}
+    assert json.loads(second.to_json()) == {"metricName": "b", "threshold": 0.5}
+
+
 def test_a_trusted_model_takes_an_unknown_attribute_copies_and_pickles_as_a_validated_one() -> None:
     trusted = EvalMetricResult.trusted(metric_name="m", score=1.0)
     validated = EvalMetricResult(metric_name="m", score=1.0)

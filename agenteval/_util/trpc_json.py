@@ -120,7 +120,7 @@ _set_private = cast("Any", BaseModel.__dict__["__pydantic_private__"]).__set__
 
 
 class _SharedFieldNames(set[str]):
-    """The names of the fields given to :meth:`WireModel.trusted`, one set for every model made with the same ones.
+    """The names of the fields a model was given (validated or :meth:`WireModel.trusted`), one set for all alike.
 
     Tens of result models are made per case, each with a set of the fields it was given: a set of five names
     or more takes 728 bytes, a third of what a case's results hold. Models made alike share one; setting an
@@ -132,7 +132,7 @@ class _SharedFieldNames(set[str]):
 
 
 @functools.cache
-def _shared_field_names(names: tuple[str, ...]) -> _SharedFieldNames:
+def _shared_field_names(names: frozenset[str]) -> _SharedFieldNames:
     """The one set of these field names the models made with them share.
 
     Kept in a function's cache, not in the classes: the identity of code that uses a model (the cache's
@@ -247,7 +247,7 @@ class WireModel(BaseModel):
             if name not in fields:
                 values[name] = factory()
         # No dict of unknown keys either (None, as pydantic's own constructors leave one when there are none).
-        return _made(cls, values, _shared_field_names(tuple(fields)), None)
+        return _made(cls, values, _shared_field_names(frozenset(fields)), None)
 
     def replaced(self, **changes: Any) -> Self:
         """A shallow copy with some fields changed to values known to be valid (not validated).
@@ -278,6 +278,15 @@ class WireModel(BaseModel):
             if self.__pydantic_extra__ is None and name not in type(self).model_fields:
                 _set_extra(self, {})
             super().__setattr__(name, value)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Share the set of given field names with every model validated with the same ones.
+
+        pydantic gives each validated model a set of its own; a parsed eval set or result holds several per
+        case, which would otherwise be a sixth of its size. Setting an attribute unshares it first
+        (:meth:`__setattr__`).
+        """
+        _set_fields_set(self, _shared_field_names(frozenset(self.__pydantic_fields_set__)))
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         """Unpickle; a field added since the object was pickled takes its default, so old pickles still load."""
