@@ -425,8 +425,8 @@ def _remove_stale_temp_files(directory: Path) -> None:
                 os.unlink(directory / name)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (plus a trailing newline) to ``path`` atomically.
+def write_atomic(path: Path, text: str | Sequence[str]) -> None:
+    """Write ``text`` (plus a trailing newline) to ``path`` atomically; texts in a sequence are written in turn.
 
     The text goes to a temporary file in the same directory (``.agenteval-<host>-<pid>-<random>.tmp``),
     which then replaces ``path``. An error at any point leaves the previous file intact and no
@@ -446,7 +446,7 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_file_prefix(os.getpid()), suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.writelines([text] if isinstance(text, str) else text)
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())

@@ -11,9 +11,16 @@ import time
 import uuid
 
 from agenteval.errors import ConfigError
-from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
 
-__all__ = ["check_new_result_id", "filled_result", "new_result_id", "result_json", "value_depth_limit"]
+__all__ = [
+    "check_new_result_id",
+    "filled_result",
+    "new_result_id",
+    "result_json",
+    "result_pieces",
+    "value_depth_limit",
+]
 
 
 def new_result_id(app_name: str, eval_set_id: str) -> str:
@@ -96,3 +103,51 @@ def result_json(result: EvalSetResult, *, indent: int | None = None) -> str:
         return result.to_json(indent=indent)
     except ConfigError as exc:
         raise ConfigError(f"clone result: {exc}") from None
+
+
+_MARKER = "\u0000agenteval: the case results go here\u0000"
+"""The id of the one case result a result's shell holds in place of its case results (JSON cannot hold it unescaped)."""
+
+
+def result_pieces(result: EvalSetResult, *, indent: int | None = None) -> list[str]:
+    """:func:`result_json`'s text in pieces, one per case result, so that no text of the whole result is ever made.
+
+    Their concatenation is exactly what :func:`result_json` writes. A store keeps or writes the pieces as they
+    are: a result of 20,000 cases is about 50 MB of compact JSON (110 MB indented), which one text would hold
+    twice over while it is made.
+
+    Args:
+        result: The result, as :func:`filled_result` gives it.
+        indent: Spaces per indentation level; ``None`` for compact JSON.
+
+    Raises:
+        ConfigError: As :func:`result_json`, naming the field in the whole result.
+    """
+    cases = result.eval_case_results
+    # A subclass would write fields of its own alone that it does not write inside the result.
+    if not cases or any(type(case) is not EvalCaseResult for case in cases):
+        return [result_json(result, indent=indent)]
+    marker = EvalCaseResult.trusted(eval_id=_MARKER)
+    # An element of evalCaseResults is two levels down: each of its lines after the first is indented twice more.
+    nesting = "\n" + " " * (2 * indent) if indent is not None else ""
+    separator = "," + nesting
+    try:
+        shell = result.replaced(eval_case_results=[marker]).to_json(indent=indent)
+        before, found, after = shell.partition(_nested(marker.to_json(indent=indent), nesting))
+        pieces = [before]
+        if found:
+            for number, case in enumerate(cases):
+                if number:
+                    pieces.append(separator)
+                pieces.append(_nested(case.to_json(indent=indent), nesting))
+            pieces.append(after)
+    except ConfigError:
+        found = ""
+    if not found:
+        # The whole result, written at once, names the field that cannot be written by its path in the result.
+        return [result_json(result, indent=indent)]
+    return pieces
+
+
+def _nested(text: str, nesting: str) -> str:
+    return text.replace("\n", nesting) if nesting else text

@@ -8,7 +8,7 @@ import threading
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval._util.name_checks import check_result, check_text_names, nonempty_names
 from agenteval.errors import NotFoundError
-from agenteval.evalresult._prepare import filled_result, result_json
+from agenteval.evalresult._prepare import filled_result, result_pieces
 from agenteval.evalresult.models import EvalSetResult
 
 __all__ = ["InMemoryEvalResultManager"]
@@ -18,14 +18,15 @@ class InMemoryEvalResultManager:
     """Keeps eval-set results in memory, per app.
 
     Results are kept as their compact JSON (an order of magnitude smaller than the objects, which
-    matters when a notebook evaluates many times), so neither the caller's object nor a returned
-    one is shared with the store. ``list`` returns ids in the order they were first saved. Safe to
+    matters when a notebook evaluates many times), in one piece per case result (so that no text of
+    the whole result is made twice over while it is saved), and neither the caller's object nor a
+    returned one is shared with the store. ``list`` returns ids in the order they were first saved. Safe to
     use from several threads and tasks.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._results: dict[str, dict[str, str]] = {}
+        self._results: dict[str, dict[str, tuple[str, ...]]] = {}
 
     @nonempty_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
@@ -44,9 +45,9 @@ class InMemoryEvalResultManager:
         """
         prepared = filled_result(app_name, check_result(result))
         self.check_new_result_id(app_name, prepared.eval_set_result_id)
-        text = result_json(prepared)
+        pieces = tuple(result_pieces(prepared))
         with self._lock:
-            self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = text
+            self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = pieces
         return prepared.eval_set_result_id
 
     def check_new_result_id(self, app_name: str, result_id: str) -> None:
@@ -77,7 +78,7 @@ class InMemoryEvalResultManager:
         if stored is None:
             raise NotFoundError(f"eval set result {app_name}.{eval_set_result_id} not found")
         with fewer_collections():
-            return EvalSetResult.from_json(stored)
+            return EvalSetResult.from_json("".join(stored))
 
     @nonempty_names
     async def list(self, app_name: str) -> builtins.list[str]:
