@@ -554,7 +554,7 @@ def test_trusted_models_made_alike_share_their_field_names_until_one_is_changed(
     # Shared to save memory (tens of result models per case); no model's fields ever change another's.
     first = EvalMetricResult.trusted(metric_name="a", score=1.0)
     second = EvalMetricResult.trusted(metric_name="b", score=0.0)
-    assert first.model_fields_set is second.model_fields_set
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
 
     first.threshold = 0.5
     second.model_copy(update={"threshold": 0.7})
@@ -569,13 +569,32 @@ def test_models_read_from_json_share_their_field_names_until_one_is_changed() ->
     text = '[{"metricName": "a", "score": 1}, {"metricName": "b", "score": 0}]'
     first, second = (EvalMetricResult.from_json(json.dumps(item)) for item in json.loads(text))
     built = EvalMetricResult(metric_name="c", score=0.5)
-    assert first.model_fields_set is second.model_fields_set is built.model_fields_set
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__ is built.__pydantic_fields_set__
 
     second.threshold = 0.5
 
     assert first.model_fields_set == built.model_fields_set == {"metric_name", "score"}
     assert second.model_fields_set == {"metric_name", "score", "threshold"}
     assert json.loads(second.to_json()) == {"metricName": "b", "threshold": 0.5}
+
+
+def test_changing_the_fields_set_one_model_gives_changes_no_other_model() -> None:
+    first = EvalCaseResult.from_json('{"evalId": "a", "score": 1}')
+    second = EvalCaseResult.from_json('{"evalId": "b", "score": 0.5}')
+    first.model_fields_set.discard("score")
+    later = EvalCaseResult(eval_id="c", score=0.25)
+
+    assert first.model_dump(exclude_unset=True) == {"evalId": "a"}
+    assert second.model_dump(exclude_unset=True) == {"evalId": "b", "score": 0.5}
+    assert later.model_fields_set == {"eval_id", "score"}
+
+
+def test_a_model_with_unknown_keys_keeps_a_fields_set_of_its_own() -> None:
+    # Unknown keys' names are open-ended: sharing sets of them would keep one per document read.
+    first = EvalMetricResult.from_json('{"metricName": "a", "fromANewerVersion": 1}')
+    second = EvalMetricResult.from_json('{"metricName": "b", "fromANewerVersion": 2}')
+    assert first.__pydantic_fields_set__ is not second.__pydantic_fields_set__
+    assert first.model_fields_set == {"metric_name", "fromANewerVersion"}
 
 
 def test_a_trusted_model_takes_an_unknown_attribute_copies_and_pickles_as_a_validated_one() -> None:

@@ -123,9 +123,10 @@ class _SharedFieldNames(set[str]):
     """The names of the fields a model was given (validated or :meth:`WireModel.trusted`), one set for all alike.
 
     Tens of result models are made per case, each with a set of the fields it was given: a set of five names
-    or more takes 728 bytes, a third of what a case's results hold. Models made alike share one; setting an
-    attribute on a model first gives it a set of its own (:meth:`WireModel.__setattr__`), so no model's
-    ``model_fields_set`` ever changes another's.
+    or more takes 728 bytes, a third of what a case's results hold. Models made alike share one, which nothing
+    changes: setting an attribute on a model, or reading its ``model_fields_set``, first gives it a set of its own
+    (:meth:`WireModel.__setattr__`, :attr:`WireModel.model_fields_set`), so no model's fields set ever changes
+    another's.
     """
 
     __slots__ = ()
@@ -283,10 +284,21 @@ class WireModel(BaseModel):
         """Share the set of given field names with every model validated with the same ones.
 
         pydantic gives each validated model a set of its own; a parsed eval set or result holds several per
-        case, which would otherwise be a sixth of its size. Setting an attribute unshares it first
-        (:meth:`__setattr__`).
+        case, which would otherwise be a sixth of its size. A model with unknown keys keeps its own (their
+        names are open-ended). Setting an attribute, or reading :attr:`model_fields_set`, unshares it first.
         """
+        if self.__pydantic_extra__:
+            return
         _set_fields_set(self, _shared_field_names(frozenset(self.__pydantic_fields_set__)))
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        """The names of the fields given to the model (pydantic's), a set of the model's own that may be changed."""
+        fields_set = self.__pydantic_fields_set__
+        if type(fields_set) is _SharedFieldNames:
+            fields_set = set(fields_set)
+            _set_fields_set(self, fields_set)
+        return fields_set
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         """Unpickle; a field added since the object was pickled takes its default, so old pickles still load."""

@@ -259,7 +259,7 @@ def _recorded_aggregator(
             except AgentEvalError:
                 status, score = EvalStatus.FAILED, 0.0  # the case would fail with the aggregator's error
             # Reference versions older than case aggregators write no case score: only the status tells.
-            scored = "score" in case.model_fields_set
+            scored = "score" in case.__pydantic_fields_set__  # read only: model_fields_set would copy a shared set
             if status != case.final_eval_status or (scored and not math.isclose(score, case.score)):
                 raise ConfigError(
                     f"this report records no case aggregator, and the stored case scores (e.g. case"

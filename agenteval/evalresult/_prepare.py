@@ -1,8 +1,8 @@
 """What every result store does to a result it saves: fill in what is missing, then write it as JSON once.
 
 A store checks its arguments first (:mod:`agenteval._util.name_checks`), then calls :func:`filled_result`
-and :func:`result_json`, and keeps or writes that one text: the text that proved the result can
-be stored is the text stored.
+and :func:`result_json` (or :func:`result_pieces`, the same text in pieces), and keeps or writes that text:
+the text that proved the result can be stored is the text stored.
 """
 
 from __future__ import annotations
@@ -124,8 +124,9 @@ def result_pieces(result: EvalSetResult, *, indent: int | None = None) -> list[s
         ConfigError: As :func:`result_json`, naming the field in the whole result.
     """
     cases = result.eval_case_results
-    # A subclass would write fields of its own alone that it does not write inside the result.
-    if not cases or any(type(case) is not EvalCaseResult for case in cases):
+    # Anything but a list (assigned after validation) is for the whole text to refuse; a subclass would write
+    # fields of its own alone that it does not write inside the result.
+    if not isinstance(cases, list) or not cases or any(type(case) is not EvalCaseResult for case in cases):
         return [result_json(result, indent=indent)]
     marker = EvalCaseResult.trusted(eval_id=_MARKER)
     # An element of evalCaseResults is two levels down: each of its lines after the first is indented twice more.

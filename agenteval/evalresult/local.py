@@ -281,7 +281,7 @@ def _parsed_result(data: bytes, path: Path) -> EvalSetResult:
             raise error from None
         result = parse_json(inner, EvalSetResult, f"legacy content of {source}")
     # Every other document of the reference parses as a result with unknown keys: tell them apart.
-    keys = {_ALIASES.get(name, name) for name in result.model_fields_set}  # unknown keys are in it too
+    keys = {_ALIASES.get(name, name) for name in result.__pydantic_fields_set__}  # unknown keys are in it too
     if not {"evalSetResultId", "evalCaseResults"} & keys:
         if "evalCases" in keys:
             raise _not_a_result(path, "it has evalCases, so it is an eval set file, not a result")

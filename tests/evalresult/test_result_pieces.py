@@ -59,3 +59,11 @@ def test_a_subclass_of_a_case_result_is_written_as_the_result_writes_it() -> Non
     result.eval_case_results = [Tagged(eval_id="tagged")]
     assert "".join(result_pieces(result, indent=2)) == result_json(result, indent=2)
     assert "written alone" not in "".join(result_pieces(result))
+
+
+@pytest.mark.parametrize("kind", [tuple, lambda cases: (case for case in cases)], ids=["tuple", "generator"])
+def test_case_results_that_are_not_a_list_are_refused_as_the_whole_text_refuses_them(kind: object) -> None:
+    result = make_result(eval_set_result_id="r1")
+    result.eval_case_results = kind(result.eval_case_results)  # type: ignore[operator]
+    with pytest.raises(ConfigError, match="clone result"):
+        result_pieces(result)
