@@ -12,8 +12,9 @@ import pytest
 
 import agenteval as ae
 from agenteval._util.sync_bridge import run_sync
+from agenteval.evalresult.records import CaseRecorder
 from agenteval.evaluation import EvaluationOptions
-from agenteval.evaluation._support import RunOutcome, in_runs
+from agenteval.evaluation._support import RecordedRun, in_runs
 from agenteval.evaluation.plan import EvaluationPlan
 from agenteval.notebook.progress import TextProgress
 from agenteval.service.callbacks import AfterEvaluateCaseArgs, BeforeInferenceCaseArgs
@@ -37,12 +38,14 @@ POINTS = (
 class TwoPhaseEvaluator(ae.Evaluator):
     """The facade as it was: every run infers all its cases, then scores them."""
 
-    async def _run_all(self, plan: EvaluationPlan, options: EvaluationOptions) -> list[RunOutcome]:
+    async def _run_all(
+        self, plan: EvaluationPlan, options: EvaluationOptions, recorder: CaseRecorder
+    ) -> list[RecordedRun]:
         runtime = ServiceRuntime(limits=CaseLimits.of(options.parallelism), reuse=plan.reuse, cassettes=plan.cassettes)
         service = LocalService(self._agent(), options, runtime=runtime)
         eval_set = plan.eval_set
 
-        async def run(run_id: int) -> RunOutcome:
+        async def run(run_id: int) -> RecordedRun:
             request = InferenceRequest(
                 app_name=self.app_name,
                 eval_set_id=eval_set.eval_set_id,
@@ -61,7 +64,7 @@ class TwoPhaseEvaluator(ae.Evaluator):
                     eval_set=eval_set,
                 )
             )
-            return inferences, scored.eval_case_results
+            return inferences, [recorder.record(case) for case in scored.eval_case_results]
 
         return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
 

@@ -153,7 +153,8 @@ def test_the_finished_work_of_a_stopped_evaluation_is_by_run_then_in_eval_set_or
     second, _ = feed.begin(2, ["a", "b", "c", "d"])
     feed.infer(second, "b")
 
-    cases, inferences = ledger.finished_work(eval_set)
+    records, inferences = ledger.finished_work(eval_set)
+    cases = [record.model for record in records]
 
     # Run 3 never began: it is not part of what finished.
     assert [[inference.eval_case_id for inference in run] for run in inferences] == [["a", "b", "c", "d"], ["b"]]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalresult.summarize import MetricRow, RunRow
+from agenteval.evalresult.summarize import MetricRow, RunRow, headline_measure, overall_reasons
 from agenteval.evalset.message import Message
 from agenteval.evalset.models import Invocation
 from agenteval.status import EvalStatus
@@ -294,17 +294,9 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def _measure(metric: EvalMetricResult) -> tuple[str, float]:
-    """The headline measure of a result: the first of its details' measures."""
-    measures = metric.details.measures if metric.details is not None else {}
-    for name, value in measures.items():
-        return name, value
-    return "", math.nan
-
-
 def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) -> dict[str, Any]:
     """The metric columns of :attr:`invocations` rows from one result."""
-    measure_name, measure = _measure(metric)
+    measure_name, measure = headline_measure(metric)
     return {
         "metric_name": metric.metric_name,
         "score": metric.score,
@@ -314,27 +306,6 @@ def _metric_result_columns(metric: EvalMetricResult, reason: str | None = None) 
         "measure": measure,
         "reason": reason if reason is not None else (metric.details.reason if metric.details else ""),
     }
-
-
-def overall_reasons(case: EvalCaseResult) -> dict[str, str] | None:
-    """Each metric's readable overall reason, from the turns; ``None`` for a case without turns.
-
-    The stored overall reason is the reference's: per-turn reasons joined by ``;``, empty ones
-    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases. This is
-    each turn's reason with its turn number (``turn 2: …``; just the reason for one turn), empty
-    ones left out; a metric without a reason in any turn is not in it.
-    """
-    turns = case.eval_metric_result_per_invocation
-    if not turns:
-        return None
-    found: dict[str, list[tuple[int, str]]] = {}
-    for number, turn in enumerate(turns, start=1):
-        for result in turn.eval_metric_results:
-            if result.details is not None and result.details.reason:
-                found.setdefault(result.metric_name, []).append((number, result.details.reason))
-    if len(turns) == 1:
-        return {name: reasons[0][1] for name, reasons in found.items()}
-    return {name: "; ".join(f"turn {n}: {reason}" for n, reason in reasons) for name, reasons in found.items()}
 
 
 def _reused(provenance: Provenance | None) -> tuple[set[tuple[int, str]], set[tuple[int, str, str]]]:
@@ -479,7 +450,7 @@ def metrics_frame_of(
                         reason = reasons.get(metric.metric_name, "") if isinstance(reasons, Mapping) else ""
                     else:
                         assert isinstance(metric, EvalMetricResult)
-                        (measure_name, measure), reason = _measure(metric), _reason(metric, reasons)
+                        (measure_name, measure), reason = headline_measure(metric), _reason(metric, reasons)
                 rows.append(
                     {
                         "run_id": case.run_id,

@@ -20,6 +20,7 @@ from agenteval.aggregation import (
     EvalCaseResultAggregator,
     all_pass,
     decide_case,
+    one_run_outcome,
     recorded_case_outcome,
     recorded_decision,
 )
@@ -80,6 +81,7 @@ from agenteval.evalresult.local import ResultIndex
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance, current_environment, eval_set_changes
+from agenteval.evalresult.records import CaseRecord, metric_results_of
 from agenteval.evalresult.summarize import (
     CaseOutcome,
     RunRow,
@@ -112,6 +114,7 @@ __all__ = [
     "TURN_COLUMNS",
     "CaseSummary",
     "EvaluationReport",
+    "build_recorded_report",
     "build_report",
     "inferences_from_result",
     "report_from_result",
@@ -280,6 +283,14 @@ class EvaluationReport:
         )
 
     @property
+    def case_statuses(self) -> dict[str, EvalStatus]:
+        """Each case's overall status across its runs, by case id in eval-set order (:attr:`case_table`'s ``status``).
+
+        Read without the records: cheaper than :attr:`case_summaries` for a report that has not read them.
+        """
+        return {case.eval_id: case.overall_status for case in self._case_views()}
+
+    @property
     def cases(self) -> pd.DataFrame:
         """One row per (run, case): status, score, error type and message (columns ``CASE_COLUMNS``)."""
         unread = self._unread()
@@ -363,6 +374,11 @@ class EvaluationReport:
         The result keeps its id, so the same evaluation has the same id in every store; a result
         without one (a re-aggregated or re-scored report) takes the id the first store gives it.
         """
+        unread = self._unread()
+        if isinstance(unread, _Recorded):
+            saved = await unread.save(manager, self.app_name)
+            if saved is not None:
+                return saved
         result_id = await manager.save(self.app_name, self.result)
         if not self.result.eval_set_result_id:
             self.result.eval_set_result_id = result_id
@@ -942,28 +958,110 @@ async def build_report(
     Raises:
         AgentEvalError: ``summarize eval set result: ...`` when a case has no run id or an unknown status.
     """
-    app_name, eval_set_id, eval_set, metrics = plan.app_name, plan.eval_set_id, plan.eval_set, plan.metrics
-    by_case = _runs_by_case(cases, _case_order(eval_set))
-    eval_cases = eval_set.cases_by_id() if eval_set is not None else {}
-    last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
-    outcomes: dict[str, CaseOutcome] = {}
-    for eval_id, runs in by_case.items():
-        try:
-            outcomes[eval_id] = await decide_case(
-                runs,
-                plan.num_runs,
-                plan.aggregator,
-                app_name=app_name,
-                eval_set_id=eval_set_id,
-                eval_case=eval_cases.get(eval_id) or rebuilt_case(app_name, eval_id, runs),
-                inference=last_inference.get(eval_id) or InferenceResult(eval_case_id=eval_id),
-                metrics=metrics,
-            )
-        except AgentEvalError as exc:
-            raise rewrap("summarize eval set result", exc) from exc
+    by_case = _runs_by_case(cases, _case_order(plan.eval_set))
+    deciding = _Deciding(plan, inferences)
+    outcomes = {eval_id: await deciding.outcome(eval_id, runs) for eval_id, runs in by_case.items()}
     return _report_of(
         plan, cases, by_case, outcomes, inferences, execution_time=execution_time, name=(result_id, result_name)
     )
+
+
+async def build_recorded_report(
+    plan: ReportPlan,
+    records: Sequence[CaseRecord],
+    inferences: Sequence[Sequence[InferenceResult]],
+    *,
+    execution_time: float = 0.0,
+    result_id: str = "",
+    result_name: str = "",
+) -> EvaluationReport:
+    """:func:`build_report` of case results held as records: the report holds the records, not the models.
+
+    Its tables, summaries and derivations read the records' rows; the models are read from the records when
+    something asks for them (:attr:`~EvaluationReport.result`, :attr:`~EvaluationReport.case_summaries`), and
+    saving it to a store that keeps records (``save_recorded``) writes their texts as they are.
+
+    Raises:
+        AgentEvalError: As :func:`build_report`.
+    """
+    rows = [record.row for record in records]
+    positions: dict[str, list[int]] = {}
+    for position, row in enumerate(rows):
+        positions.setdefault(row.eval_id, []).append(position)
+    deciding = _Deciding(plan, inferences)
+    outcomes: dict[str, CaseOutcome] = {}
+    cases: list[_CaseRow] = []
+    for eval_id in _in_case_order(positions, _case_order(plan.eval_set)):
+        at = positions[eval_id]
+        if plan.num_runs <= 1:  # the run's own outcome: no model needed
+            try:
+                outcome = CaseOutcome(*one_run_outcome([rows[position] for position in at]), [])
+            except AgentEvalError as exc:
+                raise rewrap("summarize eval set result", exc) from exc
+        else:
+            outcome = await deciding.outcome(eval_id, [records[position].model for position in at])
+        outcomes[eval_id] = outcome
+        cases.append(_CaseRow(eval_id, outcome.status, outcome.score, [rows[p] for p in at], outcome.error_message, at))
+    try:
+        summary = summarize_multi_run(
+            rows, plan.num_runs, outcomes, record_scores=type(plan.aggregator) is not AllPassAggregator
+        )
+    except AgentEvalError as exc:
+        raise rewrap("summarize eval set result", exc) from exc
+    shell = EvalSetResult(
+        eval_set_result_id=result_id,
+        eval_set_result_name=result_name or result_id,
+        eval_set_id=plan.eval_set_id,
+        eval_case_results=[],
+        summary=summary.model_copy(update={"provenance": plan.provenance}),
+    )
+    recorded = _Recorded(plan, shell, records, rows, cases, outcomes, execution_time)
+    report = EvaluationReport(
+        app_name=plan.app_name,
+        eval_set_id=plan.eval_set_id,
+        result=_LATER,
+        case_summaries=_LATER,
+        overall_status=summarize(case.overall_status for case in cases),
+        eval_metrics=list(plan.metrics),
+        inference_results=[list(run) for run in inferences],
+        num_runs=plan.num_runs,
+        execution_time=execution_time,
+        eval_set=plan.eval_set,
+        aggregator=plan.aggregator,
+        provenance=plan.provenance,
+    )
+    report.__dict__["_unread_records"] = recorded
+    return report
+
+
+class _Deciding:
+    """Decides each case of an evaluation across its runs with the plan's aggregator."""
+
+    def __init__(self, plan: ReportPlan, inferences: Sequence[Sequence[InferenceResult]]) -> None:
+        self.plan = plan
+        self.eval_cases = plan.eval_set.cases_by_id() if plan.eval_set is not None else {}
+        self.last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
+
+    async def outcome(self, eval_id: str, runs: list[EvalCaseResult]) -> CaseOutcome:
+        """The case's outcome (:func:`~agenteval.aggregation.decide_case`).
+
+        Raises:
+            AgentEvalError: ``summarize eval set result: ...`` when a run has an unknown status.
+        """
+        plan = self.plan
+        try:
+            return await decide_case(
+                runs,
+                plan.num_runs,
+                plan.aggregator,
+                app_name=plan.app_name,
+                eval_set_id=plan.eval_set_id,
+                eval_case=self.eval_cases.get(eval_id) or rebuilt_case(plan.app_name, eval_id, runs),
+                inference=self.last_inference.get(eval_id) or InferenceResult(eval_case_id=eval_id),
+                metrics=plan.metrics,
+            )
+        except AgentEvalError as exc:
+            raise rewrap("summarize eval set result", exc) from exc
 
 
 def _report_of(
@@ -1420,6 +1518,86 @@ class _Loaded:
         return _Records(
             loaded.result, loaded.case_summaries, loaded.inference_results, loaded.eval_set, loaded.provenance
         )
+
+
+class _Recorded:
+    """A fresh report's case results held as records (see :func:`build_recorded_report`)."""
+
+    def __init__(
+        self,
+        plan: ReportPlan,
+        shell: EvalSetResult,
+        records: Sequence[CaseRecord],
+        rows: list[RunRow],
+        cases: list[_CaseRow],
+        outcomes: Mapping[str, CaseOutcome],
+        execution_time: float,
+    ) -> None:
+        self.plan, self.shell, self.recorded = plan, shell, list(records)
+        self.runs = rows
+        self.cases = self.unordered = cases
+        self.outcomes = outcomes
+        self.execution_time = execution_time
+        self.provenance = plan.provenance
+        self.has_eval_set = plan.eval_set is not None
+        self._metrics: dict[bytes, list[EvalMetricResult]] = {}
+
+    @property
+    def result_id(self) -> str:
+        """The result's id (set once saved)."""
+        return self.shell.eval_set_result_id
+
+    def statuses(self) -> list[EvalStatus]:
+        """Each case's overall status, in eval-set order."""
+        return [case.overall_status for case in self.cases]
+
+    def metric_results(self, index: int) -> list[EvalMetricResult]:
+        record = self.recorded[index]
+        if record.read:
+            return list(record.model.overall_eval_metric_results)
+        made = self._metrics.get(record.metrics)
+        if made is None:
+            made = self._metrics[record.metrics] = metric_results_of(record.metrics)
+        return list(made)
+
+    def record(self, index: int) -> EvalCaseResult:
+        return self.recorded[index].model
+
+    def turn_reasons(self, index: int) -> Mapping[str, str] | None:
+        return overall_reasons(self.record(index))
+
+    def records(self, report: EvaluationReport) -> _Records:
+        cases = [record.model for record in self.recorded]
+        by_case = {case.eval_id: [cases[position] for position in case.positions] for case in self.cases}
+        outcomes = {
+            eval_id: CaseOutcome(
+                outcome.status, outcome.score, average_metric_results(by_case[eval_id]), outcome.error_message
+            )
+            for eval_id, outcome in self.outcomes.items()
+        }
+        shell = self.shell
+        made = _report_of(
+            self.plan,
+            cases,
+            by_case,
+            outcomes,
+            report.inference_results,
+            execution_time=self.execution_time,
+            name=(shell.eval_set_result_id, shell.eval_set_result_name),
+        )
+        return _Records(made.result, made.case_summaries, made.inference_results, made.eval_set, made.provenance)
+
+    async def save(self, manager: object, app_name: str) -> str | None:
+        """Save the records' texts as they are, if ``manager`` keeps records (``save_recorded``): the id, or None."""
+        save_recorded = getattr(manager, "save_recorded", None)
+        if not callable(save_recorded):
+            return None
+        result_id: str = await save_recorded(app_name, self.shell, self.recorded)
+        if not self.shell.eval_set_result_id:
+            self.shell = self.shell.replaced(
+                eval_set_result_id=result_id, eval_set_result_name=self.shell.eval_set_result_name or result_id
+            )
+        return result_id
 
 
 def _indexed_report(index: ResultIndex, *, app_name: str, source: str) -> EvaluationReport:

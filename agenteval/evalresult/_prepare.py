@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
+from typing import Protocol
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
@@ -17,6 +19,7 @@ __all__ = [
     "check_new_result_id",
     "filled_result",
     "new_result_id",
+    "recorded_pieces",
     "result_json",
     "result_pieces",
     "value_depth_limit",
@@ -128,26 +131,65 @@ def result_pieces(result: EvalSetResult, *, indent: int | None = None) -> list[s
     # fields of its own alone that it does not write inside the result.
     if not isinstance(cases, list) or not cases or any(type(case) is not EvalCaseResult for case in cases):
         return [result_json(result, indent=indent)]
+    return recorded_pieces(result.replaced(eval_case_results=[]), [_Written(case) for case in cases], indent=indent)
+
+
+class WrittenCase(Protocol):
+    """A case result that says how it is written: a model, or a :class:`~agenteval.evalresult.records.CaseRecord`."""
+
+    @property
+    def model(self) -> EvalCaseResult:
+        """The case result."""
+        ...
+
+    def text(self, indent: int | None) -> str:
+        """``model.to_json(indent=indent)``."""
+        ...
+
+
+def recorded_pieces(shell: EvalSetResult, cases: Sequence[WrittenCase], *, indent: int | None = None) -> list[str]:
+    """The pieces of the result that is ``shell`` (which holds no case result) with ``cases`` as its case results.
+
+    As :func:`result_pieces`, for case results that are written already (records keep the text their store
+    writes, which is used as it is).
+
+    Raises:
+        ConfigError: As :func:`result_json`, naming the field in the whole result.
+    """
+    if not cases:
+        return [result_json(shell, indent=indent)]
     marker = EvalCaseResult.trusted(eval_id=_MARKER)
     # An element of evalCaseResults is two levels down: each of its lines after the first is indented twice more.
     nesting = "\n" + " " * (2 * indent) if indent is not None else ""
     separator = "," + nesting
     try:
-        shell = result.replaced(eval_case_results=[marker]).to_json(indent=indent)
-        before, found, after = shell.partition(_nested(marker.to_json(indent=indent), nesting))
+        written = shell.replaced(eval_case_results=[marker]).to_json(indent=indent)
+        before, found, after = written.partition(_nested(marker.to_json(indent=indent), nesting))
         pieces = [before]
         if found:
             for number, case in enumerate(cases):
                 if number:
                     pieces.append(separator)
-                pieces.append(_nested(case.to_json(indent=indent), nesting))
+                pieces.append(_nested(case.text(indent), nesting))
             pieces.append(after)
     except ConfigError:
         found = ""
     if not found:
         # The whole result, written at once, names the field that cannot be written by its path in the result.
-        return [result_json(result, indent=indent)]
+        return [result_json(shell.replaced(eval_case_results=[case.model for case in cases]), indent=indent)]
     return pieces
+
+
+class _Written:
+    """A case result model as a :class:`WrittenCase`."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: EvalCaseResult) -> None:
+        self.model = model
+
+    def text(self, indent: int | None) -> str:
+        return self.model.to_json(indent=indent)
 
 
 def _nested(text: str, nesting: str) -> str:

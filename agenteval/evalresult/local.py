@@ -10,6 +10,7 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -21,7 +22,7 @@ from agenteval._util.gc_tuning import no_collections
 from agenteval._util.name_checks import check_file_path, check_result, file_names
 from agenteval._util.trpc_json import SHARED_VALUES, non_finite_path
 from agenteval.errors import ConfigError, NotFoundError, StorageError
-from agenteval.evalresult._prepare import filled_result, result_pieces
+from agenteval.evalresult._prepare import filled_result, recorded_pieces, result_pieces
 from agenteval.evalresult.journal import (
     JOURNAL_DIRECTORY,
     ResultJournal,
@@ -32,6 +33,7 @@ from agenteval.evalresult.journal import (
 )
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
+from agenteval.evalresult.records import CaseRecord
 from agenteval.evalresult.summarize import MetricRow, RunRow
 from agenteval.evalset.models import EvalCase
 from agenteval.status import EvalStatus
@@ -106,6 +108,21 @@ class LocalEvalResultManager:
         self.check_new_result_id(app_name, prepared.eval_set_result_id)
         # Serialised on the caller's task, so the file holds the object as it was at the call.
         pieces = result_pieces(prepared, indent=2)
+        await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, pieces)
+        return prepared.eval_set_result_id
+
+    case_result_indent: int | None = 2
+    """How case results are written here (indented by two spaces): an evaluation writes each one so as it finishes."""
+
+    @file_names
+    async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
+        """As :meth:`save`, for a result whose case results are ``records`` (``result`` holds none).
+
+        The records' texts are written as they are.
+        """
+        prepared = filled_result(app_name, check_result(result))
+        self.check_new_result_id(app_name, prepared.eval_set_result_id)
+        pieces = recorded_pieces(prepared, records, indent=2)
         await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, pieces)
         return prepared.eval_set_result_id
 

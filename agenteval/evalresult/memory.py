@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import builtins
 import threading
+from collections.abc import Sequence
 
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval._util.name_checks import check_result, check_text_names, nonempty_names
 from agenteval.errors import NotFoundError
-from agenteval.evalresult._prepare import filled_result, result_pieces
+from agenteval.evalresult._prepare import filled_result, recorded_pieces, result_pieces
 from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalresult.records import CaseRecord
 
 __all__ = ["InMemoryEvalResultManager"]
 
@@ -46,6 +48,22 @@ class InMemoryEvalResultManager:
         prepared = filled_result(app_name, check_result(result))
         self.check_new_result_id(app_name, prepared.eval_set_result_id)
         pieces = tuple(result_pieces(prepared))
+        with self._lock:
+            self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = pieces
+        return prepared.eval_set_result_id
+
+    case_result_indent: int | None = None
+    """How case results are written here (compact): an evaluation writes each one so as it finishes."""
+
+    @nonempty_names
+    async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
+        """As :meth:`save`, for a result whose case results are ``records`` (``result`` holds none).
+
+        The records' texts are stored as they are.
+        """
+        prepared = filled_result(app_name, check_result(result))
+        self.check_new_result_id(app_name, prepared.eval_set_result_id)
+        pieces = tuple(recorded_pieces(prepared, records))
         with self._lock:
             self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = pieces
         return prepared.eval_set_result_id

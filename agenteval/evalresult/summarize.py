@@ -43,9 +43,14 @@ __all__ = [
     "MetricRow",
     "RunRow",
     "RunScores",
+    "ScoredMetric",
     "ScoredRun",
+    "SummarizedRun",
     "average_metric_results",
     "fail_if_errored",
+    "headline_measure",
+    "overall_reasons",
+    "run_row",
     "scored_metric_results",
     "summarize_multi_run",
 ]
@@ -100,6 +105,70 @@ class RunRow(NamedTuple):
         return self.error_message.removeprefix(context).removeprefix("runner run: ")
 
 
+def run_row(case: EvalCaseResult, shared: dict[MetricRow, MetricRow] | None = None) -> RunRow:
+    """The row of a case result, as tables and re-analysis read it without its turns.
+
+    Each metric row holds the reason the metrics table shows (from the turns, see :func:`overall_reasons`).
+
+    Args:
+        case: The case result.
+        shared: Metric rows made before, each kept once: an equal row is taken from it (and new ones added).
+    """
+    reasons = overall_reasons(case)
+    metrics = []
+    for metric in case.overall_eval_metric_results:
+        measure_name, measure = headline_measure(metric)
+        if reasons is not None:
+            reason = reasons.get(metric.metric_name, "")
+        else:
+            reason = metric.details.reason if metric.details is not None else ""
+        row = MetricRow(
+            metric.metric_name, metric.score, metric.eval_status, metric.threshold, measure_name, measure, reason
+        )
+        metrics.append(row if shared is None else shared.setdefault(row, row))
+    return RunRow(
+        case.eval_set_id,
+        case.eval_id,
+        case.run_id,
+        case.score,
+        case.final_eval_status,
+        case.error_message,
+        case.error_type,
+        case.session_id,
+        case.user_id,
+        tuple(metrics),
+    )
+
+
+def headline_measure(metric: EvalMetricResult) -> tuple[str, float]:
+    """The headline measure of a metric result: the first of its details' measures (``("", nan)``: none)."""
+    measures = metric.details.measures if metric.details is not None else {}
+    for name, value in measures.items():
+        return name, value
+    return "", math.nan
+
+
+def overall_reasons(case: EvalCaseResult) -> dict[str, str] | None:
+    """Each metric's readable overall reason, from the turns; ``None`` for a case without turns.
+
+    The stored overall reason is the reference's: per-turn reasons joined by ``;``, empty ones
+    included, which reads as ``;`` or ``;tool trajectory mismatch…`` for multi-turn cases. This is
+    each turn's reason with its turn number (``turn 2: …``; just the reason for one turn), empty
+    ones left out; a metric without a reason in any turn is not in it.
+    """
+    turns = case.eval_metric_result_per_invocation
+    if not turns:
+        return None
+    found: dict[str, list[tuple[int, str]]] = {}
+    for number, turn in enumerate(turns, start=1):
+        for result in turn.eval_metric_results:
+            if result.details is not None and result.details.reason:
+                found.setdefault(result.metric_name, []).append((number, result.details.reason))
+    if len(turns) == 1:
+        return {name: reasons[0][1] for name, reasons in found.items()}
+    return {name: "; ".join(f"turn {n}: {reason}" for n, reason in reasons) for name, reasons in found.items()}
+
+
 class ScoredRun(Protocol):
     """What averaging reads of a case result: its error and its metric results."""
 
@@ -111,6 +180,59 @@ class ScoredRun(Protocol):
     @property
     def overall_eval_metric_results(self) -> Sequence[EvalMetricResult]:
         """One overall result per evaluated metric."""
+        ...
+
+
+class ScoredMetric(Protocol):
+    """What a summary reads of a metric result (a model or a :class:`MetricRow`)."""
+
+    @property
+    def metric_name(self) -> str:
+        """The metric."""
+        ...
+
+    @property
+    def score(self) -> float:
+        """Its score."""
+        ...
+
+    @property
+    def eval_status(self) -> EvalStatus | None:
+        """Its status."""
+        ...
+
+    @property
+    def threshold(self) -> float:
+        """Its threshold."""
+        ...
+
+
+class SummarizedRun(Protocol):
+    """What a summary reads of a case result (a model or a :class:`RunRow`)."""
+
+    @property
+    def eval_id(self) -> str:
+        """The case."""
+        ...
+
+    @property
+    def run_id(self) -> int:
+        """The run (1-based)."""
+        ...
+
+    @property
+    def final_eval_status(self) -> EvalStatus | None:
+        """The case's status in the run."""
+        ...
+
+    @property
+    def error_message(self) -> str:
+        """Why the run failed with an error (empty when it did not)."""
+        ...
+
+    @property
+    def overall_eval_metric_results(self) -> Sequence[ScoredMetric]:
+        """Its metric results."""
         ...
 
 
@@ -140,7 +262,7 @@ class CaseOutcome:
 
 
 def summarize_multi_run(
-    cases: Sequence[EvalCaseResult],
+    cases: Sequence[SummarizedRun],
     expected_num_runs: int,
     outcomes: Mapping[str, CaseOutcome] | None = None,
     *,
@@ -152,7 +274,7 @@ def summarize_multi_run(
     are left out of every metric summary and run summary, as the reference has none for it.
 
     Args:
-        cases: Case results of all runs; each needs an eval id and a 1-based run id.
+        cases: Case results (or their rows) of all runs; each needs an eval id and a 1-based run id.
         expected_num_runs: The configured number of runs; ``0`` means the highest run id seen
             (at least 1).
         outcomes: Each case's outcome across runs (see :func:`decide_case`), by eval id; a case
@@ -289,7 +411,7 @@ class _SharedParts:
             )
         return made
 
-    def metric_run_summary(self, result: EvalMetricResult) -> EvalMetricRunSummary:
+    def metric_run_summary(self, result: ScoredMetric) -> EvalMetricRunSummary:
         key = ("metric run", result.metric_name, result.score, result.eval_status, result.threshold)
         made = self._made.get(key)
         if made is None:
@@ -301,10 +423,8 @@ class _SharedParts:
             )
         return made
 
-    def case_run_summary(self, run_id: int, case: EvalCaseResult) -> EvalCaseRunSummary:
-        metric_results = sorted(
-            map(self.metric_run_summary, scored_metric_results(case)), key=lambda summary: summary.metric_name
-        )
+    def case_run_summary(self, run_id: int, case: SummarizedRun) -> EvalCaseRunSummary:
+        metric_results = sorted(map(self.metric_run_summary, _scored(case)), key=lambda summary: summary.metric_name)
         key = ("case run", run_id, case.final_eval_status, case.error_message, *map(id, metric_results))
         made = self._made.get(key)
         if made is None:
@@ -336,12 +456,10 @@ class _CaseAgg:
     metrics: dict[str, _MetricAgg] = field(default_factory=dict)
 
 
-def _group_by_run(
-    cases: Sequence[EvalCaseResult], expected_num_runs: int
-) -> tuple[dict[int, list[EvalCaseResult]], int]:
+def _group_by_run(cases: Sequence[SummarizedRun], expected_num_runs: int) -> tuple[dict[int, list[SummarizedRun]], int]:
     if expected_num_runs < 0:
         raise ConfigError(f"expected num runs is negative: {expected_num_runs}")
-    by_run: dict[int, list[EvalCaseResult]] = {}
+    by_run: dict[int, list[SummarizedRun]] = {}
     max_run_id = 0
     for index, case in enumerate(cases):
         if not case.eval_id:
@@ -358,7 +476,7 @@ def _group_by_run(
 
 
 def _run_summaries(
-    by_run: Mapping[int, Sequence[EvalCaseResult]], run_ids: Iterable[int], parts: _SharedParts
+    by_run: Mapping[int, Sequence[SummarizedRun]], run_ids: Iterable[int], parts: _SharedParts
 ) -> tuple[list[EvalSetRunSummary], _Counts]:
     summaries: list[EvalSetRunSummary] = []
     run_counts = _Counts()
@@ -368,7 +486,7 @@ def _run_summaries(
         metrics: dict[str, _MetricAgg] = {}
         for case in run_cases:
             case_counts.add(case.final_eval_status)
-            _merge_metrics(metrics, scored_metric_results(case))
+            _merge_metrics(metrics, _scored(case))
         try:
             status = summarize(case.final_eval_status for case in run_cases)
         except AgentEvalError as error:
@@ -386,7 +504,7 @@ def _run_summaries(
 
 
 def _case_summaries(
-    by_run: Mapping[int, Sequence[EvalCaseResult]],
+    by_run: Mapping[int, Sequence[SummarizedRun]],
     run_ids: Sequence[int],
     outcomes: Mapping[str, CaseOutcome],
     parts: _SharedParts,
@@ -402,7 +520,7 @@ def _case_summaries(
                 agg.has_run_error = True
             agg.run_counts.add(case.final_eval_status)
             agg.run_summaries.append(parts.case_run_summary(run_id, case))
-            _merge_metrics(agg.metrics, scored_metric_results(case))
+            _merge_metrics(agg.metrics, _scored(case))
     summaries: list[EvalCaseResultSummary] = []
     for eval_id in sorted(aggs):
         agg = aggs[eval_id]
@@ -445,6 +563,11 @@ def scored_metric_results(case: ScoredRun) -> Sequence[EvalMetricResult]:
     return [] if case.error_message else case.overall_eval_metric_results
 
 
+def _scored(case: SummarizedRun) -> Sequence[ScoredMetric]:
+    """:func:`scored_metric_results` of a case result or its row."""
+    return () if case.error_message else case.overall_eval_metric_results
+
+
 def fail_if_errored(status: EvalStatus, has_run_error: bool) -> EvalStatus:
     """Not evaluated becomes failed when a run failed with an error."""
     if status == EvalStatus.NOT_EVALUATED and has_run_error:
@@ -452,7 +575,7 @@ def fail_if_errored(status: EvalStatus, has_run_error: bool) -> EvalStatus:
     return status
 
 
-def _merge_metrics(metrics: dict[str, _MetricAgg], results: Iterable[EvalMetricResult]) -> None:
+def _merge_metrics(metrics: dict[str, _MetricAgg], results: Iterable[ScoredMetric]) -> None:
     for result in results:
         metric = metrics.get(result.metric_name)
         if metric is None:

@@ -27,6 +27,7 @@ from agenteval.analysis._reanalysis import original_aggregator
 from agenteval.analysis.report import (
     EvaluationReport,
     ReportPlan,
+    build_recorded_report,
     build_report,
     warn_if_eval_set_changed,
 )
@@ -44,12 +45,13 @@ from agenteval.errors import (
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
+from agenteval.evalresult.records import CaseRecord, CaseRecorder, RecordedCaseResults
 from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._journaling import journal_callbacks, open_journal
 from agenteval.evaluation._reuse import (
     Resumed,
 )
-from agenteval.evaluation._support import RunOutcome, in_runs
+from agenteval.evaluation._support import RecordedRun, RunOutcome, in_runs
 from agenteval.evaluation.ledger import RunLedger
 from agenteval.evaluation.options import EvaluationOptions
 from agenteval.evaluation.plan import (
@@ -270,12 +272,14 @@ class Evaluator:
         # the ledger (and the journal) keep it.
         observers = ledger.callbacks() if journal is None else ledger.callbacks().merged(journal_callbacks(journal))
         run_options = replace(options, callbacks=options.callbacks.observed_by(observers))
+        # Each scored case is written as its store writes it once its callbacks are done; the ledger keeps that.
+        recorder = CaseRecorder(_case_result_indent(options.result_manager), ledger.keep)
         try:
-            runs = await self._run_all(plan, run_options)
+            runs = await self._run_all(plan, run_options, recorder)
             report = await self._finish(plan, runs, result_id)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
-                await self._keep_finished(exc, plan, ledger, result_id)
+                await self._keep_finished(exc, plan, ledger, result_id, recorder.indent)
             if journal is not None:
                 # Kept unless empty: it holds what finished when no partial result could be saved (a failed save).
                 journal.close()
@@ -288,7 +292,9 @@ class Evaluator:
         ledger.end(report=report)
         return report
 
-    async def _run_all(self, plan: EvaluationPlan, options: EvaluationOptions) -> list[RunOutcome]:
+    async def _run_all(
+        self, plan: EvaluationPlan, options: EvaluationOptions, recorder: CaseRecorder
+    ) -> list[RecordedRun]:
         """Every run of the plan's cases; each run is given the plan's eval set, so all see one consistent set."""
         executor = options.executor
         # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
@@ -300,12 +306,13 @@ class Evaluator:
                 reuse=plan.reuse,
                 cassettes=plan.cassettes,
                 executor=None if executor == "local" else executor,
+                recorder=recorder,
             ),
         )
         # The plan checked them, more strictly than each run would.
         service.metrics_checked(plan.metrics, options)
 
-        async def run(run_id: int) -> RunOutcome:
+        async def run(run_id: int) -> RecordedRun:
             request = InferenceRequest(
                 app_name=self.app_name,
                 eval_set_id=plan.eval_set.eval_set_id,
@@ -320,7 +327,10 @@ class Evaluator:
                 inferences, scored = await service.infer_and_evaluate(request, config)
             except Exception as exc:
                 raise rewrap(f"run {run_id}", exc) from exc
-            return inferences, scored.eval_case_results
+            cases = scored.eval_case_results
+            if isinstance(cases, RecordedCaseResults):
+                return inferences, cases.records
+            return inferences, [CaseRecord(case, recorder.indent) for case in cases]
 
         with limited_depth(plan.depth_limit), _recording(plan, options.num_runs):
             if executor != "local":
@@ -332,7 +342,7 @@ class Evaluator:
                     # Also when interrupted: what finished is kept for the next evaluation.
                     plan.reuse.flush()
 
-    async def _finish(self, plan: EvaluationPlan, runs: Sequence[RunOutcome], planned_id: str) -> EvaluationReport:
+    async def _finish(self, plan: EvaluationPlan, runs: Sequence[RecordedRun], planned_id: str) -> EvaluationReport:
         """The report of the runs, saved under ``planned_id``; a resume saves under the id of the result it resumed.
 
         (Under a new id when another evaluation resumed that result first and replaced it.)
@@ -340,7 +350,7 @@ class Evaluator:
         provenance = plan.provenance_after_runs()
         async with self._final_result_id(plan.options, plan.eval_set, plan.resumed) as result_id:
             result_id = result_id or planned_id
-            report = await build_report(
+            report = await build_recorded_report(
                 plan.report_plan(provenance=provenance.model_copy(update={"finished_at": time.time()})),
                 [case for _, cases in runs for case in cases],
                 [inferences for inferences, _ in runs],
@@ -386,12 +396,12 @@ class Evaluator:
 
     async def _save(self, options: EvaluationOptions, report: EvaluationReport) -> None:
         try:
-            await options.result_manager.save(self.app_name, report.result)
+            await report.asave(options.result_manager)
         except Exception as exc:
             raise SaveError(f"save eval set result: {exc}", report) from exc
 
     async def _keep_finished(
-        self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger, planned_id: str
+        self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger, planned_id: str, indent: int | None
     ) -> None:
         """Save the cases that finished before ``error`` as a partial result, and attach its report.
 
@@ -404,7 +414,7 @@ class Evaluator:
             if isinstance(error, asyncio.CancelledError)
             else type(error).__name__
         )
-        cases, inferences = ledger.finished_work(plan.eval_set)
+        cases, inferences = ledger.finished_work(plan.eval_set, indent)
         if not cases and not isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
             # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
             # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.
@@ -421,7 +431,7 @@ class Evaluator:
                     "partial": True,
                 }
             )
-            report = await build_report(
+            report = await build_recorded_report(
                 plan.report_plan(num_runs=num_runs, provenance=provenance),
                 cases,
                 inferences,
@@ -429,7 +439,7 @@ class Evaluator:
                 result_id=result_id,
                 result_name=f"{result_id} (partial)",
             )
-            await plan.options.result_manager.save(self.app_name, report.result)
+            await report.asave(plan.options.result_manager)
             attach_report(error, report)
             # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
             # line in a notebook.
@@ -529,7 +539,7 @@ class Evaluator:
                 run_result = await service.evaluate(request)
             except Exception as exc:
                 raise rewrap(f"run {run_id} evaluate", exc) from exc
-            return stored[run_id - 1], run_result.eval_case_results
+            return stored[run_id - 1], list(run_result.eval_case_results)
 
         runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
         # The turns are the original agent's: what described it is carried over.
@@ -625,6 +635,12 @@ def _recording(plan: EvaluationPlan, num_runs: int) -> contextlib.AbstractContex
         for run_id in range(1, num_runs + 1):
             plan.cassettes.file_for(plan.eval_set.eval_set_id, case.eval_id, run_id)
     return plan.cassettes.active()
+
+
+def _case_result_indent(result_manager: object) -> int | None:
+    """How ``result_manager`` writes case results, if it says (``case_result_indent``); compact otherwise."""
+    indent = getattr(result_manager, "case_result_indent", None)
+    return indent if type(indent) is int and indent >= 0 else None
 
 
 def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:

@@ -33,6 +33,7 @@ from agenteval.context import EvalContext
 from agenteval.errors import describe_exception
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult, EvalMetricResultPerInvocation
+from agenteval.evalresult.records import CaseRecord
 from agenteval.evalset.models import EvalCase, EvalSet, Invocation
 from agenteval.service._scoring import failed_case_result
 from agenteval.service.callbacks import (
@@ -112,8 +113,10 @@ class RunLedger:
         self._cases_per_run = max(0, cases_per_run)
         self._metric_names = list(metric_names)
         self._runs = [self._new_run(number) for number in range(1, self._num_runs + 1)]
-        self._results: list[EvalCaseResult] = []
-        self._scored: dict[int, list[EvalCaseResult]] = {}
+        self._results: list[EvalCaseResult | CaseRecord] = []
+        self._scored: dict[int, list[EvalCaseResult | CaseRecord]] = {}
+        # Where each case result not recorded yet is in both lists, by id (the result is alive until recorded).
+        self._unrecorded: dict[int, tuple[int, int, int]] = {}
         self._inferred: dict[int, list[InferenceResult]] = {}
         self._statuses = {status.value: 0 for status in _STATUSES}
         self._started_at = self._clock()
@@ -253,8 +256,10 @@ class RunLedger:
             else:
                 run.not_evaluated += 1
             if result is not None:
+                scored = self._scored.setdefault(run.run, [])
+                self._unrecorded[id(result)] = (len(self._results), run.run, len(scored))
                 self._results.append(result)
-                self._scored.setdefault(run.run, []).append(result)
+                scored.append(result)
                 status = str(result.final_eval_status or EvalStatus.NOT_EVALUATED)
                 self._statuses[status] = self._statuses.get(status, 0) + 1
         self._tell(added, lambda listener: listener.case_scored(run))
@@ -378,11 +383,35 @@ class RunLedger:
         with self._lock:
             return dict(self._statuses)
 
+    def keep(self, case: EvalCaseResult, record: CaseRecord) -> None:
+        """Hold the record of a finished case result instead of the result itself.
+
+        The evaluation's :class:`~agenteval.evalresult.records.CaseRecorder` hands each one here once its
+        ``after_evaluate_case`` callbacks are done with it. A case whose callback raised keeps its result.
+        """
+        with self._lock:
+            at = self._unrecorded.pop(id(case), None)
+            if at is None:  # not seen by the callbacks (a service of its own)
+                self._results.append(record)
+                self._scored.setdefault(max(record.row.run_id, 1), []).append(record)
+                return
+            index, run, run_index = at
+            self._results[index] = record
+            self._scored[run][run_index] = record
+
+    @property
+    def records(self) -> list[CaseRecord]:
+        """The case results finished so far, as records, in the order they finished."""
+        with self._lock:
+            held = list(self._results)
+        return [case if isinstance(case, CaseRecord) else CaseRecord(case) for case in held]
+
     @property
     def results(self) -> list[EvalCaseResult]:
-        """The case results finished so far, in the order they finished."""
+        """The case results finished so far, in the order they finished (each read from its record once asked for)."""
         with self._lock:
-            return list(self._results)
+            held = list(self._results)
+        return [case.model if isinstance(case, CaseRecord) else case for case in held]
 
     def clock(self) -> float:
         """The time now, in the seconds of every other time here."""
@@ -457,16 +486,21 @@ class RunLedger:
                 return None
         return done / elapsed if elapsed > 0 and done > 0 else None
 
-    def finished_work(self, eval_set: EvalSet) -> tuple[list[EvalCaseResult], list[list[InferenceResult]]]:
+    def finished_work(
+        self, eval_set: EvalSet, indent: int | None = None
+    ) -> tuple[list[CaseRecord], list[list[InferenceResult]]]:
         """What the evaluation did before it stopped, for its partial report: case results and each run's inferences.
 
         Both are by run, then in eval-set order, for the runs up to the last one that did anything. A
         case the agent finished but that was not scored yet keeps its turns as a ``not_evaluated``
         result (re-scoring the report scores it); one whose inference failed is failed with that
-        error, as scoring would make it.
+        error, as scoring would make it. Those are recorded with ``indent``, as the kept ones were.
         """
         with self._lock:
-            scored_by_run = {run: list(results) for run, results in self._scored.items()}
+            scored_by_run = {
+                run: [case if isinstance(case, CaseRecord) else CaseRecord(case, indent) for case in results]
+                for run, results in self._scored.items()
+            }
             inferred_by_run = {run: list(inferences) for run, inferences in self._inferred.items()}
         position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
         by_id = eval_set.cases_by_id()
@@ -474,18 +508,18 @@ class RunLedger:
         def in_set_order(eval_id: str) -> int:
             return position.get(eval_id, len(position))
 
-        cases: list[EvalCaseResult] = []
+        cases: list[CaseRecord] = []
         inferences: list[list[InferenceResult]] = []
         for run_id in range(1, max([*inferred_by_run, *scored_by_run], default=0) + 1):
             scored = scored_by_run.get(run_id, [])
-            done = {case.eval_id for case in scored}
+            done = {case.row.eval_id for case in scored}
             run_inferences = sorted(inferred_by_run.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
             scored += [
-                _unscored(by_id.get(inference.eval_case_id), inference, run_id)
+                CaseRecord(_unscored(by_id.get(inference.eval_case_id), inference, run_id), indent)
                 for inference in run_inferences
                 if inference.eval_case_id not in done
             ]
-            cases += sorted(scored, key=lambda case: in_set_order(case.eval_id))
+            cases += sorted(scored, key=lambda case: in_set_order(case.row.eval_id))
             inferences.append(run_inferences)
         return cases, inferences
 

@@ -12,9 +12,10 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from agenteval._presentation import EVALUATION, FinishedReport, RunState, presenter
-from agenteval.analysis._frames import cases_frame, metrics_frame
+from agenteval.analysis._frames import cases_frame_of, metrics_frame_of
 from agenteval.errors import AgentEvalError, report_of
-from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.summarize import RunRow
 from agenteval.evaluation.ledger import RunLedger, RunProgress
 
 if TYPE_CHECKING:
@@ -94,18 +95,26 @@ class EvaluationRun:
 
     @property
     def finished_results(self) -> list[EvalCaseResult]:
-        """The case results finished so far, in the order they finished."""
+        """The case results finished so far, in the order they finished (each read from what the run holds of it)."""
         return self.ledger.results
+
+    @property
+    def finished_rows(self) -> list[RunRow]:
+        """The rows of the case results finished so far (what tables show of them), in the order they finished.
+
+        Cheaper than :attr:`finished_results`, which reads each case result's model from what the run holds.
+        """
+        return [record.row for record in self.ledger.records]
 
     @property
     def cases(self) -> pd.DataFrame:
         """One row per finished (run, case), as :attr:`~agenteval.EvaluationReport.cases` has them."""
-        return cases_frame(EvalSetResult.trusted(eval_case_results=self.finished_results))
+        return cases_frame_of(self.finished_rows, None)
 
     @property
     def metrics(self) -> pd.DataFrame:
         """One row per finished (run, case, metric), as :attr:`~agenteval.EvaluationReport.metrics` has them."""
-        return metrics_frame(EvalSetResult.trusted(eval_case_results=self.finished_results))
+        return metrics_frame_of(self.finished_rows, None)
 
     @property
     def progress(self) -> dict[int, RunProgress]:

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agenteval.errors import AgentEvalError, ProgressWarning, describe_exception
-from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.models import EvalSetResult
+from agenteval.evalresult.records import CaseRecord
 from agenteval.notebook._case_view import case_html
 from agenteval.notebook._html import fmt_duration
 from agenteval.notebook._score_histogram import FAILED_COLOUR, PASSED_COLOUR, ScoreHistogram
@@ -58,8 +59,8 @@ _CASE_GAP = 6  # extra px after a case's last run
 _HINT = '<span style="color:#6e7781">Click a square to see that case side by side.</span>'
 
 
-def _status(result: EvalCaseResult) -> str:
-    return str(result.final_eval_status or EvalStatus.NOT_EVALUATED)
+def _status(result: CaseRecord) -> str:
+    return str(result.row.final_eval_status or EvalStatus.NOT_EVALUATED)
 
 
 def _run_text(run: EvaluationRun, counts: dict[str, int]) -> str:
@@ -169,7 +170,7 @@ class LiveBoard:
         # Style sheets apply to the whole page, which may show boards of other kernels: a unique scope.
         self._scope = f"ae-board-{uuid.uuid4().hex}"
         self._seen = 0
-        self._by_case: dict[str, dict[int, EvalCaseResult]] = {}
+        self._by_case: dict[str, dict[int, CaseRecord]] = {}
         self.order: list[str] = []
         """The grid's cases, in display order."""
         self.counts = run.counts
@@ -286,8 +287,8 @@ class LiveBoard:
         result = self._by_case[eval_id].get(run_id)
         if result is None:
             return f"{eval_id} · run {run_id}: not finished"
-        error = f" · {result.short_error[:120]}" if result.error_message else ""
-        return f"{eval_id} · run {run_id}: {_status(result).replace('_', ' ')}, score {result.score:.2f}{error}"
+        error = f" · {result.row.short_error[:120]}" if result.row.error_message else ""
+        return f"{eval_id} · run {run_id}: {_status(result).replace('_', ' ')}, score {result.row.score:.2f}{error}"
 
     def show_case(self, eval_id: str, run_id: int) -> None:
         """Show case ``eval_id``'s run ``run_id`` side by side in :attr:`case_view` (what a click does)."""
@@ -304,12 +305,12 @@ class LiveBoard:
             return f"<p>Case <code>{html.escape(eval_id)}</code> has not finished run {run_id} yet.</p>"
         report = self.run.report
         try:
-            if report is not None and any(summary.eval_id == eval_id for summary in report.case_summaries):
+            if report is not None and eval_id in report.case_statuses:
                 return report.show_case(eval_id, run_id).html
             # Still running: the case's result alone makes a one-case report the case view can draw.
             from agenteval.analysis.report import report_from_result
 
-            alone = EvalSetResult.trusted(eval_set_id=result.eval_set_id, eval_case_results=[result])
+            alone = EvalSetResult.trusted(eval_set_id=result.row.eval_set_id, eval_case_results=[result.model])
             return case_html(report_from_result(alone), eval_id, run_id)
         except AgentEvalError as exc:
             return f"<p>Case <code>{html.escape(eval_id)}</code> cannot be shown: {html.escape(str(exc))}</p>"
@@ -386,14 +387,15 @@ class LiveBoard:
 
     def _take_new_results(self) -> None:
         # Read together on the loop, where the run's ledger changes: the counts are those of these results.
-        results, self.counts = self.run.finished_results, self.run.counts
+        results, self.counts = self.run.ledger.records, self.run.counts
         by_case, histograms = self._by_case, self.histograms  # the loop runs per case
-        for result in results[self._seen :]:
+        for record in results[self._seen :]:
+            result = record.row
             runs = by_case.get(result.eval_id)
             if runs is None:
                 runs = by_case[result.eval_id] = {}
                 self.order.append(result.eval_id)
-            runs[result.run_id] = result
+            runs[result.run_id] = record
             for metric in result.overall_eval_metric_results:
                 verdict = metric.eval_status
                 if verdict is EvalStatus.PASSED or verdict is EvalStatus.FAILED:
@@ -409,7 +411,7 @@ class LiveBoard:
     def _order_failing_first(self) -> None:
         report = self.run.report
         if report is not None:  # its cases are in eval-set order, each with its verdict across runs
-            statuses = [(summary.eval_id, summary.overall_status) for summary in report.case_summaries]
+            statuses = list(report.case_statuses.items())
         else:
             statuses = [
                 (

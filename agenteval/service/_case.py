@@ -17,6 +17,7 @@ from agenteval.context import EvalContext, use_context
 from agenteval.errors import AgentEvalError, CaseFailure, ConfigError, describe_exception, rewrap
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import ErrorType, EvalCaseResult
+from agenteval.evalresult.records import CaseRecorder
 from agenteval.evalset.models import EvalCase
 from agenteval.evalset.trace import ExecutionTrace
 from agenteval.runner.base import Runner, end_session
@@ -102,12 +103,15 @@ class ServiceRuntime:
             kept (see :class:`~agenteval.cache.reuse.WorkReuse`).
         cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cache.cassettes.Cassettes`).
         executor: Where each case's inference runs (``None``: in this event loop).
+        recorder: Makes each scored case result's record, which the run holds instead of the result (``None``:
+            the results themselves); the results then hold the records (:class:`RecordedCaseResults`).
     """
 
     limits: CaseLimits | None = None
     reuse: WorkReuse | None = None
     cassettes: Cassettes | None = None
     executor: CaseExecutor | None = None
+    recorder: CaseRecorder | None = None
 
     def inference_gate(self, options: ServiceOptions) -> asyncio.Semaphore:
         """The cap on cases inferred at once."""

@@ -20,6 +20,7 @@ from agenteval.context import EvalContext, use_context
 from agenteval.errors import ConfigError, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.records import CaseRecord, RecordedCaseResults
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
@@ -256,7 +257,7 @@ class _Scoring:
         self.gate = gate
         self.criteria = CriterionCopies()
         self.start = time.time()
-        self.outcomes: dict[int, EvalCaseResult | BaseException] = {}
+        self.outcomes: dict[int, EvalCaseResult | CaseRecord | BaseException] = {}
         self.stopped = False
 
 
@@ -446,7 +447,7 @@ class _Run:
                 return
             try:
                 with _scoring_scope(self._options, scoring.registry):
-                    scoring.outcomes[index] = await score_one(
+                    result = await score_one(
                         self._runtime,
                         scoring.request,
                         case,
@@ -455,6 +456,9 @@ class _Run:
                         scoring.criteria,
                         scoring.context,
                     )
+                recorder = self._runtime.recorder
+                # Written as it finishes, once its callbacks are done with it: the run holds the text, not the models.
+                scoring.outcomes[index] = result if recorder is None else recorder.record(result)
             except Exception as exc:
                 scoring.outcomes[index] = exc
                 # Serial scoring stops at the first case that raises.
@@ -463,11 +467,13 @@ class _Run:
     def _results(self, scoring: _Scoring, inferences: Sequence[InferenceResult | None]) -> EvalSetRunResult:
         request, outcomes = scoring.request, scoring.outcomes
         scored = [(inference, outcomes[index]) for index, inference in enumerate(inferences) if index in outcomes]
-        return EvalSetRunResult(
-            app_name=request.app_name,
-            eval_set_id=request.eval_set_id,
-            eval_case_results=_case_results(request, scored),
-        )
+        results = _case_results(request, scored)
+        cases: Sequence[EvalCaseResult]
+        if self._runtime.recorder is not None:
+            cases = RecordedCaseResults([result for result in results if isinstance(result, CaseRecord)])
+        else:
+            cases = [result for result in results if not isinstance(result, CaseRecord)]
+        return EvalSetRunResult(app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=cases)
 
 
 I = TypeVar("I")  # noqa: E741
@@ -611,11 +617,12 @@ def _inferences(outcomes: list[InferenceResult | BaseException]) -> list[Inferen
 
 
 def _case_results(
-    request: EvaluateRequest, scored: Iterable[tuple[InferenceResult | None, EvalCaseResult | BaseException]]
-) -> list[EvalCaseResult]:
+    request: EvaluateRequest,
+    scored: Iterable[tuple[InferenceResult | None, EvalCaseResult | CaseRecord | BaseException]],
+) -> list[EvalCaseResult | CaseRecord]:
     """The case results of the scored cases, in order; the errors of those that raised, joined into one."""
     errors: list[BaseException] = []
-    results: list[EvalCaseResult] = []
+    results: list[EvalCaseResult | CaseRecord] = []
     for inference, outcome in scored:
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agenteval.evalresult.inference import InferenceResult
@@ -62,4 +63,5 @@ class EvalSetRunResult:
 
     app_name: str
     eval_set_id: str
-    eval_case_results: list[EvalCaseResult] = field(default_factory=list)
+    eval_case_results: Sequence[EvalCaseResult] = field(default_factory=list)
+    """In order; an evaluation's are read from the records it holds (each model when first asked for)."""

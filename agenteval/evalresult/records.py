@@ -1,0 +1,149 @@
+"""Finished case results held lean while an evaluation runs and after: their stored text and their row.
+
+A case result is about 80 Python objects (models, their dicts, lists); an evaluation of 20,000 cases
+held them all until it saved them, then held their JSON as well. A :class:`CaseRecord` is the case
+result written once, as it finishes, in the form its result store keeps it (the text a save then
+stores as it is), with the :class:`~agenteval.evalresult.summarize.RunRow` that tables, summaries and
+re-analysis read. The model is read back from the text when something asks for it, and then kept:
+whatever is done to it is what a later save writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
+from pydantic import TypeAdapter
+
+from agenteval.errors import ConfigError
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.summarize import MetricRow, RunRow, run_row
+
+__all__ = ["CaseRecord", "CaseRecorder", "RecordedCaseResults", "SharedParts", "metric_results_of"]
+
+
+class CaseRecord:
+    """One finished case result: its text as its store keeps it, its row, and its model once asked for.
+
+    Args:
+        case: The case result, which no one changes after this (it is written now).
+        indent: The indentation its store writes case results with (``None``: compact).
+        shared: Metric rows made before, kept once (see :func:`~agenteval.evalresult.summarize.run_row`).
+    """
+
+    __slots__ = ("_indent", "_model", "_row", "_text", "metrics")
+
+    def __init__(self, case: EvalCaseResult, indent: int | None = None, shared: SharedParts | None = None) -> None:
+        shared = shared if shared is not None else SharedParts()
+        self._row = run_row(case, shared.rows)
+        metrics = _METRIC_LIST.dump_json(case.overall_eval_metric_results, by_alias=True, exclude_defaults=True)
+        self.metrics: bytes = shared.metrics.setdefault(metrics, metrics)
+        """Its overall metric results as JSON (equal ones one object), for re-analysis to read without the rest."""
+        self._indent = indent
+        self._text: str | None
+        self._model: EvalCaseResult | None
+        try:
+            self._text, self._model = case.to_json(indent=indent), None
+        except ConfigError:
+            # Kept as it is: saving the result names the field that cannot be written, where it is in the result.
+            self._text, self._model = None, case
+
+    @property
+    def row(self) -> RunRow:
+        """What tables, summaries and re-analysis read of the case result (of the model as it is, once read)."""
+        return self._row if self._model is None else run_row(self._model)
+
+    @property
+    def model(self) -> EvalCaseResult:
+        """The case result, read from the text the first time; the same object after, and what a save writes."""
+        if self._model is None:
+            assert self._text is not None
+            self._model = EvalCaseResult.from_json(self._text)
+        return self._model
+
+    @property
+    def read(self) -> bool:
+        """Whether the model was asked for (or could not be written): a save writes it again."""
+        return self._model is not None
+
+    def text(self, indent: int | None) -> str:
+        """The case result as ``to_json(indent=indent)`` writes it now.
+
+        Raises:
+            ConfigError: The case result cannot be written as JSON (the message names the field).
+        """
+        if self._model is None and indent == self._indent and self._text is not None:
+            return self._text
+        return self.model.to_json(indent=indent)
+
+    def __repr__(self) -> str:
+        row = self.row
+        return f"CaseRecord(eval_id={row.eval_id!r}, run_id={row.run_id}, status={row.final_eval_status})"
+
+
+class SharedParts:
+    """What the records of one evaluation share: each distinct metric row and metric-results text, kept once."""
+
+    __slots__ = ("metrics", "rows")
+
+    def __init__(self) -> None:
+        self.rows: dict[MetricRow, MetricRow] = {}
+        self.metrics: dict[bytes, bytes] = {}
+
+
+def metric_results_of(text: bytes) -> list[EvalMetricResult]:
+    """The metric results a record's :attr:`CaseRecord.metrics` holds."""
+    return _METRIC_LIST.validate_json(text)
+
+
+_METRIC_LIST: TypeAdapter[list[EvalMetricResult]] = TypeAdapter(list[EvalMetricResult])
+
+
+class CaseRecorder:
+    """Makes the :class:`CaseRecord` of each case result as it finishes, and hands it on.
+
+    Args:
+        indent: The indentation the result store writes case results with (``None``: compact).
+        keep: Called with each case result and its record as it is made (the evaluation's ledger); must not raise.
+    """
+
+    def __init__(self, indent: int | None, keep: Callable[[EvalCaseResult, CaseRecord], None]) -> None:
+        self.indent = indent
+        self._keep = keep
+        self._shared = SharedParts()
+
+    def record(self, case: EvalCaseResult) -> CaseRecord:
+        """The record of a finished case result, handed to ``keep``."""
+        made = CaseRecord(case, self.indent, self._shared)
+        self._keep(case, made)
+        return made
+
+
+class RecordedCaseResults(Sequence[EvalCaseResult]):
+    """Case results held as records: a sequence of the models, each read from its record when first asked for.
+
+    Args:
+        records: The records, in order.
+    """
+
+    def __init__(self, records: Sequence[CaseRecord]) -> None:
+        self.records = list(records)
+        """The records themselves."""
+
+    @overload
+    def __getitem__(self, index: int) -> EvalCaseResult: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[EvalCaseResult]: ...
+    def __getitem__(self, index: int | slice) -> EvalCaseResult | list[EvalCaseResult]:
+        if isinstance(index, slice):
+            return [record.model for record in self.records[index]]
+        return self.records[index].model
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[EvalCaseResult]:
+        return (record.model for record in self.records)
+
+    def __repr__(self) -> str:
+        return f"RecordedCaseResults({len(self.records)} case results)"

@@ -1,0 +1,174 @@
+"""Case results held as records: written once as they finish, read back exactly, saved as written."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agenteval as ae
+from agenteval._util.sync_bridge import run_sync
+from agenteval.errors import ConfigError
+from agenteval.evalresult._prepare import recorded_pieces, result_json
+from agenteval.evalresult.local import load_result_file
+from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.records import CaseRecord, RecordedCaseResults
+from agenteval.evalresult.summarize import run_row
+from agenteval.service import AfterEvaluateSetArgs
+from tests.evalresult._data import INTEROP_RESULTS, make_result
+
+APP = "records_app"
+METRICS = [ae.EvalMetric.final_response(), ae.EvalMetric.rouge(f1=0.5)]
+
+
+def words(count: int) -> ae.EvalSet:
+    # Every third reply is wrong, so that reasons, failures and partial scores are in the results.
+    return ae.EvalSet.of(
+        "words", [ae.EvalCase.of(f"c{i}", f"w{i}", expect=f"W{i}" if i % 3 else "other") for i in range(count)]
+    )
+
+
+def _case_results() -> list[EvalCaseResult]:
+    cases = [case for path in INTEROP_RESULTS for case in load_result_file(path).eval_case_results]
+    cases += make_result(eval_set_result_id="r").eval_case_results
+    cases.append(EvalCaseResult.model_validate({"evalId": "extra", "someNewKey": {"a": [1, 0.1, 1e-7]}, "score": 1.0}))
+    return cases
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_record_holds_the_case_result_as_to_json_writes_it(indent: int | None) -> None:
+    for case in _case_results():
+        record = CaseRecord(case, indent)
+        assert record.text(indent) == case.to_json(indent=indent)
+        # Asked for the other layout, it writes that one.
+        assert record.text(2 if indent is None else None) == case.to_json(indent=2 if indent is None else None)
+
+
+def test_a_record_reads_back_the_case_result_and_its_row() -> None:
+    for case in _case_results():
+        record = CaseRecord(case)
+        assert not record.read
+        assert record.model == case
+        assert record.read and record.model is record.model
+        assert record.row == run_row(case)
+
+
+def test_a_case_result_a_record_handed_out_is_written_as_it_is_now() -> None:
+    case = make_result(eval_set_result_id="r").eval_case_results[0]
+    record = CaseRecord(case.model_copy(deep=True))
+    record.model.user_id = "edited"
+    assert json.loads(record.text(None))["userId"] == "edited"
+
+
+def test_a_case_result_that_cannot_be_written_is_named_by_its_path_when_saved() -> None:
+    case = EvalCaseResult(eval_id="second")
+    case.score = float("nan")
+    record = CaseRecord(case)
+    shell = make_result(eval_set_result_id="r").replaced(eval_case_results=[])
+    first = CaseRecord(make_result(eval_set_result_id="r").eval_case_results[0])
+    with pytest.raises(ConfigError, match=r"evalCaseResults\[1\]\.score is not a finite number"):
+        recorded_pieces(shell, [first, record])
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_the_pieces_of_records_make_the_whole_text(indent: int | None) -> None:
+    result = make_result(eval_set_result_id="r")
+    result.eval_case_results = _case_results()
+    records = [CaseRecord(case, indent) for case in result.eval_case_results]
+    pieces = recorded_pieces(result.replaced(eval_case_results=[]), records, indent=indent)
+    assert "".join(pieces) == result_json(result, indent=indent)
+
+
+def test_recorded_case_results_read_as_a_sequence_of_models() -> None:
+    cases = _case_results()[:3]
+    recorded = RecordedCaseResults([CaseRecord(case) for case in cases])
+    assert len(recorded) == 3 and list(recorded) == cases and recorded[1] == cases[1] and recorded[:2] == cases[:2]
+
+
+def _frames(report: ae.EvaluationReport) -> list[Any]:
+    return [report.cases, report.metrics, report.case_table]
+
+
+@pytest.mark.parametrize("num_runs", [1, 3])
+def test_a_fresh_report_reads_as_its_models_and_its_saved_file_do(tmp_path: Path, num_runs: int) -> None:
+    store = ae.LocalEvalResultManager(tmp_path)
+    report = ae.Evaluator(APP, str.upper, result_manager=store, progress=False, num_runs=num_runs).evaluate(
+        words(7), metrics=METRICS
+    )
+    assert "result" not in report.__dict__  # the records are not read yet
+    fresh = _frames(report)
+    assert report.case_statuses == {summary.eval_id: summary.overall_status for summary in report.case_summaries}
+    loaded = ae.EvaluationReport.load(tmp_path / APP / f"{report.result.eval_set_result_id}.evalset_result.json")
+    for before, after, from_file in zip(fresh, _frames(report), _frames(loaded), strict=True):
+        assert before.equals(after) and before.equals(from_file)
+    assert report.overall_status == loaded.overall_status == ae.EvalStatus.FAILED
+
+
+def test_the_saved_file_is_the_result_written_whole(tmp_path: Path) -> None:
+    store = ae.LocalEvalResultManager(tmp_path)
+    report = ae.Evaluator(APP, str.upper, result_manager=store, progress=False).evaluate(words(5), metrics=METRICS)
+    path = tmp_path / APP / f"{report.result.eval_set_result_id}.evalset_result.json"
+    text = path.read_text()
+    assert text == load_result_file(path).to_json(indent=2) + "\n"
+    saved = json.loads(text)
+    del saved["creationTimestamp"]
+    assert saved == json.loads(report.result.to_json(indent=None))
+
+
+def test_the_in_memory_store_keeps_the_result_the_report_reads() -> None:
+    store = ae.InMemoryEvalResultManager()
+    report = ae.Evaluator(APP, str.upper, result_manager=store, progress=False).evaluate(words(4), metrics=METRICS)
+    stored = run_sync(store.get(APP, report.result.eval_set_result_id))
+    assert stored.replaced(creation_timestamp=None).to_json() == report.result.to_json()
+
+
+def test_an_after_evaluate_set_callback_s_edit_of_a_result_is_saved_and_shown(tmp_path: Path) -> None:
+    def edit(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        assert args.result is not None
+        args.result.eval_case_results[1].user_id = "edited"
+
+    store = ae.LocalEvalResultManager(tmp_path)
+    callbacks = ae.Callbacks().register_after_evaluate_set("edit", edit)
+    report = ae.Evaluator(APP, str.upper, result_manager=store, progress=False, callbacks=callbacks).evaluate(
+        words(3), metrics=METRICS
+    )
+    assert report.cases.set_index("eval_id").loc["c1", "user_id"] == "edited"
+    loaded = ae.EvaluationReport.load(tmp_path / APP / f"{report.result.eval_set_result_id}.evalset_result.json")
+    assert [case.user_id for case in loaded.result.eval_case_results] == [
+        case.user_id for case in report.result.eval_case_results
+    ]
+    assert loaded.result.eval_case_results[1].user_id == "edited"
+
+
+def test_an_evaluation_holds_no_case_result_models_once_done() -> None:
+    report = ae.Evaluator(APP, str.upper, progress=False).evaluate(words(30), metrics=METRICS)
+    gc.collect()
+    assert not any(type(item) is EvalCaseResult for item in gc.get_objects())
+    assert len(report.cases) == 30
+    assert len(report.result.eval_case_results) == 30  # read when asked for
+
+
+def test_a_multi_run_custom_aggregator_sees_each_run_s_whole_case_result() -> None:
+    seen: list[tuple[str, int]] = []
+
+    def mean_score(data: ae.AggregationInput) -> ae.AggregationResult:
+        for run in data.runs:
+            seen.append((run.eval_id, len(run.eval_metric_result_per_invocation)))
+        score = sum(result.score or 0.0 for result in data.metric_results) / max(len(data.metric_results), 1)
+        return ae.AggregationResult(score=score, status=ae.EvalStatus.PASSED if score >= 0.5 else ae.EvalStatus.FAILED)
+
+    report = ae.Evaluator(APP, str.upper, progress=False, num_runs=2, aggregator=mean_score).evaluate(
+        words(3), metrics=METRICS
+    )
+    assert sorted(seen) == [("c0", 1), ("c0", 1), ("c1", 1), ("c1", 1), ("c2", 1), ("c2", 1)]
+    assert report.result.summary is not None
+    recorded = {summary.eval_id: summary.overall_score for summary in report.result.summary.eval_case_summaries}
+    assert recorded == {summary.eval_id: summary.score for summary in report.case_summaries}
+
+
+def test_a_result_of_no_case_saves_as_one_piece() -> None:
+    shell = EvalSetResult(eval_set_id="s", eval_set_result_id="r")
+    assert recorded_pieces(shell, []) == [result_json(shell)]
