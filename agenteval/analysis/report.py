@@ -1540,7 +1540,7 @@ class _Recorded:
         self.execution_time = execution_time
         self.provenance = plan.provenance
         self.has_eval_set = plan.eval_set is not None
-        self._metrics: dict[bytes, list[EvalMetricResult]] = {}
+        self._metrics: dict[str, list[EvalMetricResult]] = {}
 
     @property
     def result_id(self) -> str:
@@ -1555,9 +1555,10 @@ class _Recorded:
         record = self.recorded[index]
         if record.read:
             return list(record.model.overall_eval_metric_results)
-        made = self._metrics.get(record.metrics)
+        text = record.metrics_text()
+        made = self._metrics.get(text)
         if made is None:
-            made = self._metrics[record.metrics] = metric_results_of(record.metrics)
+            made = self._metrics[text] = metric_results_of(text)
         return list(made)
 
     def record(self, index: int) -> EvalCaseResult:

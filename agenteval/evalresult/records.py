@@ -10,6 +10,7 @@ whatever is done to it is what a later save writes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
@@ -31,14 +32,11 @@ class CaseRecord:
         shared: Metric rows made before, kept once (see :func:`~agenteval.evalresult.summarize.run_row`).
     """
 
-    __slots__ = ("_indent", "_model", "_row", "_text", "metrics")
+    __slots__ = ("_indent", "_model", "_row", "_text")
 
     def __init__(self, case: EvalCaseResult, indent: int | None = None, shared: SharedParts | None = None) -> None:
         shared = shared if shared is not None else SharedParts()
         self._row = run_row(case, shared.rows)
-        metrics = _METRIC_LIST.dump_json(case.overall_eval_metric_results, by_alias=True, exclude_defaults=True)
-        self.metrics: bytes = shared.metrics.setdefault(metrics, metrics)
-        """Its overall metric results as JSON (equal ones one object), for re-analysis to read without the rest."""
         self._indent = indent
         self._text: str | None
         self._model: EvalCaseResult | None
@@ -66,6 +64,22 @@ class CaseRecord:
         """Whether the model was asked for (or could not be written): a save writes it again."""
         return self._model is not None
 
+    def metrics_text(self) -> str:
+        """The JSON array of its overall metric results, as written (of the model as it is, once read).
+
+        For re-analysis, which reads the metric results alone: cheaper to read than the whole case result.
+        """
+        if self._model is not None or self._text is None:
+            return _METRIC_LIST.dump_json(self.model.overall_eval_metric_results, by_alias=True).decode()
+        text = self._text
+        # The members before it hold text and numbers only (a quote in text is escaped): the first is the member.
+        found = text.find(_METRICS_KEY)
+        if found < 0:
+            return "[]"
+        start = text.index("[", found + len(_METRICS_KEY))
+        _, end = _DECODER.raw_decode(text, start)
+        return text[start:end]
+
     def text(self, indent: int | None) -> str:
         """The case result as ``to_json(indent=indent)`` writes it now.
 
@@ -82,21 +96,22 @@ class CaseRecord:
 
 
 class SharedParts:
-    """What the records of one evaluation share: each distinct metric row and metric-results text, kept once."""
+    """What the records of one evaluation share: each distinct metric row, kept once."""
 
-    __slots__ = ("metrics", "rows")
+    __slots__ = ("rows",)
 
     def __init__(self) -> None:
         self.rows: dict[MetricRow, MetricRow] = {}
-        self.metrics: dict[bytes, bytes] = {}
 
 
-def metric_results_of(text: bytes) -> list[EvalMetricResult]:
-    """The metric results a record's :attr:`CaseRecord.metrics` holds."""
-    return _METRIC_LIST.validate_json(text)
+def metric_results_of(text: str) -> list[EvalMetricResult]:
+    """The metric results of a :meth:`CaseRecord.metrics_text`."""
+    return _METRIC_LIST.validate_json(text, strict=True)
 
 
 _METRIC_LIST: TypeAdapter[list[EvalMetricResult]] = TypeAdapter(list[EvalMetricResult])
+_METRICS_KEY = '"overallEvalMetricResults":'
+_DECODER = json.JSONDecoder()
 
 
 class CaseRecorder:

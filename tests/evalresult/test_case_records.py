@@ -15,7 +15,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult._prepare import recorded_pieces, result_json
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
-from agenteval.evalresult.records import CaseRecord, RecordedCaseResults
+from agenteval.evalresult.records import CaseRecord, RecordedCaseResults, metric_results_of
 from agenteval.evalresult.summarize import run_row
 from agenteval.service import AfterEvaluateSetArgs
 from tests.evalresult._data import INTEROP_RESULTS, make_result
@@ -172,3 +172,15 @@ def test_a_multi_run_custom_aggregator_sees_each_run_s_whole_case_result() -> No
 def test_a_result_of_no_case_saves_as_one_piece() -> None:
     shell = EvalSetResult(eval_set_id="s", eval_set_result_id="r")
     assert recorded_pieces(shell, []) == [result_json(shell)]
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_record_s_metric_results_read_alone_are_the_case_result_s(indent: int | None) -> None:
+    tricky = make_result(eval_set_result_id="r").eval_case_results[0].model_copy(
+        update={"error_message": 'said "overallEvalMetricResults": [1, 2] and ]}'}
+    )
+    for case in [*_case_results(), tricky, EvalCaseResult(eval_id="none")]:
+        record = CaseRecord(case, indent)
+        assert metric_results_of(record.metrics_text()) == case.overall_eval_metric_results
+        record.model.overall_eval_metric_results = []
+        assert metric_results_of(record.metrics_text()) == []
