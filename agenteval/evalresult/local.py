@@ -111,14 +111,11 @@ class LocalEvalResultManager:
         await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, pieces)
         return prepared.eval_set_result_id
 
-    case_result_indent: int | None = 2
-    """How case results are written here (indented by two spaces): an evaluation writes each one so as it finishes."""
-
     @file_names
     async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
         """As :meth:`save`, for a result whose case results are ``records`` (``result`` holds none).
 
-        The records' texts are written as they are.
+        The records' texts are laid out as the file lays them out, without reading the case results.
         """
         prepared = filled_result(app_name, check_result(result))
         self.check_new_result_id(app_name, prepared.eval_set_result_id)

@@ -52,9 +52,6 @@ class InMemoryEvalResultManager:
             self._results.setdefault(app_name, {})[prepared.eval_set_result_id] = pieces
         return prepared.eval_set_result_id
 
-    case_result_indent: int | None = None
-    """How case results are written here (compact): an evaluation writes each one so as it finishes."""
-
     @nonempty_names
     async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
         """As :meth:`save`, for a result whose case results are ``records`` (``result`` holds none).

@@ -272,14 +272,14 @@ class Evaluator:
         # the ledger (and the journal) keep it.
         observers = ledger.callbacks() if journal is None else ledger.callbacks().merged(journal_callbacks(journal))
         run_options = replace(options, callbacks=options.callbacks.observed_by(observers))
-        # Each scored case is written as its store writes it once its callbacks are done; the ledger keeps that.
-        recorder = CaseRecorder(_case_result_indent(options.result_manager), ledger.keep)
+        # Each scored case is written as JSON once its callbacks are done with it; the ledger keeps that.
+        recorder = CaseRecorder(ledger.keep)
         try:
             runs = await self._run_all(plan, run_options, recorder)
             report = await self._finish(plan, runs, result_id)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
-                await self._keep_finished(exc, plan, ledger, result_id, recorder.indent)
+                await self._keep_finished(exc, plan, ledger, result_id)
             if journal is not None:
                 # Kept unless empty: it holds what finished when no partial result could be saved (a failed save).
                 journal.close()
@@ -330,7 +330,7 @@ class Evaluator:
             cases = scored.eval_case_results
             if isinstance(cases, RecordedCaseResults):
                 return inferences, cases.records
-            return inferences, [CaseRecord(case, recorder.indent) for case in cases]
+            return inferences, [CaseRecord(case) for case in cases]
 
         with limited_depth(plan.depth_limit), _recording(plan, options.num_runs):
             if executor != "local":
@@ -401,7 +401,7 @@ class Evaluator:
             raise SaveError(f"save eval set result: {exc}", report) from exc
 
     async def _keep_finished(
-        self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger, planned_id: str, indent: int | None
+        self, error: BaseException, plan: EvaluationPlan, ledger: RunLedger, planned_id: str
     ) -> None:
         """Save the cases that finished before ``error`` as a partial result, and attach its report.
 
@@ -414,7 +414,7 @@ class Evaluator:
             if isinstance(error, asyncio.CancelledError)
             else type(error).__name__
         )
-        cases, inferences = ledger.finished_work(plan.eval_set, indent)
+        cases, inferences = ledger.finished_work(plan.eval_set)
         if not cases and not isinstance(error, asyncio.CancelledError | KeyboardInterrupt):
             # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
             # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.
@@ -635,12 +635,6 @@ def _recording(plan: EvaluationPlan, num_runs: int) -> contextlib.AbstractContex
         for run_id in range(1, num_runs + 1):
             plan.cassettes.file_for(plan.eval_set.eval_set_id, case.eval_id, run_id)
     return plan.cassettes.active()
-
-
-def _case_result_indent(result_manager: object) -> int | None:
-    """How ``result_manager`` writes case results, if it says (``case_result_indent``); compact otherwise."""
-    indent = getattr(result_manager, "case_result_indent", None)
-    return indent if type(indent) is int and indent >= 0 else None
 
 
 def _check_evaluators(metrics: list[EvalMetric], registry: EvaluatorRegistry) -> None:

@@ -486,19 +486,17 @@ class RunLedger:
                 return None
         return done / elapsed if elapsed > 0 and done > 0 else None
 
-    def finished_work(
-        self, eval_set: EvalSet, indent: int | None = None
-    ) -> tuple[list[CaseRecord], list[list[InferenceResult]]]:
+    def finished_work(self, eval_set: EvalSet) -> tuple[list[CaseRecord], list[list[InferenceResult]]]:
         """What the evaluation did before it stopped, for its partial report: case results and each run's inferences.
 
         Both are by run, then in eval-set order, for the runs up to the last one that did anything. A
         case the agent finished but that was not scored yet keeps its turns as a ``not_evaluated``
         result (re-scoring the report scores it); one whose inference failed is failed with that
-        error, as scoring would make it. Those are recorded with ``indent``, as the kept ones were.
+        error, as scoring would make it.
         """
         with self._lock:
             scored_by_run = {
-                run: [case if isinstance(case, CaseRecord) else CaseRecord(case, indent) for case in results]
+                run: [case if isinstance(case, CaseRecord) else CaseRecord(case) for case in results]
                 for run, results in self._scored.items()
             }
             inferred_by_run = {run: list(inferences) for run, inferences in self._inferred.items()}
@@ -515,7 +513,7 @@ class RunLedger:
             done = {case.row.eval_id for case in scored}
             run_inferences = sorted(inferred_by_run.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
             scored += [
-                CaseRecord(_unscored(by_id.get(inference.eval_case_id), inference, run_id), indent)
+                CaseRecord(_unscored(by_id.get(inference.eval_case_id), inference, run_id))
                 for inference in run_inferences
                 if inference.eval_case_id not in done
             ]

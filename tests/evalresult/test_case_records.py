@@ -38,13 +38,12 @@ def _case_results() -> list[EvalCaseResult]:
     return cases
 
 
-@pytest.mark.parametrize("indent", [None, 2])
-def test_a_record_holds_the_case_result_as_to_json_writes_it(indent: int | None) -> None:
+@pytest.mark.parametrize("indent", [None, 2, 4])
+def test_a_record_writes_the_case_result_as_to_json_does(indent: int | None) -> None:
     for case in _case_results():
-        record = CaseRecord(case, indent)
+        record = CaseRecord(case)
         assert record.text(indent) == case.to_json(indent=indent)
-        # Asked for the other layout, it writes that one.
-        assert record.text(2 if indent is None else None) == case.to_json(indent=2 if indent is None else None)
+        assert not record.read  # laid out without reading the case result
 
 
 def test_a_record_reads_back_the_case_result_and_its_row() -> None:
@@ -77,7 +76,7 @@ def test_a_case_result_that_cannot_be_written_is_named_by_its_path_when_saved() 
 def test_the_pieces_of_records_make_the_whole_text(indent: int | None) -> None:
     result = make_result(eval_set_result_id="r")
     result.eval_case_results = _case_results()
-    records = [CaseRecord(case, indent) for case in result.eval_case_results]
+    records = [CaseRecord(case) for case in result.eval_case_results]
     pieces = recorded_pieces(result.replaced(eval_case_results=[]), records, indent=indent)
     assert "".join(pieces) == result_json(result, indent=indent)
 
@@ -179,13 +178,26 @@ def test_a_result_of_no_case_saves_as_one_piece() -> None:
     assert recorded_pieces(shell, []) == [result_json(shell)]
 
 
-@pytest.mark.parametrize("indent", [None, 2])
-def test_a_record_s_metric_results_read_alone_are_the_case_result_s(indent: int | None) -> None:
-    tricky = make_result(eval_set_result_id="r").eval_case_results[0].model_copy(
-        update={"error_message": 'said "overallEvalMetricResults": [1, 2] and ]}'}
+def test_a_record_s_metric_results_read_alone_are_the_case_result_s() -> None:
+    tricky = (
+        make_result(eval_set_result_id="r")
+        .eval_case_results[0]
+        .model_copy(update={"error_message": 'said "overallEvalMetricResults": [1, 2] and ]}'})
     )
     for case in [*_case_results(), tricky, EvalCaseResult(eval_id="none")]:
-        record = CaseRecord(case, indent)
+        record = CaseRecord(case)
         assert metric_results_of(record.metrics_text()) == case.overall_eval_metric_results
         record.model.overall_eval_metric_results = []
         assert metric_results_of(record.metrics_text()) == []
+
+
+def test_saving_a_fresh_report_to_a_local_store_reads_no_case_result(tmp_path: Path) -> None:
+    report = ae.Evaluator(APP, str.upper, progress=False).evaluate(words(6), metrics=METRICS)
+    result_id = report.save(ae.LocalEvalResultManager(tmp_path))
+    recorded = report._unread()
+    assert recorded is not None and not any(record.read for record in recorded.recorded)  # type: ignore[attr-defined]
+    text = (tmp_path / APP / f"{result_id}.evalset_result.json").read_text()
+    saved = json.loads(text)
+    del saved["creationTimestamp"]
+    assert saved == json.loads(report.result.to_json(indent=None))
+    assert text == load_result_file(tmp_path / APP / f"{result_id}.evalset_result.json").to_json(indent=2) + "\n"
