@@ -61,6 +61,7 @@ __all__ = [
     "FinishedReport",
     "RecordsUnreadable",
     "ReportData",
+    "decided_cases",
     "original_aggregator",
     "reaggregate",
     "rebuilt_case",
@@ -142,6 +143,17 @@ class Derivation:
     """The aggregator that decided the cases."""
     how: str
     """``reaggregate`` or ``with_thresholds``."""
+
+
+async def decided_cases(
+    data: ReportData, runs: Sequence[RunRow], aggregator: EvalCaseResultAggregator
+) -> list[DecidedCase]:
+    """Each case of ``data`` decided across its runs (``runs``, the rows of ``data.runs``) by ``aggregator``.
+
+    As :func:`~agenteval.aggregation.decide_case` decides them, each run as it was decided; the aggregator's
+    input reads the case results only if the aggregator reads them (the default one never does).
+    """
+    return await _decided_cases(_Sources(data, list(data.eval_metrics), {}), runs, aggregator)
 
 
 async def reaggregate(data: ReportData, aggregator: EvalCaseResultAggregator | AggregatorFunction) -> Derivation:

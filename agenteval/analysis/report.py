@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, Self, TypeVar, overload
@@ -20,7 +20,6 @@ from agenteval.aggregation import (
     EvalCaseResultAggregator,
     all_pass,
     decide_case,
-    one_run_outcome,
     recorded_case_outcome,
     recorded_decision,
 )
@@ -48,6 +47,7 @@ from agenteval.analysis._frames import (
 from agenteval.analysis._reanalysis import (
     Derivation,
     ReportData,
+    decided_cases,
     reaggregate,
     rebuilt_case,
     rethresholded,
@@ -988,20 +988,47 @@ async def build_recorded_report(
     positions: dict[str, list[int]] = {}
     for position, row in enumerate(rows):
         positions.setdefault(row.eval_id, []).append(position)
-    deciding = _Deciding(plan, inferences)
-    outcomes: dict[str, CaseOutcome] = {}
-    cases: list[_CaseRow] = []
-    for eval_id in _in_case_order(positions, _case_order(plan.eval_set)):
-        at = positions[eval_id]
-        if plan.num_runs <= 1:  # the run's own outcome: no model needed
-            try:
-                outcome = CaseOutcome(*one_run_outcome([rows[position] for position in at]), [])
-            except AgentEvalError as exc:
-                raise rewrap("summarize eval set result", exc) from exc
-        else:
-            outcome = await deciding.outcome(eval_id, [records[position].model for position in at])
-        outcomes[eval_id] = outcome
-        cases.append(_CaseRow(eval_id, outcome.status, outcome.score, [rows[p] for p in at], outcome.error_message, at))
+    ordered = [(eval_id, positions[eval_id]) for eval_id in _in_case_order(positions, _case_order(plan.eval_set))]
+    metrics = _RecordedMetrics(records)
+    by_run = {
+        (run_id, inference.eval_case_id): inference for run_id, run in enumerate(inferences, 1) for inference in run
+    }
+    last = {inference.eval_case_id: inference for run in inferences for inference in run}
+    data = ReportData(
+        app_name=plan.app_name,
+        eval_set_id=plan.eval_set_id,
+        eval_metrics=list(plan.metrics),
+        num_runs=plan.num_runs,
+        aggregator=plan.aggregator,
+        provenance=plan.provenance,
+        has_eval_set=plan.eval_set is not None,
+        runs=rows,
+        cases=ordered,
+        metric_results=metrics.metric_results,
+        record=lambda index: records[index].model,
+        eval_cases=lambda: plan.eval_set.cases_by_id() if plan.eval_set is not None else {},
+        inference=lambda index: (
+            by_run.get((rows[index].run_id or 1, rows[index].eval_id))
+            or InferenceResult(eval_case_id=rows[index].eval_id)
+        ),
+        last_inference=last.get,
+    )
+    try:
+        decided = await decided_cases(data, rows, plan.aggregator)
+    except AgentEvalError as exc:
+        raise rewrap("summarize eval set result", exc) from exc
+    outcomes = {case.eval_id: CaseOutcome(case.status, case.score, [], case.error_message) for case in decided}
+    cases = [
+        _CaseRow(
+            case.eval_id,
+            case.status,
+            case.score,
+            [rows[p] for p in case.positions],
+            case.error_message,
+            list(case.positions),
+        )
+        for case in decided
+    ]
     try:
         summary = summarize_multi_run(
             rows, plan.num_runs, outcomes, record_scores=type(plan.aggregator) is not AllPassAggregator
@@ -1015,7 +1042,7 @@ async def build_recorded_report(
         eval_case_results=[],
         summary=summary.model_copy(update={"provenance": plan.provenance}),
     )
-    recorded = _Recorded(plan, shell, records, rows, cases, outcomes, execution_time)
+    recorded = _Recorded(plan, shell, metrics, cases, outcomes, execution_time)
     report = EvaluationReport(
         app_name=plan.app_name,
         eval_set_id=plan.eval_set_id,
@@ -1520,6 +1547,25 @@ class _Loaded:
         )
 
 
+class _RecordedMetrics:
+    """Case results held as records, and their metric results read from the records' texts (once per text)."""
+
+    def __init__(self, records: Sequence[CaseRecord]) -> None:
+        self.records = list(records)
+        self._read: dict[str, list[EvalMetricResult]] = {}
+
+    def metric_results(self, index: int) -> list[EvalMetricResult]:
+        """The overall metric results of the case result at ``index``."""
+        record = self.records[index]
+        if record.read:
+            return list(record.model.overall_eval_metric_results)
+        text = record.metrics_text()
+        made = self._read.get(text)
+        if made is None:
+            made = self._read[text] = metric_results_of(text)
+        return list(made)
+
+
 class _Recorded:
     """A fresh report's case results held as records (see :func:`build_recorded_report`)."""
 
@@ -1527,20 +1573,23 @@ class _Recorded:
         self,
         plan: ReportPlan,
         shell: EvalSetResult,
-        records: Sequence[CaseRecord],
-        rows: list[RunRow],
+        metrics: _RecordedMetrics,
         cases: list[_CaseRow],
         outcomes: Mapping[str, CaseOutcome],
         execution_time: float,
     ) -> None:
-        self.plan, self.shell, self.recorded = plan, shell, list(records)
-        self.runs = rows
+        self.plan, self.shell, self._metrics = plan, shell, metrics
+        self.recorded = metrics.records
         self.cases = self.unordered = cases
         self.outcomes = outcomes
         self.execution_time = execution_time
         self.provenance = plan.provenance
         self.has_eval_set = plan.eval_set is not None
-        self._metrics: dict[str, list[EvalMetricResult]] = {}
+
+    @property
+    def runs(self) -> list[RunRow]:
+        """The rows of the case results (of a case result as it is now, once read)."""
+        return [record.row for record in self.recorded]
 
     @property
     def result_id(self) -> str:
@@ -1552,14 +1601,7 @@ class _Recorded:
         return [case.overall_status for case in self.cases]
 
     def metric_results(self, index: int) -> list[EvalMetricResult]:
-        record = self.recorded[index]
-        if record.read:
-            return list(record.model.overall_eval_metric_results)
-        text = record.metrics_text()
-        made = self._metrics.get(text)
-        if made is None:
-            made = self._metrics[text] = metric_results_of(text)
-        return list(made)
+        return self._metrics.metric_results(index)
 
     def record(self, index: int) -> EvalCaseResult:
         return self.recorded[index].model
@@ -1590,8 +1632,8 @@ class _Recorded:
 
     async def save(self, manager: object, app_name: str) -> str | None:
         """Save the records' texts as they are, if ``manager`` keeps records (``save_recorded``): the id, or None."""
-        save_recorded = getattr(manager, "save_recorded", None)
-        if not callable(save_recorded):
+        save_recorded = _save_recorded_of(manager)
+        if save_recorded is None:
             return None
         result_id: str = await save_recorded(app_name, self.shell, self.recorded)
         if not self.shell.eval_set_result_id:
@@ -1599,6 +1641,16 @@ class _Recorded:
                 eval_set_result_id=result_id, eval_set_result_name=self.shell.eval_set_result_name or result_id
             )
         return result_id
+
+
+def _save_recorded_of(manager: object) -> Callable[..., Awaitable[str]] | None:
+    """The store's ``save_recorded``, when it is the twin of the ``save`` it has (not of a ``save`` it overrides)."""
+    store = type(manager)
+    owner = next((cls for cls in store.__mro__ if "save_recorded" in vars(cls)), None)
+    if owner is None or getattr(store, "save", None) is not vars(owner).get("save"):
+        return None
+    save_recorded: Callable[..., Awaitable[str]] = getattr(manager, "save_recorded")  # noqa: B009
+    return save_recorded
 
 
 def _indexed_report(index: ResultIndex, *, app_name: str, source: str) -> EvaluationReport:

@@ -15,9 +15,10 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json, to_json
 
+from agenteval._util.files import describe_validation_error
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalresult.summarize import MetricRow, RunRow, run_row
@@ -53,10 +54,22 @@ class CaseRecord:
 
     @property
     def model(self) -> EvalCaseResult:
-        """The case result, read from the text the first time; the same object after, and what a save writes."""
+        """The case result, read from the text the first time; the same object after, and what a save writes.
+
+        Raises:
+            ConfigError: The text does not read back: a callback gave the case result a value its field cannot
+                hold (the message names the case and the field).
+        """
         if self._model is None:
             assert self._text is not None
-            self._model = EvalCaseResult.from_json(self._text)
+            try:
+                self._model = EvalCaseResult.from_json(self._text)
+            except ValidationError as exc:
+                row = self._row
+                raise ConfigError(
+                    f"the result of case {row.eval_id!r} (run {row.run_id}) does not read back as it was written:"
+                    f" {describe_validation_error(exc)}; a callback may have set a field to a value it cannot hold"
+                ) from None
         return self._model
 
     @property
@@ -72,10 +85,10 @@ class CaseRecord:
         if self._model is not None or self._text is None:
             return _METRIC_LIST.dump_json(self.model.overall_eval_metric_results, by_alias=True).decode()
         text = self._text
+        if not self._row.overall_eval_metric_results:  # left out of the text: any key found is in the turns
+            return "[]"
         # The members before it hold text and numbers only (a quote in text is escaped): the first is the member.
         found = text.find(_METRICS_KEY)
-        if found < 0:
-            return "[]"
         start = text.index("[", found + len(_METRICS_KEY))
         _, end = _DECODER.raw_decode(text, start)
         return text[start:end]
@@ -129,12 +142,29 @@ class CaseRecorder:
     def __init__(self, keep: Callable[[EvalCaseResult, CaseRecord], None]) -> None:
         self._keep = keep
         self._shared = SharedParts()
+        self._handed_out: dict[int, CaseRecord] = {}
 
     def record(self, case: EvalCaseResult) -> CaseRecord:
         """The record of a finished case result, handed to ``keep``."""
         made = CaseRecord(case, self._shared)
         self._keep(case, made)
         return made
+
+    def hand_out(self, records: Sequence[CaseRecord]) -> list[EvalCaseResult]:
+        """The records' case results, as a list someone may change (an ``after_evaluate_set`` callback's).
+
+        :meth:`records_of` then knows each of them by its record.
+        """
+        models = [record.model for record in records]
+        # The records keep the models alive, so that no other object takes one's id while this maps it.
+        self._handed_out.update((id(model), record) for model, record in zip(models, records, strict=True))
+        return models
+
+    def records_of(self, cases: Sequence[EvalCaseResult]) -> list[CaseRecord]:
+        """The records of case results: those :meth:`hand_out` gave (reordered, some left out or replaced) or held."""
+        if isinstance(cases, RecordedCaseResults):
+            return cases.records
+        return [self._handed_out.get(id(case)) or CaseRecord(case, self._shared) for case in cases]
 
 
 class RecordedCaseResults(Sequence[EvalCaseResult]):

@@ -45,7 +45,7 @@ from agenteval.errors import (
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
-from agenteval.evalresult.records import CaseRecord, CaseRecorder, RecordedCaseResults
+from agenteval.evalresult.records import CaseRecorder
 from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._journaling import journal_callbacks, open_journal
 from agenteval.evaluation._reuse import (
@@ -327,10 +327,7 @@ class Evaluator:
                 inferences, scored = await service.infer_and_evaluate(request, config)
             except Exception as exc:
                 raise rewrap(f"run {run_id}", exc) from exc
-            cases = scored.eval_case_results
-            if isinstance(cases, RecordedCaseResults):
-                return inferences, cases.records
-            return inferences, [CaseRecord(case) for case in cases]
+            return inferences, recorder.records_of(scored.eval_case_results)
 
         with limited_depth(plan.depth_limit), _recording(plan, options.num_runs):
             if executor != "local":
@@ -539,7 +536,7 @@ class Evaluator:
                 run_result = await service.evaluate(request)
             except Exception as exc:
                 raise rewrap(f"run {run_id} evaluate", exc) from exc
-            return stored[run_id - 1], list(run_result.eval_case_results)
+            return stored[run_id - 1], run_result.eval_case_results
 
         runs = await in_runs(run, len(stored), parallel=options.parallel_runs)
         # The turns are the original agent's: what described it is carried over.

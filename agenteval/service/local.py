@@ -13,7 +13,7 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from agenteval._util.name_checks import check_names
 from agenteval.context import EvalContext, use_context
@@ -468,11 +468,17 @@ class _Run:
         request, outcomes = scoring.request, scoring.outcomes
         scored = [(inference, outcomes[index]) for index, inference in enumerate(inferences) if index in outcomes]
         results = _case_results(request, scored)
-        cases: Sequence[EvalCaseResult]
-        if self._runtime.recorder is not None:
-            cases = RecordedCaseResults([result for result in results if isinstance(result, CaseRecord)])
-        else:
+        recorder = self._runtime.recorder
+        cases: list[EvalCaseResult]
+        if recorder is None:
             cases = [result for result in results if not isinstance(result, CaseRecord)]
+        elif self._options.callbacks.after_evaluate_set:
+            # Callbacks after the set get a list of the case results, which they may change.
+            cases = recorder.hand_out([result for result in results if isinstance(result, CaseRecord)])
+        else:
+            # Seen by no one but the evaluation, which takes the records back (CaseRecorder.records_of) unread.
+            recorded = RecordedCaseResults([result for result in results if isinstance(result, CaseRecord)])
+            cases = cast(list[EvalCaseResult], recorded)
         return EvalSetRunResult(app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=cases)
 
 

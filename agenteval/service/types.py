@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agenteval.evalresult.inference import InferenceResult
@@ -63,5 +62,5 @@ class EvalSetRunResult:
 
     app_name: str
     eval_set_id: str
-    eval_case_results: Sequence[EvalCaseResult] = field(default_factory=list)
-    """In order; an evaluation's are read from the records it holds (each model when first asked for)."""
+    eval_case_results: list[EvalCaseResult] = field(default_factory=list)
+    """In order. An evaluation's ``after_evaluate_set`` callbacks may change the list: what they leave is saved."""

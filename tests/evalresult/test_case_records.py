@@ -14,10 +14,10 @@ from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError
 from agenteval.evalresult._prepare import recorded_pieces, result_json
 from agenteval.evalresult.local import load_result_file
-from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation, EvalSetResult
 from agenteval.evalresult.records import CaseRecord, RecordedCaseResults, metric_results_of
 from agenteval.evalresult.summarize import run_row
-from agenteval.service import AfterEvaluateSetArgs
+from agenteval.service import AfterEvaluateCaseArgs, AfterEvaluateSetArgs
 from tests.evalresult._data import INTEROP_RESULTS, make_result
 
 APP = "records_app"
@@ -201,3 +201,98 @@ def test_saving_a_fresh_report_to_a_local_store_reads_no_case_result(tmp_path: P
     del saved["creationTimestamp"]
     assert saved == json.loads(report.result.to_json(indent=None))
     assert text == load_result_file(tmp_path / APP / f"{result_id}.evalset_result.json").to_json(indent=2) + "\n"
+
+
+def test_a_store_that_overrides_save_has_its_save_called(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    class TaggingStore(ae.LocalEvalResultManager):
+        async def save(self, app_name: str, result: EvalSetResult | None) -> str:
+            assert result is not None
+            calls.append("local")
+            return await super().save(app_name, result.model_copy(update={"eval_set_result_name": "tagged"}))
+
+    class AuditedStore(ae.InMemoryEvalResultManager):
+        async def save(self, app_name: str, result: EvalSetResult | None) -> str:
+            calls.append("memory")
+            return await super().save(app_name, result)
+
+    report = ae.Evaluator(APP, str.upper, result_manager=TaggingStore(tmp_path), progress=False).evaluate(
+        words(3), metrics=METRICS
+    )
+    saved = json.loads((tmp_path / APP / f"{report.result.eval_set_result_id}.evalset_result.json").read_text())
+    assert saved["evalSetResultName"] == "tagged"
+    report.save(AuditedStore())
+    assert calls == ["local", "memory"]
+
+
+def test_an_after_evaluate_set_callback_may_reorder_drop_and_replace_results() -> None:
+    def edit(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        assert args.result is not None
+        cases = args.result.eval_case_results
+        assert isinstance(cases, list)
+        cases.sort(key=lambda case: case.eval_id, reverse=True)
+        cases.pop()
+        cases[0] = cases[0].model_copy(update={"user_id": "replaced"})
+
+    store = ae.InMemoryEvalResultManager()
+    callbacks = ae.Callbacks().register_after_evaluate_set("edit", edit)
+    report = ae.Evaluator(APP, str.upper, result_manager=store, progress=False, callbacks=callbacks).evaluate(
+        words(3), metrics=METRICS
+    )
+    stored = run_sync(store.get(APP, report.result.eval_set_result_id))
+    assert [(case.eval_id, case.user_id == "replaced") for case in stored.eval_case_results] == [
+        ("c2", True),
+        ("c1", False),
+    ]
+    assert sorted(report.cases["eval_id"]) == ["c1", "c2"]
+
+
+def test_a_case_without_metric_results_has_none_though_a_tool_returned_that_key() -> None:
+    turn = ae.Invocation(
+        user_content=ae.Message.user("q"),
+        tools=[ae.Tool(name="t", result={"overallEvalMetricResults": [{"metricName": "m", "score": 1}]})],
+    )
+    case = EvalCaseResult(
+        eval_id="c",
+        final_eval_status=ae.EvalStatus.NOT_EVALUATED,
+        eval_metric_result_per_invocation=[EvalMetricResultPerInvocation(actual_invocation=turn)],
+    )
+    assert CaseRecord(case).metrics_text() == "[]"
+
+
+def mean_score(data: ae.AggregationInput) -> ae.AggregationResult:
+    """An aggregator that reads the metric scores only."""
+    score = sum(result.score or 0.0 for result in data.metric_results) / max(len(data.metric_results), 1)
+    return ae.AggregationResult(score=score, status=ae.EvalStatus.PASSED if score >= 0.5 else ae.EvalStatus.FAILED)
+
+
+@pytest.mark.parametrize("aggregator", [None, mean_score], ids=["default", "reads-scores-only"])
+def test_several_runs_are_decided_without_reading_the_case_results(aggregator: Any) -> None:
+    options: dict[str, Any] = {} if aggregator is None else {"aggregator": aggregator}
+    report = ae.Evaluator(APP, str.upper, progress=False, num_runs=3, **options).evaluate(words(6), metrics=METRICS)
+    recorded = report._unread()
+    assert recorded is not None and not any(record.read for record in recorded.recorded)  # type: ignore[attr-defined]
+    assert report.case_statuses == {summary.eval_id: summary.overall_status for summary in report.case_summaries}
+
+
+def test_a_result_a_callback_broke_says_which_case_when_read() -> None:
+    def break_it(context: ae.EvalContext, args: AfterEvaluateCaseArgs) -> None:
+        if args.result is not None and args.result.eval_id == "c1":
+            args.result.user_id = None  # type: ignore[assignment]
+
+    callbacks = ae.Callbacks().register_after_evaluate_case("break", break_it)
+    report = ae.Evaluator(APP, str.upper, progress=False, callbacks=callbacks).evaluate(words(3), metrics=METRICS)
+    with pytest.raises(ConfigError, match=r"the result of case 'c1' \(run 1\) does not read back.*userId"):
+        _ = report.result
+
+
+def test_a_finished_result_edited_after_the_run_shows_in_the_tables() -> None:
+    async def evaluate() -> tuple[ae.EvaluationRun, ae.EvaluationReport]:
+        run = ae.Evaluator(APP, str.upper, progress=False).start(words(3), metrics=METRICS)
+        return run, await run
+
+    run, report = run_sync(evaluate())
+    run.finished_results[0].user_id = "edited"
+    assert "edited" in set(report.cases["user_id"])
+    assert "edited" in {case.user_id for case in report.result.eval_case_results}
