@@ -17,6 +17,7 @@ from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation, EvalSetResult
 from agenteval.evalresult.records import CaseRecord, RecordedCaseResults, metric_results_of
 from agenteval.evalresult.summarize import run_row
+from agenteval.evaluation.run import EvaluationRun
 from agenteval.service import AfterEvaluateCaseArgs, AfterEvaluateSetArgs
 from tests.evalresult._data import INTEROP_RESULTS, make_result
 
@@ -288,7 +289,7 @@ def test_a_result_a_callback_broke_says_which_case_when_read() -> None:
 
 
 def test_a_finished_result_edited_after_the_run_shows_in_the_tables() -> None:
-    async def evaluate() -> tuple[ae.EvaluationRun, ae.EvaluationReport]:
+    async def evaluate() -> tuple[EvaluationRun, ae.EvaluationReport]:
         run = ae.Evaluator(APP, str.upper, progress=False).start(words(3), metrics=METRICS)
         return run, await run
 
