@@ -12,8 +12,7 @@ later save writes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from typing import overload
+from collections.abc import Callable
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json, to_json
@@ -23,7 +22,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalresult.summarize import MetricRow, RunRow, run_row
 
-__all__ = ["CaseRecord", "CaseRecorder", "RecordedCaseResults", "SharedParts", "metric_results_of"]
+__all__ = ["CaseRecord", "CaseRecorder", "SharedParts", "metric_results_of"]
 
 
 class CaseRecord:
@@ -142,56 +141,9 @@ class CaseRecorder:
     def __init__(self, keep: Callable[[EvalCaseResult, CaseRecord], None]) -> None:
         self._keep = keep
         self._shared = SharedParts()
-        self._handed_out: dict[int, CaseRecord] = {}
 
     def record(self, case: EvalCaseResult) -> CaseRecord:
         """The record of a finished case result, handed to ``keep``."""
         made = CaseRecord(case, self._shared)
         self._keep(case, made)
         return made
-
-    def hand_out(self, records: Sequence[CaseRecord]) -> list[EvalCaseResult]:
-        """The records' case results, as a list someone may change (an ``after_evaluate_set`` callback's).
-
-        :meth:`records_of` then knows each of them by its record.
-        """
-        models = [record.model for record in records]
-        # The records keep the models alive, so that no other object takes one's id while this maps it.
-        self._handed_out.update((id(model), record) for model, record in zip(models, records, strict=True))
-        return models
-
-    def records_of(self, cases: Sequence[EvalCaseResult]) -> list[CaseRecord]:
-        """The records of case results: those :meth:`hand_out` gave (reordered, some left out or replaced) or held."""
-        if isinstance(cases, RecordedCaseResults):
-            return cases.records
-        return [self._handed_out.get(id(case)) or CaseRecord(case, self._shared) for case in cases]
-
-
-class RecordedCaseResults(Sequence[EvalCaseResult]):
-    """Case results held as records: a sequence of the models, each read from its record when first asked for.
-
-    Args:
-        records: The records, in order.
-    """
-
-    def __init__(self, records: Sequence[CaseRecord]) -> None:
-        self.records = list(records)
-        """The records themselves."""
-
-    @overload
-    def __getitem__(self, index: int) -> EvalCaseResult: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[EvalCaseResult]: ...
-    def __getitem__(self, index: int | slice) -> EvalCaseResult | list[EvalCaseResult]:
-        if isinstance(index, slice):
-            return [record.model for record in self.records[index]]
-        return self.records[index].model
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __iter__(self) -> Iterator[EvalCaseResult]:
-        return (record.model for record in self.records)
-
-    def __repr__(self) -> str:
-        return f"RecordedCaseResults({len(self.records)} case results)"

@@ -104,7 +104,8 @@ class ServiceRuntime:
         cassettes: Record and replay each case-run's HTTP traffic (see :class:`~agenteval.cache.cassettes.Cassettes`).
         executor: Where each case's inference runs (``None``: in this event loop).
         recorder: Makes each scored case result's record, which the run holds instead of the result (``None``:
-            the results themselves); the results then hold the records (:class:`RecordedCaseResults`).
+            the results themselves); the run's results then hold the records
+            (:class:`~agenteval.service.types.RecordedRunResult`).
     """
 
     limits: CaseLimits | None = None

@@ -13,14 +13,14 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
 from agenteval._util.name_checks import check_names
 from agenteval.context import EvalContext, use_context
 from agenteval.errors import ConfigError, rewrap, warn_user
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
-from agenteval.evalresult.records import CaseRecord, RecordedCaseResults
+from agenteval.evalresult.records import CaseRecord
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.llm.judge import use_judge
 from agenteval.metric.models import EvalMetric
@@ -44,7 +44,13 @@ from agenteval.service.callbacks import (
     BeforeInferenceSetArgs,
 )
 from agenteval.service.options import ServiceOptions
-from agenteval.service.types import EvalSetRunResult, EvaluateConfig, EvaluateRequest, InferenceRequest
+from agenteval.service.types import (
+    EvalSetRunResult,
+    EvaluateConfig,
+    EvaluateRequest,
+    InferenceRequest,
+    RecordedRunResult,
+)
 
 __all__ = ["CaseExecutor", "CaseLimits", "LocalService", "ServiceRuntime"]
 
@@ -468,17 +474,10 @@ class _Run:
         request, outcomes = scoring.request, scoring.outcomes
         scored = [(inference, outcomes[index]) for index, inference in enumerate(inferences) if index in outcomes]
         results = _case_results(request, scored)
-        recorder = self._runtime.recorder
-        cases: list[EvalCaseResult]
-        if recorder is None:
-            cases = [result for result in results if not isinstance(result, CaseRecord)]
-        elif self._options.callbacks.after_evaluate_set:
-            # Callbacks after the set get a list of the case results, which they may change.
-            cases = recorder.hand_out([result for result in results if isinstance(result, CaseRecord)])
-        else:
-            # Seen by no one but the evaluation, which takes the records back (CaseRecorder.records_of) unread.
-            recorded = RecordedCaseResults([result for result in results if isinstance(result, CaseRecord)])
-            cases = cast(list[EvalCaseResult], recorded)
+        if self._runtime.recorder is not None:
+            records = [result for result in results if isinstance(result, CaseRecord)]
+            return RecordedRunResult(app_name=request.app_name, eval_set_id=request.eval_set_id, records=records)
+        cases = [result for result in results if not isinstance(result, CaseRecord)]
         return EvalSetRunResult(app_name=request.app_name, eval_set_id=request.eval_set_id, eval_case_results=cases)
 
 

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 
 from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalCaseResult
+from agenteval.evalresult.records import CaseRecord
 from agenteval.evalset.models import EvalCase, EvalSet
 from agenteval.metric.models import EvalMetric
 
-__all__ = ["EvalSetRunResult", "EvaluateConfig", "EvaluateRequest", "InferenceRequest"]
+__all__ = ["EvalSetRunResult", "EvaluateConfig", "EvaluateRequest", "InferenceRequest", "RecordedRunResult"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,3 +65,53 @@ class EvalSetRunResult:
     eval_set_id: str
     eval_case_results: list[EvalCaseResult] = field(default_factory=list)
     """In order. An evaluation's ``after_evaluate_set`` callbacks may change the list: what they leave is saved."""
+
+
+_CASE_RESULTS = EvalSetRunResult.__dict__["eval_case_results"]
+"""The slot that holds an :class:`EvalSetRunResult`'s case results."""
+
+
+class RecordedRunResult(EvalSetRunResult):
+    """The case results of one evaluate call of an evaluation, held as records until someone asks for them.
+
+    :attr:`eval_case_results` is read from the records the first time it is asked for (an ``after_evaluate_set``
+    callback that reads it); then it is the list any other run result holds, and the evaluation saves what it
+    holds when the callbacks are done (:meth:`records`).
+
+    Args:
+        app_name: The app.
+        eval_set_id: The eval set.
+        records: The case results' records, in order.
+    """
+
+    def __init__(self, *, app_name: str, eval_set_id: str, records: list[CaseRecord]) -> None:
+        self.app_name, self.eval_set_id = app_name, eval_set_id
+        self._records = records
+        self._by_model: dict[int, CaseRecord] | None = None
+
+    @property
+    def eval_case_results(self) -> list[EvalCaseResult]:
+        """In order; read from the records when first asked for. A callback may change the list."""
+        if self._by_model is None:
+            models = [record.model for record in self._records]
+            # The records keep their models alive: no other object takes one's id while this maps it.
+            self._by_model = {id(model): record for model, record in zip(models, self._records, strict=True)}
+            _CASE_RESULTS.__set__(self, models)
+        cases: list[EvalCaseResult] = _CASE_RESULTS.__get__(self)
+        return cases
+
+    @eval_case_results.setter
+    def eval_case_results(self, cases: list[EvalCaseResult]) -> None:
+        if self._by_model is None:
+            self._by_model = {}
+        _CASE_RESULTS.__set__(self, cases)
+
+    def records(self) -> list[CaseRecord]:
+        """The records of the case results the run result holds: its own, unless someone read the case results.
+
+        Then, the records of those it holds now (reordered, some left out or replaced: a new one is recorded).
+        """
+        if self._by_model is None:
+            return self._records
+        by_model = self._by_model
+        return [by_model.get(id(case)) or CaseRecord(case) for case in _CASE_RESULTS.__get__(self)]

@@ -22,17 +22,23 @@ import asyncio
 import math
 import sys
 import time
+from collections.abc import Sequence
 from importlib.metadata import version
 
 import agenteval_workload as workload
 from measure import GcClock, Record, emit
 
 import agenteval as ae
+from agenteval.evalresult.records import CaseRecord
 from agenteval.service import AfterEvaluateSetArgs, AfterInferenceSetArgs
 
 
 class TimedResults(ae.InMemoryEvalResultManager):
-    """The default in-memory result store, timing its ``save``."""
+    """The default in-memory result store, timing its saves.
+
+    Both: an evaluation saves its records with ``save_recorded``, which stands in for ``save`` only in a
+    store that overrides neither or both.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -42,6 +48,13 @@ class TimedResults(ae.InMemoryEvalResultManager):
         started = time.perf_counter()
         try:
             return await super().save(app_name, result)
+        finally:
+            self.save_s += time.perf_counter() - started
+
+    async def save_recorded(self, app_name: str, result: ae.EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
+        started = time.perf_counter()
+        try:
+            return await super().save_recorded(app_name, result, records)
         finally:
             self.save_s += time.perf_counter() - started
 

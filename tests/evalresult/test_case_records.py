@@ -15,7 +15,7 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult._prepare import recorded_pieces, result_json
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation, EvalSetResult
-from agenteval.evalresult.records import CaseRecord, RecordedCaseResults, metric_results_of
+from agenteval.evalresult.records import CaseRecord, metric_results_of
 from agenteval.evalresult.summarize import run_row
 from agenteval.evaluation.run import EvaluationRun
 from agenteval.service import AfterEvaluateCaseArgs, AfterEvaluateSetArgs
@@ -80,12 +80,6 @@ def test_the_pieces_of_records_make_the_whole_text(indent: int | None) -> None:
     records = [CaseRecord(case) for case in result.eval_case_results]
     pieces = recorded_pieces(result.replaced(eval_case_results=[]), records, indent=indent)
     assert "".join(pieces) == result_json(result, indent=indent)
-
-
-def test_recorded_case_results_read_as_a_sequence_of_models() -> None:
-    cases = _case_results()[:3]
-    recorded = RecordedCaseResults([CaseRecord(case) for case in cases])
-    assert len(recorded) == 3 and list(recorded) == cases and recorded[1] == cases[1] and recorded[:2] == cases[:2]
 
 
 def _frames(report: ae.EvaluationReport) -> list[Any]:
@@ -297,3 +291,36 @@ def test_a_finished_result_edited_after_the_run_shows_in_the_tables() -> None:
     run.finished_results[0].user_id = "edited"
     assert "edited" in set(report.cases["user_id"])
     assert "edited" in {case.user_id for case in report.result.eval_case_results}
+
+
+def test_an_after_evaluate_set_callback_that_does_not_read_the_results_leaves_them_unread() -> None:
+    seen: list[float] = []
+
+    def timing(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        seen.append(args.start_time)
+
+    callbacks = ae.Callbacks().register_after_evaluate_set("timing", timing)
+    report = ae.Evaluator(APP, str.upper, progress=False, callbacks=callbacks).evaluate(words(5), metrics=METRICS)
+    recorded = report._unread()
+    assert seen and recorded is not None
+    assert not any(record.read for record in recorded.recorded)  # type: ignore[attr-defined]
+
+
+def test_a_store_that_times_both_saves_keeps_the_records_unread() -> None:
+    class TimedStore(ae.InMemoryEvalResultManager):
+        calls = 0
+
+        async def save(self, app_name: str, result: EvalSetResult | None) -> str:
+            TimedStore.calls += 1
+            return await super().save(app_name, result)
+
+        async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Any) -> str:
+            TimedStore.calls += 1
+            return await super().save_recorded(app_name, result, records)
+
+    report = ae.Evaluator(APP, str.upper, result_manager=TimedStore(), progress=False).evaluate(
+        words(4), metrics=METRICS
+    )
+    recorded = report._unread()
+    assert TimedStore.calls == 1 and recorded is not None
+    assert not any(record.read for record in recorded.recorded)  # type: ignore[attr-defined]
