@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from agenteval._util.files import parse_json
 from agenteval._util.name_checks import check_result, nonempty_names
-from agenteval.errors import NotFoundError
+from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.records import CaseRecord
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.storage._mysql_client import MySQLStore, sql_literal, to_seconds
 from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, check_columns
@@ -118,10 +120,32 @@ class MySQLEvalResultManager(MySQLStore):
                 is written then).
         """
         prepared = filled_result(app_name, check_result(result), set_timestamp=False)
+        return await self._store(app_name, prepared, lambda: _column(prepared, "eval_case_results") or "[]")
+
+    @_column_names
+    async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
+        """As :meth:`save`, for a result whose case results are ``records`` (``result`` holds none).
+
+        The records' texts make the case-results column as they are.
+        """
+        prepared = filled_result(app_name, check_result(result), set_timestamp=False)
+
+        def cases() -> str:
+            try:
+                return "[" + ",".join(record.text(None) for record in records) + "]"
+            except ConfigError:
+                # Written whole, the case results name the field that cannot be written by its path in the result.
+                whole = prepared.replaced(eval_case_results=[record.model for record in records])
+                return _column(whole, "eval_case_results") or "[]"
+
+        return await self._store(app_name, prepared, cases)
+
+    async def _store(self, app_name: str, prepared: EvalSetResult, written_cases: Callable[[], str]) -> str:
+        """Insert or replace ``prepared``, whose case-results column ``written_cases`` writes, and return its id."""
         result_id = prepared.eval_set_result_id
         check_columns(eval_set_result_id=result_id, advice=_SHORTER_ID)
         check_columns(eval_set_id=prepared.eval_set_id, eval_set_result_name=prepared.eval_set_result_name)
-        cases = _column(prepared, "eval_case_results") or "[]"
+        cases = written_cases()
         summary = _column(prepared, "summary")
         head = (
             f"INSERT INTO `{self._table}` (app_name, eval_set_result_id, eval_set_id, eval_set_result_name,"

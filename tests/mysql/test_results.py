@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+import agenteval as ae
 from agenteval.errors import ConfigError, NotFoundError, StorageError
 from agenteval.evalresult import MySQLEvalResultManager
 from agenteval.evalresult.local import LocalEvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
+from agenteval.evalresult.records import CaseRecord
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.storage import schema_text
 from tests.evalresult._data import INTEROP_RESULTS, make_result
@@ -369,3 +371,31 @@ async def test_a_report_from_the_in_memory_default_exports_to_mysql(store: MySQL
     loaded = await store.get(APP_NAME, saved_id)
     assert without_timestamp(loaded) == without_timestamp(report.result)
     assert loaded.summary is not None and loaded.summary.num_runs == 2
+
+
+async def test_a_fresh_report_saves_its_records_as_the_result_written_whole(
+    store: MySQLEvalResultManager, mysql: MySQLServer
+) -> None:
+    cases = [ae.EvalCase.of(f"c{i}", f"w{i}", expect=f"W{i}" if i % 2 else "other") for i in range(5)]
+    report = await ae.Evaluator("app", str.upper, progress=False, result_manager=store).aevaluate(
+        ae.EvalSet.of("words", cases), metrics=[ae.EvalMetric.final_response()]
+    )
+    result_id = report.result.eval_set_result_id
+    [(recorded, recorded_summary)] = mysql.query(
+        f"SELECT eval_case_results, summary FROM `{table(mysql)}` WHERE eval_set_result_id = %s", (result_id,)
+    )
+    await store.save("app", report.result)  # the whole result, as a store is given it otherwise
+    [(whole, whole_summary)] = mysql.query(
+        f"SELECT eval_case_results, summary FROM `{table(mysql)}` WHERE eval_set_result_id = %s", (result_id,)
+    )
+    assert (recorded, recorded_summary) == (whole, whole_summary)
+    assert without_timestamp(await store.get("app", result_id)) == without_timestamp(report.result)
+
+
+async def test_a_record_that_cannot_be_written_is_named_by_its_path(store: MySQLEvalResultManager) -> None:
+    broken = EvalCaseResult(eval_id="b")
+    broken.score = float("nan")
+    shell = make_result(eval_set_result_id="r").replaced(eval_case_results=[])
+    records = [CaseRecord(make_result(eval_set_result_id="r").eval_case_results[0]), CaseRecord(broken)]
+    with pytest.raises(ConfigError, match=r"evalCaseResults\[1\]\.score is not a finite number"):
+        await store.save_recorded("app", shell, records)
