@@ -18,6 +18,12 @@ class EvalResultManager(Protocol):
     ``the eval set id of eval set result is empty`` (save) / ``eval set result id is empty`` (get),
     each a :class:`~agenteval.errors.ConfigError`. A missing result is a
     :class:`~agenteval.errors.NotFoundError`.
+
+    A store may also offer ``async save_recorded(app_name, result, records)``: the same save, for a
+    result that holds no case results, whose case results are ``records``
+    (:class:`~agenteval.evalresult.records.CaseRecord`, each with its compact JSON, ``record.text(indent)``).
+    An evaluation saves through it, when the store's ``save`` is the one defined beside it, without reading
+    the case results back; otherwise it calls ``save`` with the whole result.
     """
 
     async def save(self, app_name: str, result: EvalSetResult) -> str:
