@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, Self, TypeVar, overload
@@ -81,11 +81,12 @@ from agenteval.evalresult.local import ResultIndex
 from agenteval.evalresult.manager import EvalResultManager
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance, current_environment, eval_set_changes
-from agenteval.evalresult.records import CaseRecord, metric_results_of
+from agenteval.evalresult.records import CaseRecord, metric_results_of, twin_of_save
 from agenteval.evalresult.summarize import (
     CaseOutcome,
     RunRow,
     RunScores,
+    SummarizedRun,
     average_metric_results,
     fail_if_errored,
     summarize_multi_run,
@@ -1029,19 +1030,8 @@ async def build_recorded_report(
         )
         for case in decided
     ]
-    try:
-        summary = summarize_multi_run(
-            rows, plan.num_runs, outcomes, record_scores=type(plan.aggregator) is not AllPassAggregator
-        )
-    except AgentEvalError as exc:
-        raise rewrap("summarize eval set result", exc) from exc
-    shell = EvalSetResult(
-        eval_set_result_id=result_id,
-        eval_set_result_name=result_name or result_id,
-        eval_set_id=plan.eval_set_id,
-        eval_case_results=[],
-        summary=summary.model_copy(update={"provenance": plan.provenance}),
-    )
+    # The rows again: an aggregator that read a case result may have changed it.
+    shell = _result_of(plan, [record.row for record in records], outcomes, (result_id, result_name), [])
     recorded = _Recorded(plan, shell, metrics, cases, outcomes, execution_time)
     report = EvaluationReport(
         app_name=plan.app_name,
@@ -1102,20 +1092,7 @@ def _report_of(
     name: tuple[str, str],
 ) -> EvaluationReport:
     """The report of case results whose cases are decided (``outcomes``), with the plan's provenance."""
-    try:
-        summary = summarize_multi_run(
-            cases, plan.num_runs, outcomes, record_scores=type(plan.aggregator) is not AllPassAggregator
-        )
-    except AgentEvalError as exc:
-        raise rewrap("summarize eval set result", exc) from exc
-    result_id, result_name = name
-    result = EvalSetResult(
-        eval_set_result_id=result_id,
-        eval_set_result_name=result_name or result_id,
-        eval_set_id=plan.eval_set_id,
-        eval_case_results=list(cases),
-        summary=summary.model_copy(update={"provenance": plan.provenance}),
-    )
+    result = _result_of(plan, cases, outcomes, name, list(cases))
     return _assembled(
         plan.app_name,
         plan.eval_set,
@@ -1128,6 +1105,34 @@ def _report_of(
         aggregator=plan.aggregator,
         provenance=plan.provenance,
         execution_time=execution_time,
+    )
+
+
+def _result_of(
+    plan: ReportPlan,
+    runs: Sequence[SummarizedRun],
+    outcomes: Mapping[str, CaseOutcome],
+    name: tuple[str, str],
+    cases: list[EvalCaseResult],
+) -> EvalSetResult:
+    """The result holding ``cases``, with the summary of ``runs`` (the case results or their rows) and ``outcomes``.
+
+    Raises:
+        AgentEvalError: ``summarize eval set result: ...`` when a case has no run id or an unknown status.
+    """
+    try:
+        summary = summarize_multi_run(
+            runs, plan.num_runs, outcomes, record_scores=type(plan.aggregator) is not AllPassAggregator
+        )
+    except AgentEvalError as exc:
+        raise rewrap("summarize eval set result", exc) from exc
+    result_id, result_name = name
+    return EvalSetResult(
+        eval_set_result_id=result_id,
+        eval_set_result_name=result_name or result_id,
+        eval_set_id=plan.eval_set_id,
+        eval_case_results=cases,
+        summary=summary.model_copy(update={"provenance": plan.provenance}),
     )
 
 
@@ -1632,25 +1637,19 @@ class _Recorded:
 
     async def save(self, manager: object, app_name: str) -> str | None:
         """Save the records' texts as they are, if ``manager`` keeps records (``save_recorded``): the id, or None."""
-        save_recorded = _save_recorded_of(manager)
+        save_recorded = twin_of_save(manager)
         if save_recorded is None:
             return None
-        result_id: str = await save_recorded(app_name, self.shell, self.recorded)
+        shell = self.shell
+        if any(record.read for record in self.recorded):  # a case result read may have been changed since
+            name = (shell.eval_set_result_id, shell.eval_set_result_name)
+            shell = _result_of(self.plan, self.runs, self.outcomes, name, [])
+        result_id: str = await save_recorded(app_name, shell, self.recorded)
         if not self.shell.eval_set_result_id:
             self.shell = self.shell.replaced(
                 eval_set_result_id=result_id, eval_set_result_name=self.shell.eval_set_result_name or result_id
             )
         return result_id
-
-
-def _save_recorded_of(manager: object) -> Callable[..., Awaitable[str]] | None:
-    """The store's ``save_recorded``, when it is the twin of the ``save`` it has (not of a ``save`` it overrides)."""
-    store = type(manager)
-    owner = next((cls for cls in store.__mro__ if "save_recorded" in vars(cls)), None)
-    if owner is None or getattr(store, "save", None) is not vars(owner).get("save"):
-        return None
-    save_recorded: Callable[..., Awaitable[str]] = getattr(manager, "save_recorded")  # noqa: B009
-    return save_recorded
 
 
 def _indexed_report(index: ResultIndex, *, app_name: str, source: str) -> EvaluationReport:

@@ -33,7 +33,7 @@ from agenteval.evalresult.journal import (
 )
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, EvalSetResult
 from agenteval.evalresult.provenance import Provenance
-from agenteval.evalresult.records import CaseRecord
+from agenteval.evalresult.records import CaseRecord, saves_records
 from agenteval.evalresult.summarize import MetricRow, RunRow
 from agenteval.evalset.models import EvalCase
 from agenteval.status import EvalStatus
@@ -88,6 +88,7 @@ class LocalEvalResultManager:
         """The locator that maps (app, id) to a file."""
         return self._locator
 
+    @saves_records
     @file_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Write a result to its file, replacing any previous version, and return its id.

@@ -11,7 +11,7 @@ from agenteval._util.name_checks import check_result, check_text_names, nonempty
 from agenteval.errors import NotFoundError
 from agenteval.evalresult._prepare import filled_result, recorded_pieces, result_pieces
 from agenteval.evalresult.models import EvalSetResult
-from agenteval.evalresult.records import CaseRecord
+from agenteval.evalresult.records import CaseRecord, saves_records
 
 __all__ = ["InMemoryEvalResultManager"]
 
@@ -30,6 +30,7 @@ class InMemoryEvalResultManager:
         self._lock = threading.Lock()
         self._results: dict[str, dict[str, tuple[str, ...]]] = {}
 
+    @saves_records
     @nonempty_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Store a copy of a result and return its id.

@@ -13,7 +13,7 @@ from agenteval._util.name_checks import check_result, nonempty_names
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult._prepare import filled_result, result_json
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
-from agenteval.evalresult.records import CaseRecord
+from agenteval.evalresult.records import CaseRecord, saves_records
 from agenteval.evalresult.summary import EvalSetResultSummary
 from agenteval.storage._mysql_client import MySQLStore, sql_literal, to_seconds
 from agenteval.storage._mysql_schema import EVALUATION_EVAL_SET_RESULTS, check_columns
@@ -105,6 +105,7 @@ class MySQLEvalResultManager(MySQLStore):
             self._value_depth = None if server is None else server - _RESULT_VALUE_NESTING
         return self._value_depth
 
+    @saves_records
     @_column_names
     async def save(self, app_name: str, result: EvalSetResult | None) -> str:
         """Insert or replace a result and return its id.

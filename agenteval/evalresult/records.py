@@ -11,8 +11,10 @@ later save writes.
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json, to_json
@@ -22,7 +24,31 @@ from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalresult.summarize import MetricRow, RunRow, run_row
 
-__all__ = ["CaseRecord", "CaseRecorder", "SharedParts", "metric_results_of"]
+__all__ = ["CaseRecord", "CaseRecorder", "SharedParts", "metric_results_of", "saves_records", "twin_of_save"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+_TWIN = "agenteval_saves_records"
+"""The mark :func:`saves_records` sets on a store's ``save``."""
+
+
+def saves_records(save: _F) -> _F:
+    """Mark a store's ``save`` as the twin of the ``save_recorded`` defined beside it.
+
+    An evaluation then saves its records through ``save_recorded``, without reading the case results, as
+    long as the store's ``save`` is this function: a ``save`` overridden, patched or wrapped is called instead.
+    """
+    vars(save)[_TWIN] = True
+    return save
+
+
+def twin_of_save(store: object) -> Callable[..., Awaitable[str]] | None:
+    """The store's ``save_recorded``, when its ``save`` is the marked twin of it (:func:`saves_records`)."""
+    save = getattr(store, "save", None)
+    if not getattr(getattr(save, "__func__", None), _TWIN, False):
+        return None
+    save_recorded = getattr(store, "save_recorded", None)
+    return save_recorded if inspect.iscoroutinefunction(save_recorded) else None
 
 
 class CaseRecord:

@@ -78,16 +78,40 @@ class RecordedRunResult(EvalSetRunResult):
     callback that reads it); then it is the list any other run result holds, and the evaluation saves what it
     holds when the callbacks are done (:meth:`records`).
 
+    It is an :class:`EvalSetRunResult` in every other way: ``dataclasses.replace`` makes one holding the case
+    results given, and it equals a run result holding the same values.
+
     Args:
         app_name: The app.
         eval_set_id: The eval set.
-        records: The case results' records, in order.
+        eval_case_results: The case results, when given as models (``dataclasses.replace`` gives them).
+        records: The case results' records, in order, when ``eval_case_results`` is not given.
     """
 
-    def __init__(self, *, app_name: str, eval_set_id: str, records: list[CaseRecord]) -> None:
+    def __init__(
+        self,
+        *,
+        app_name: str,
+        eval_set_id: str,
+        eval_case_results: list[EvalCaseResult] | None = None,
+        records: list[CaseRecord] | None = None,
+    ) -> None:
         self.app_name, self.eval_set_id = app_name, eval_set_id
-        self._records = records
+        self._records = records or []
         self._by_model: dict[int, CaseRecord] | None = None
+        if eval_case_results is not None:
+            self.eval_case_results = eval_case_results
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EvalSetRunResult):
+            return NotImplemented
+        return (self.app_name, self.eval_set_id, self.eval_case_results) == (
+            other.app_name,
+            other.eval_set_id,
+            other.eval_case_results,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it extends
 
     @property
     def eval_case_results(self) -> list[EvalCaseResult]:

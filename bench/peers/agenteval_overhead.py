@@ -34,22 +34,15 @@ from agenteval.service import AfterEvaluateSetArgs, AfterInferenceSetArgs
 
 
 class TimedResults(ae.InMemoryEvalResultManager):
-    """The default in-memory result store, timing its saves.
+    """The default in-memory result store, timing the save an evaluation makes.
 
-    Both: an evaluation saves its records with ``save_recorded``, which stands in for ``save`` only in a
-    store that overrides neither or both.
+    An evaluation saves its records with ``save_recorded``; it would hand a store that overrides ``save``
+    the whole result instead (that ``save`` may change it), so only ``save_recorded`` is overridden here.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.save_s = 0.0
-
-    async def save(self, app_name: str, result: ae.EvalSetResult | None) -> str:
-        started = time.perf_counter()
-        try:
-            return await super().save(app_name, result)
-        finally:
-            self.save_s += time.perf_counter() - started
 
     async def save_recorded(self, app_name: str, result: ae.EvalSetResult | None, records: Sequence[CaseRecord]) -> str:
         started = time.perf_counter()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -18,7 +20,7 @@ from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvoc
 from agenteval.evalresult.records import CaseRecord, metric_results_of
 from agenteval.evalresult.summarize import run_row
 from agenteval.evaluation.run import EvaluationRun
-from agenteval.service import AfterEvaluateCaseArgs, AfterEvaluateSetArgs
+from agenteval.service import AfterEvaluateCaseArgs, AfterEvaluateSetArgs, EvalSetRunResult
 from tests.evalresult._data import INTEROP_RESULTS, make_result
 
 APP = "records_app"
@@ -306,13 +308,9 @@ def test_an_after_evaluate_set_callback_that_does_not_read_the_results_leaves_th
     assert not any(record.read for record in recorded.recorded)  # type: ignore[attr-defined]
 
 
-def test_a_store_that_times_both_saves_keeps_the_records_unread() -> None:
+def test_a_store_that_overrides_save_recorded_alone_keeps_the_records_unread() -> None:
     class TimedStore(ae.InMemoryEvalResultManager):
         calls = 0
-
-        async def save(self, app_name: str, result: EvalSetResult | None) -> str:
-            TimedStore.calls += 1
-            return await super().save(app_name, result)
 
         async def save_recorded(self, app_name: str, result: EvalSetResult | None, records: Any) -> str:
             TimedStore.calls += 1
@@ -324,3 +322,69 @@ def test_a_store_that_times_both_saves_keeps_the_records_unread() -> None:
     recorded = report._unread()
     assert TimedStore.calls == 1 and recorded is not None
     assert not any(record.read for record in recorded.recorded)  # type: ignore[attr-defined]
+
+
+def test_a_patched_or_synchronous_save_is_the_one_called() -> None:
+    class SyncTwin(ae.InMemoryEvalResultManager):
+        def save_recorded(self, app_name: str, result: Any, records: Any) -> str:  # type: ignore[override]
+            raise AssertionError("a synchronous save_recorded is not awaited")
+
+    report = ae.Evaluator(APP, str.upper, progress=False).evaluate(words(3), metrics=METRICS)
+    patched = ae.InMemoryEvalResultManager()
+    with mock.patch.object(patched, "save", wraps=patched.save) as save:
+        result_id = report.save(patched)
+    assert save.call_count == 1
+    assert run_sync(patched.get(APP, result_id)).eval_case_results == report.result.eval_case_results
+    assert report.save(SyncTwin()) == result_id
+
+
+def test_a_run_result_replaced_or_compared_in_a_callback_is_a_run_result() -> None:
+    seen: list[bool] = []
+
+    def check(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        assert args.result is not None
+        copy = dataclasses.replace(args.result, app_name="other")
+        plain = EvalSetRunResult(
+            app_name=args.result.app_name,
+            eval_set_id=args.result.eval_set_id,
+            eval_case_results=list(args.result.eval_case_results),
+        )
+        seen.extend([copy.app_name == "other", copy.eval_case_results == plain.eval_case_results])
+        seen.extend([args.result == plain, plain == args.result, args.result != copy])
+
+    callbacks = ae.Callbacks().register_after_evaluate_set("check", check)
+    ae.Evaluator(APP, str.upper, progress=False, callbacks=callbacks).evaluate(words(3), metrics=METRICS)
+    assert seen == [True] * 5
+
+
+def _stored_summary(store: ae.InMemoryEvalResultManager, result_id: str) -> Any:
+    summary = run_sync(store.get(APP, result_id)).summary
+    assert summary is not None
+    return summary.model_dump(exclude={"provenance"})
+
+
+def test_the_saved_summary_follows_case_results_an_aggregator_or_the_user_changed() -> None:
+    def bump(data: ae.AggregationInput) -> ae.AggregationResult:
+        run = data.runs[0]
+        run.overall_eval_metric_results[0].score = 0.25
+        return ae.AggregationResult(score=0.5, status=ae.EvalStatus.PASSED)
+
+    store = ae.InMemoryEvalResultManager()
+    report = ae.Evaluator(APP, str.upper, progress=False, num_runs=3, aggregator=bump, result_manager=store).evaluate(
+        words(3), metrics=METRICS
+    )
+    result = report.result
+    assert result.summary is not None
+    assert _stored_summary(store, result.eval_set_result_id) == result.summary.model_dump(exclude={"provenance"})
+
+    async def evaluate() -> tuple[EvaluationRun, ae.EvaluationReport]:
+        run = ae.Evaluator(APP, str.upper, progress=False).start(words(3), metrics=METRICS)
+        return run, await run
+
+    run, fresh = run_sync(evaluate())
+    run.finished_results[1].final_eval_status = ae.EvalStatus.FAILED
+    other = ae.InMemoryEvalResultManager()
+    result_id = fresh.save(other)
+    expected = fresh.result.summary
+    assert expected is not None
+    assert _stored_summary(other, result_id) == expected.model_dump(exclude={"provenance"})
