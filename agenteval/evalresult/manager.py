@@ -22,8 +22,9 @@ class EvalResultManager(Protocol):
     A store may also offer ``async save_recorded(app_name, result, records)``: the same save, for a
     result that holds no case results, whose case results are ``records``
     (:class:`~agenteval.evalresult.records.CaseRecord`, each with its compact JSON, ``record.text(indent)``).
-    An evaluation saves through it, when the store's ``save`` is the one defined beside it, without reading
-    the case results back; otherwise it calls ``save`` with the whole result.
+    An evaluation saves through it, without reading the case results back, when the store's ``save`` is
+    marked as its twin (:func:`~agenteval.evalresult.records.saves_records`); otherwise it calls ``save``
+    with the whole result.
     """
 
     async def save(self, app_name: str, result: EvalSetResult) -> str:
