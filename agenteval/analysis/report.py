@@ -959,9 +959,25 @@ async def build_report(
     Raises:
         AgentEvalError: ``summarize eval set result: ...`` when a case has no run id or an unknown status.
     """
-    by_case = _runs_by_case(cases, _case_order(plan.eval_set))
-    deciding = _Deciding(plan, inferences)
-    outcomes = {eval_id: await deciding.outcome(eval_id, runs) for eval_id, runs in by_case.items()}
+    app_name, eval_set_id, eval_set, metrics = plan.app_name, plan.eval_set_id, plan.eval_set, plan.metrics
+    by_case = _runs_by_case(cases, _case_order(eval_set))
+    eval_cases = eval_set.cases_by_id() if eval_set is not None else {}
+    last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
+    outcomes: dict[str, CaseOutcome] = {}
+    for eval_id, runs in by_case.items():
+        try:
+            outcomes[eval_id] = await decide_case(
+                runs,
+                plan.num_runs,
+                plan.aggregator,
+                app_name=app_name,
+                eval_set_id=eval_set_id,
+                eval_case=eval_cases.get(eval_id) or rebuilt_case(app_name, eval_id, runs),
+                inference=last_inference.get(eval_id) or InferenceResult(eval_case_id=eval_id),
+                metrics=metrics,
+            )
+        except AgentEvalError as exc:
+            raise rewrap("summarize eval set result", exc) from exc
     return _report_of(
         plan, cases, by_case, outcomes, inferences, execution_time=execution_time, name=(result_id, result_name)
     )
@@ -1049,36 +1065,6 @@ async def build_recorded_report(
     )
     report.__dict__["_unread_records"] = recorded
     return report
-
-
-class _Deciding:
-    """Decides each case of an evaluation across its runs with the plan's aggregator."""
-
-    def __init__(self, plan: ReportPlan, inferences: Sequence[Sequence[InferenceResult]]) -> None:
-        self.plan = plan
-        self.eval_cases = plan.eval_set.cases_by_id() if plan.eval_set is not None else {}
-        self.last_inference = {inference.eval_case_id: inference for run in inferences for inference in run}
-
-    async def outcome(self, eval_id: str, runs: list[EvalCaseResult]) -> CaseOutcome:
-        """The case's outcome (:func:`~agenteval.aggregation.decide_case`).
-
-        Raises:
-            AgentEvalError: ``summarize eval set result: ...`` when a run has an unknown status.
-        """
-        plan = self.plan
-        try:
-            return await decide_case(
-                runs,
-                plan.num_runs,
-                plan.aggregator,
-                app_name=plan.app_name,
-                eval_set_id=plan.eval_set_id,
-                eval_case=self.eval_cases.get(eval_id) or rebuilt_case(plan.app_name, eval_id, runs),
-                inference=self.last_inference.get(eval_id) or InferenceResult(eval_case_id=eval_id),
-                metrics=plan.metrics,
-            )
-        except AgentEvalError as exc:
-            raise rewrap("summarize eval set result", exc) from exc
 
 
 def _report_of(

@@ -45,7 +45,7 @@ from agenteval.errors import (
 from agenteval.evalresult._prepare import new_result_id
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
-from agenteval.evalresult.records import CaseRecord, CaseRecorder
+from agenteval.evalresult.records import CaseRecorder
 from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._journaling import journal_callbacks, open_journal
 from agenteval.evaluation._reuse import (
@@ -327,9 +327,9 @@ class Evaluator:
                 inferences, scored = await service.infer_and_evaluate(request, config)
             except Exception as exc:
                 raise rewrap(f"run {run_id}", exc) from exc
-            if isinstance(scored, RecordedRunResult):
-                return inferences, scored.records()
-            return inferences, [CaseRecord(case) for case in scored.eval_case_results]
+            # The runtime's recorder made the run's result hold its records.
+            assert isinstance(scored, RecordedRunResult)
+            return inferences, scored.records()
 
         with limited_depth(plan.depth_limit), _recording(plan, options.num_runs):
             if executor != "local":
