@@ -140,3 +140,15 @@ async def test_cases_taken_from_a_resumed_report_do_not_set_the_pace() -> None:
     release.set()
     report = await run
     assert report.passed and run.reused == 4 and run.eta == 0.0
+
+
+@pytest.mark.asyncio
+async def test_a_run_seen_done_has_its_report_at_once() -> None:
+    # Polled every turn of the loop, the task is seen done in the turn it ends, before its done callbacks run.
+    for _ in range(5):
+        run = evaluator(str.upper).start(words(), metrics=METRICS)
+        assert run._task is not None
+        while not run._task.done():
+            await asyncio.sleep(0)
+        report = await run
+        assert run.done and run.report is report and run.result() is report

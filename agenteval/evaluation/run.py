@@ -46,6 +46,7 @@ class EvaluationRun:
         self.ledger = ledger
         """The evaluation's record, which every view of the running evaluation reads."""
         self._task: asyncio.Task[EvaluationReport] | None = None
+        self._end_recorded = False
         self._listeners: list[Callable[[EvaluationRun], object]] = []
         self.report: EvaluationReport | None = None
         """The final report once done; after :meth:`cancel`, the partial one (empty when no case had finished,
@@ -139,7 +140,8 @@ class EvaluationRun:
     @property
     def done(self) -> bool:
         """Whether the evaluation ended (finished, failed or was cancelled)."""
-        return self._task is not None and self._task.done()
+        # Once the end is recorded (report, error), not when the task is: its done callbacks run a turn later.
+        return self._task is not None and self._task.done() and self._end_recorded
 
     @property
     def elapsed(self) -> float:
@@ -186,14 +188,22 @@ class EvaluationRun:
         if self._task is None:
             raise AgentEvalError("this run was never started: use Evaluator.start(...)")
         try:
-            return await self._task
+            report = await self._task
         except BaseException:
+            if self._task.done():
+                self._ended(self._task)  # recorded now, if its done callback has not run yet
             # A cancelled task raises a new CancelledError; the one the evaluation raised holds the report.
             if self.error is not None:
                 raise self.error from None
             raise
+        # A task already done is awaited without a turn of the loop: its done callback may not have run yet.
+        self._ended(self._task)
+        return report
 
     def _ended(self, task: asyncio.Task[EvaluationReport]) -> None:
+        if self._end_recorded:
+            return
+        self._end_recorded = True
         if task.cancelled():
             # A cancelled task keeps no exception; the evaluation attached the partial report to the
             # CancelledError it raised, which the task re-raises from result().
