@@ -578,6 +578,24 @@ def test_models_read_from_json_share_their_field_names_until_one_is_changed() ->
     assert json.loads(second.to_json()) == {"metricName": "b", "threshold": 0.5}
 
 
+def test_models_filled_in_alike_by_assignment_still_share_one_fields_set() -> None:
+    # The service fills in every case's pending inference result field by field: one set for all of them.
+    first = EvalMetricResult.trusted(metric_name="a")
+    second = EvalMetricResult.trusted(metric_name="b")
+    for model in (first, second):
+        model.score = 1.0
+        model.threshold = 0.5
+        model.score = 0.5  # a field already in the set changes nothing
+
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    assert first.model_fields_set == {"metric_name", "score", "threshold"}
+    assert EvalMetricResult.trusted(metric_name="c").model_fields_set == {"metric_name"}
+
+    second.fromANewerVersion = 1  # type: ignore[attr-defined]  # an unknown key: a set of its own
+    assert second.model_fields_set == {"metric_name", "score", "threshold", "fromANewerVersion"}
+    assert first.model_fields_set == {"metric_name", "score", "threshold"}
+
+
 def test_changing_the_fields_set_one_model_gives_changes_no_other_model() -> None:
     first = EvalCaseResult.from_json('{"evalId": "a", "score": 1}')
     second = EvalCaseResult.from_json('{"evalId": "b", "score": 0.5}')

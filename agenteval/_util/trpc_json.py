@@ -273,9 +273,18 @@ class WireModel(BaseModel):
     if not TYPE_CHECKING:  # as pydantic's own: type checkers keep refusing attributes that are not fields
 
         def __setattr__(self, name: str, value: Any) -> None:
-            """Set a field (or an unknown key) as pydantic does; a model made by :meth:`trusted` first gets own sets."""
-            if type(self.__pydantic_fields_set__) is _SharedFieldNames:
-                _set_fields_set(self, set(self.__pydantic_fields_set__))
+            """Set a field (or an unknown key) as pydantic does, without changing a fields set other models share.
+
+            pydantic adds ``name`` to the model's fields set: a shared set that lacks it is replaced first, by the
+            shared set that has it for a field (the service fills in every case's pending result this way), or
+            by a set of the model's own for an unknown key (whose names are open-ended).
+            """
+            fields_set = self.__pydantic_fields_set__
+            if type(fields_set) is _SharedFieldNames and name not in fields_set:
+                if name in type(self).model_fields:
+                    _set_fields_set(self, _shared_field_names(frozenset(fields_set).union((name,))))
+                else:
+                    _set_fields_set(self, set(fields_set))
             if self.__pydantic_extra__ is None and name not in type(self).model_fields:
                 _set_extra(self, {})
             super().__setattr__(name, value)

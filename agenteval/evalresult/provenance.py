@@ -52,8 +52,13 @@ LIBRARIES = ("pandas", "numpy", "scipy", "pydantic")
 """The libraries whose versions a result records: they decide its tables and statistics."""
 
 
+@functools.cache
 def package_version() -> str:
-    """The installed agenteval version (``0.0.0`` when running from an uninstalled source tree)."""
+    """The agenteval version this process runs (``0.0.0`` from an uninstalled source tree).
+
+    Read from the installed metadata once: the code running does not change when another version is installed
+    meanwhile, and each read of the metadata takes milliseconds (every evaluation asks several times).
+    """
     from importlib.metadata import PackageNotFoundError, version
 
     try:
