@@ -11,6 +11,7 @@ import pkgutil
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticUndefined
@@ -521,6 +522,41 @@ def test_every_kind_of_field_refuses_a_non_finite_number(model: WireModel) -> No
         model.to_json()
 
 
+@pytest.mark.parametrize(
+    ("model", "path"),
+    [
+        (EvalCaseResult(eval_id="c").model_copy(update={"user_id": None}), "userId"),
+        (Message(role=Role.USER, content="hi").model_copy(update={"role": None}), "role"),
+        (Invocation(invocation_id="i").model_copy(update={"tools": [Tool(name="t"), None]}), "tools[1]"),
+        (GenerationConfig(stop=["a"]).model_copy(update={"stop": ["a", None]}), "stop[1]"),
+    ],
+    ids=["text-field", "enum-field", "list-of-models", "list-of-text"],
+)
+def test_writing_refuses_none_where_its_type_has_none(model: WireModel, path: str) -> None:
+    # pydantic writes such a None as null, which no reader takes back: a file nothing could read.
+    with pytest.raises(ConfigError, match=rf"^field {re.escape(path)} holds None, which its type does not allow"):
+        model.to_json(indent=None)
+
+
+def test_nulls_in_free_form_values_and_fields_never_written_are_fine() -> None:
+    tool = Tool(name="null", arguments={"a": None, "b": [None]}, result="null")
+    assert json.loads(tool.to_json(indent=None)) == {
+        "name": "null",
+        "arguments": {"a": None, "b": [None]},
+        "result": "null",
+    }
+    judge = JudgeModelOptions(model_name="gpt", extra_fields={"seed": None})
+    judge.api_key = None  # type: ignore[assignment]  # never written (a secret)
+    assert json.loads(judge.to_json(indent=None)) == {"modelName": "gpt", "extraFields": {"seed": None}}
+    scaled = EvalCaseResult(eval_id="null").model_copy(update={"score": np.float32(0.5)})
+    assert json.loads(scaled.to_json(indent=None)) == {"evalId": "null", "score": 0.5}
+    assert json.loads(_Required(details=None).to_json(indent=None)) == {"details": None}  # its type allows None
+
+
+class _Required(WireModel):
+    details: EvalMetricResult | None
+
+
 def test_the_words_nan_and_infinity_in_text_are_fine() -> None:
     message = Message(role=Role.USER, content="NaN and Infinity", tool_calls=[{"NaN": "-Infinity"}])
     assert json.loads(message.to_json()) == message.to_dict()
@@ -594,6 +630,16 @@ def test_models_filled_in_alike_by_assignment_still_share_one_fields_set() -> No
     second.fromANewerVersion = 1  # type: ignore[attr-defined]  # an unknown key: a set of its own
     assert second.model_fields_set == {"metric_name", "score", "threshold", "fromANewerVersion"}
     assert first.model_fields_set == {"metric_name", "score", "threshold"}
+
+
+def test_pydantics_deprecated_fields_set_gives_no_other_model_a_change() -> None:
+    first = EvalMetricResult.from_json('{"metricName": "a"}')
+    second = EvalMetricResult.from_json('{"metricName": "b"}')
+    with pytest.warns(DeprecationWarning, match="model_fields_set"):
+        first.__fields_set__.add("score")
+
+    assert first.model_fields_set == {"metric_name", "score"}
+    assert second.model_fields_set == EvalMetricResult(metric_name="c").model_fields_set == {"metric_name"}
 
 
 def test_changing_the_fields_set_one_model_gives_changes_no_other_model() -> None:

@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,6 +26,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PydanticDeprecatedSince20,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
     WrapValidator,
@@ -309,6 +311,18 @@ class WireModel(BaseModel):
             _set_fields_set(self, fields_set)
         return fields_set
 
+    if not TYPE_CHECKING:  # pydantic's own is declared deprecated to type checkers
+
+        @property
+        def __fields_set__(self) -> set[str]:
+            """Pydantic's deprecated name of :attr:`model_fields_set` (which it returned unshared)."""
+            warnings.warn(
+                "The `__fields_set__` attribute is deprecated, use `model_fields_set` instead.",
+                category=PydanticDeprecatedSince20,
+                stacklevel=2,
+            )
+            return self.model_fields_set
+
     def __setstate__(self, state: dict[Any, Any]) -> None:
         """Unpickle; a field added since the object was pickled takes its default, so old pickles still load."""
         super().__setstate__(state)
@@ -391,9 +405,18 @@ class WireModel(BaseModel):
             text = self.model_dump_json(indent=indent, exclude_defaults=True, warnings="error")
         except PydanticSerializationError as exc:
             raise ConfigError(_unwritable_message(self, exc)) from None
-        # Cheap pre-check: the exact search only runs when a constant may have been written.
+        # Cheap pre-checks: the exact searches only run when a constant, or a null, may have been written.
         if "NaN" in text or "Infinity" in text:
             reject_non_finite(self)
+        if "null" in text:
+            # pydantic writes None as null where a field's type has no None (a str field set to None after
+            # validation), which no reader takes back: only free-form values, and unknown keys, may hold one.
+            found = _misplaced_null(self)
+            if found is not None:
+                raise ConfigError(
+                    f"field {found} holds None, which its type does not allow (assigned after validation?); "
+                    "JSON would hold a null that no reader takes back: give it a value of its type"
+                )
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -791,6 +814,91 @@ def depth_problem(value: Any) -> tuple[str, str, int] | None:
             if isinstance(child, _NESTING):
                 push((child, depth, (step, key)))
     return None
+
+
+def _misplaced_null(model: BaseModel) -> str | None:
+    """The JSON path of the first field, list item or mapping value holding None where its type has no None.
+
+    Free-form values (``Any``) and unknown keys may hold None, and are not searched; fields left out of the
+    JSON (``exclude``) are not either. None in a field whose default is None is left out of the JSON.
+    """
+    stack: list[tuple[BaseModel, _Step | None]] = [(model, None)]
+    while stack:
+        item, step = stack.pop()
+        values = item.__dict__
+        not_none, models, containers = _null_rules(type(item))
+        for name, key in not_none:
+            if values[name] is None:
+                return _path_text(_keys((step, key)))
+        for name, key in models:
+            child = values[name]
+            if isinstance(child, BaseModel):
+                stack.append((child, (step, key)))
+        for name, key in containers:
+            child = values[name]
+            if not child or not isinstance(child, list | tuple | dict):
+                continue
+            pairs: Iterable[tuple[str | int, Any]] = child.items() if isinstance(child, dict) else enumerate(child)
+            for index, element in pairs:
+                if element is None:
+                    return _path_text(_keys(((step, key), index)))
+                if isinstance(element, BaseModel):
+                    stack.append((element, ((step, key), index)))
+    return None
+
+
+_Keys = tuple[tuple[str, str], ...]
+
+
+@cache
+def _null_rules(model: type[BaseModel]) -> tuple[_Keys, _Keys, _Keys]:
+    """Which written fields of ``model`` (name, JSON key) :func:`_misplaced_null` looks at, in three groups.
+
+    Those that may not hold None, those that hold a model, and those that hold typed items (models, text,
+    numbers; not free-form values).
+    """
+    written = [(name, info) for name, info in model.model_fields.items() if not info.exclude]
+    return (
+        tuple((name, info.alias or name) for name, info in written if not _admits_none(info.annotation, info.default)),
+        tuple((name, info.alias or name) for name, info in written if _is_model_type(_unwrapped(info.annotation))),
+        tuple((name, info.alias or name) for name, info in written if _typed_items(info.annotation)),
+    )
+
+
+def _admits_none(annotation: Any, default: Any) -> bool:
+    """Whether a field of ``annotation`` and ``default`` may hold None: it is its default, or its type allows it."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return default is None or annotation is Any or type(None) in get_args(annotation)
+
+
+def _is_model_type(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _typed_items(annotation: Any) -> bool:
+    """Whether a list or mapping of ``annotation`` holds typed items (models, text, numbers), not free-form values."""
+    container = _unwrapped(annotation)
+    if get_origin(container) not in (list, dict):
+        return False
+    element = get_args(container)[-1]
+    if type(None) in get_args(element):  # list[X | None]: its items may be None
+        return False
+    element = _unwrapped(element)
+    return isinstance(element, type) and issubclass(element, BaseModel | str | int | float)
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated[...]`` and ``| None``."""
+    while True:
+        if get_origin(annotation) is Annotated:
+            annotation = get_args(annotation)[0]
+            continue
+        options = [option for option in get_args(annotation) if option is not type(None)]
+        if isinstance(annotation, UnionType) and len(options) == 1:
+            annotation = options[0]
+            continue
+        return annotation
 
 
 _NESTING = (BaseModel, dict, list, tuple)

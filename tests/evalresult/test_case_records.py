@@ -13,7 +13,7 @@ import pytest
 
 import agenteval as ae
 from agenteval._util.sync_bridge import run_sync
-from agenteval.errors import ConfigError
+from agenteval.errors import ConfigError, SaveError, report_of
 from agenteval.evalresult._prepare import recorded_pieces, result_json
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation, EvalSetResult
@@ -273,15 +273,23 @@ def test_several_runs_are_decided_without_reading_the_case_results(aggregator: A
     assert report.case_statuses == {summary.eval_id: summary.overall_status for summary in report.case_summaries}
 
 
-def test_a_result_a_callback_broke_says_which_case_when_read() -> None:
+def test_a_result_a_callback_broke_is_refused_when_saved_naming_the_field() -> None:
+    # None in a text field was written as null, saved, and then could not be read back by any reader.
     def break_it(context: ae.EvalContext, args: AfterEvaluateCaseArgs) -> None:
         if args.result is not None and args.result.eval_id == "c1":
             args.result.user_id = None  # type: ignore[assignment]
 
     callbacks = ae.Callbacks().register_after_evaluate_case("break", break_it)
-    report = ae.Evaluator(APP, str.upper, progress=False, callbacks=callbacks).evaluate(words(3), metrics=METRICS)
-    with pytest.raises(ConfigError, match=r"the result of case 'c1' \(run 1\) does not read back.*userId"):
-        _ = report.result
+    results = ae.InMemoryEvalResultManager()
+    evaluator = ae.Evaluator(APP, str.upper, progress=False, callbacks=callbacks, result_manager=results)
+    with pytest.raises(
+        SaveError, match=r"evalCaseResults\[1\]\.userId holds None, which its type does not allow"
+    ) as caught:
+        evaluator.evaluate(words(3), metrics=METRICS)
+    assert run_sync(results.list(APP)) == []
+    report = report_of(caught.value)
+    assert report is not None
+    assert [case.user_id for case in report.result.eval_case_results] == ["user", None, "user"]
 
 
 def test_a_finished_result_edited_after_the_run_shows_in_the_tables() -> None:
