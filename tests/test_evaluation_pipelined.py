@@ -6,13 +6,14 @@ import asyncio
 import io
 import json
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 import agenteval as ae
 from agenteval._util.sync_bridge import run_sync
-from agenteval.evalresult.records import CaseRecorder
+from agenteval.evalresult.records import CaseRecord, CaseRecorder
 from agenteval.evaluation import EvaluationOptions
 from agenteval.evaluation._support import RecordedRun, in_runs
 from agenteval.evaluation.plan import EvaluationPlan
@@ -39,7 +40,11 @@ class TwoPhaseEvaluator(ae.Evaluator):
     """The facade as it was: every run infers all its cases, then scores them."""
 
     async def _run_all(
-        self, plan: EvaluationPlan, options: EvaluationOptions, recorder: CaseRecorder
+        self,
+        plan: EvaluationPlan,
+        options: EvaluationOptions,
+        recorder: CaseRecorder,
+        ended: Callable[[int, Sequence[CaseRecord]], None],
     ) -> list[RecordedRun]:
         runtime = ServiceRuntime(limits=CaseLimits.of(options.parallelism), reuse=plan.reuse, cassettes=plan.cassettes)
         service = LocalService(self._agent(), options, runtime=runtime)
@@ -64,7 +69,9 @@ class TwoPhaseEvaluator(ae.Evaluator):
                     eval_set=eval_set,
                 )
             )
-            return inferences, [recorder.record(case) for case in scored.eval_case_results]
+            records = [recorder.record(case) for case in scored.eval_case_results]
+            ended(run_id, records)
+            return inferences, records
 
         return await in_runs(run, options.num_runs, parallel=options.parallel_runs)
 

@@ -12,7 +12,7 @@ import agenteval as ae
 from agenteval.evalset.message import Message
 from agenteval.evaluators.base import EvaluateResult, PerInvocationResult
 from agenteval.evaluators.registry import default_registry
-from agenteval.service.callbacks import AfterInferenceSetArgs
+from agenteval.service.callbacks import AfterEvaluateSetArgs, AfterInferenceSetArgs
 from agenteval.testing import ScriptedChatModel
 from tests.test_evaluation import (
     APP,
@@ -132,6 +132,72 @@ def test_a_failure_in_run_two_saves_run_one_as_a_partial_result(caplog: pytest.L
     assert reloaded.cases["eval_id"].tolist() == ["a", "b", "a", "b"]
     rescored = ae.Evaluator(APP).rescore(reloaded, metrics=[final_response()])
     assert set(rescored.cases["status"]) == {"passed"}
+
+
+def test_a_partial_result_keeps_what_run_ones_after_evaluate_set_callback_left() -> None:
+    # The partial result held run one's cases as each was scored, without the set callback's later edits.
+    def edit_run_one(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        if args.request.run_id == 1 and args.result is not None:
+            cases = args.result.eval_case_results
+            cases[:] = [case for case in cases if case.eval_id != "a"]
+            cases[0].user_id = "edited in run 1"
+
+    callbacks = failing_in_run(2).merged(ae.Callbacks().register_after_evaluate_set("edit", edit_run_one))
+    ev = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a"), make_case("b")]), num_runs=2)
+
+    with pytest.raises(ae.AgentEvalError) as raised:
+        ev.evaluate(SET, metrics=[final_response()], callbacks=callbacks)
+
+    partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
+    cases = partial.result.eval_case_results
+    assert [(case.run_id, case.eval_id, case.user_id) for case in cases] == [
+        (1, "b", "edited in run 1"),
+        (2, "a", "user"),
+        (2, "b", "user"),
+    ]
+
+
+def test_a_partial_result_keeps_the_order_run_ones_after_evaluate_set_callback_left() -> None:
+    def reverse_run_one(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        if args.request.run_id == 1 and args.result is not None:
+            args.result.eval_case_results.reverse()
+
+    callbacks = failing_in_run(2).merged(ae.Callbacks().register_after_evaluate_set("reverse", reverse_run_one))
+    ev = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a"), make_case("b")]), num_runs=2)
+
+    with pytest.raises(ae.AgentEvalError) as raised:
+        ev.evaluate(SET, metrics=[final_response()], callbacks=callbacks)
+
+    partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
+    assert [(case.run_id, case.eval_id) for case in partial.result.eval_case_results] == [
+        (1, "b"),
+        (1, "a"),
+        (2, "a"),
+        (2, "b"),
+    ]
+
+
+def test_a_result_an_after_evaluate_set_callback_broke_leaves_the_cases_as_scored(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # What the callback left cannot be summarized (a case result without a run id): neither the result nor a
+    # partial result of it can be saved, so the partial result holds the cases as each was scored.
+    def add_broken(context: ae.EvalContext, args: AfterEvaluateSetArgs) -> None:
+        if args.result is not None:
+            cases = args.result.eval_case_results
+            cases.append(cases[0].model_copy(update={"eval_id": "extra", "run_id": 0}))
+
+    results = RecordingResultManager()
+    callbacks = ae.Callbacks().register_after_evaluate_set("add", add_broken)
+    ev = ae.Evaluator(APP, echo, eval_set_manager=fill([make_case("a"), make_case("b")]), result_manager=results)
+
+    with caplog.at_level(logging.WARNING, logger="agenteval"), pytest.raises(ae.AgentEvalError) as raised:
+        ev.evaluate(SET, metrics=[final_response()], callbacks=callbacks)
+
+    partial: ae.EvaluationReport = raised.value.report  # type: ignore[attr-defined]
+    assert [(case.run_id, case.eval_id) for case in partial.result.eval_case_results] == [(1, "a"), (1, "b")]
+    assert len(results.saved) == 1
+    assert "the 2 finished case results were saved" in caplog.text
 
 
 def test_a_keyboard_interrupt_in_run_two_keeps_run_one() -> None:

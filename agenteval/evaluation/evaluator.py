@@ -7,7 +7,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,9 +43,10 @@ from agenteval.errors import (
     warn_user,
 )
 from agenteval.evalresult._prepare import new_result_id
+from agenteval.evalresult.inference import InferenceResult
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.provenance import PARTIAL_PREFIX, Provenance
-from agenteval.evalresult.records import CaseRecorder
+from agenteval.evalresult.records import CaseRecord, CaseRecorder
 from agenteval.evalset.models import EvalSet
 from agenteval.evaluation._journaling import journal_callbacks, open_journal
 from agenteval.evaluation._reuse import (
@@ -275,7 +276,7 @@ class Evaluator:
         # Each scored case is written as JSON once its callbacks are done with it; the ledger keeps that.
         recorder = CaseRecorder(ledger.keep)
         try:
-            runs = await self._run_all(plan, run_options, recorder)
+            runs = await self._run_all(plan, run_options, recorder, ledger.run_ended)
             report = await self._finish(plan, runs, result_id)
         except BaseException as exc:
             if not isinstance(exc, SaveError):
@@ -293,9 +294,16 @@ class Evaluator:
         return report
 
     async def _run_all(
-        self, plan: EvaluationPlan, options: EvaluationOptions, recorder: CaseRecorder
+        self,
+        plan: EvaluationPlan,
+        options: EvaluationOptions,
+        recorder: CaseRecorder,
+        ended: Callable[[int, Sequence[CaseRecord]], None],
     ) -> list[RecordedRun]:
-        """Every run of the plan's cases; each run is given the plan's eval set, so all see one consistent set."""
+        """Every run of the plan's cases; each run is given the plan's eval set, so all see one consistent set.
+
+        ``ended`` is told the case results of each run that ends, as its callbacks left them.
+        """
         executor = options.executor
         # One cap for all runs: concurrent runs share ``parallelism`` instead of multiplying it.
         service = LocalService(
@@ -329,7 +337,9 @@ class Evaluator:
                 raise rewrap(f"run {run_id}", exc) from exc
             # The runtime's recorder made the run's result hold its records.
             assert isinstance(scored, RecordedRunResult)
-            return inferences, scored.records()
+            records = scored.records()
+            ended(run_id, records)
+            return inferences, records
 
         with limited_depth(plan.depth_limit), _recording(plan, options.num_runs):
             if executor != "local":
@@ -418,27 +428,18 @@ class Evaluator:
             # An error before any case finished (a callback, the store) leaves nothing to carry on: fixed, the
             # evaluation runs again. One stopped on purpose leaves an empty partial result that resume= takes.
             return
+        result_id = planned_id
         try:
-            # Only the runs that were reached: runs never started are not failures.
-            num_runs = len(inferences)
-            result_id = planned_id
-            provenance = plan.provenance_after_runs().model_copy(
-                update={
-                    "finished_at": time.time(),
-                    "num_runs": num_runs,
-                    "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
-                    "partial": True,
-                }
-            )
-            report = await build_recorded_report(
-                plan.report_plan(num_runs=num_runs, provenance=provenance),
-                cases,
-                inferences,
-                execution_time=time.perf_counter() - plan.started,
-                result_id=result_id,
-                result_name=f"{result_id} (partial)",
-            )
-            await report.asave(plan.options.result_manager)
+            try:
+                report = await self._saved_partial(plan, cases, inferences, stopped_by, result_id)
+            except Exception:
+                # What an ended run's after_evaluate_set callbacks left may be what cannot be summarized or
+                # saved (a case result they added without a run id): the cases as each was scored then.
+                as_scored = ledger.finished_work(plan.eval_set, as_left=False)
+                if list(map(id, as_scored[0])) == list(map(id, cases)):
+                    raise
+                cases, inferences = as_scored
+                report = await self._saved_partial(plan, cases, inferences, stopped_by, result_id)
             attach_report(error, report)
             # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log
             # line in a notebook.
@@ -454,6 +455,36 @@ class Evaluator:
             _log.warning("evaluation of %s stopped by %s; %s", printable(plan.eval_set.eval_set_id), stopped_by, saved)
         except Exception as exc:
             _log.warning("could not keep the finished cases of an interrupted evaluation: %s", printable(str(exc)))
+
+    @staticmethod
+    async def _saved_partial(
+        plan: EvaluationPlan,
+        cases: list[CaseRecord],
+        inferences: list[list[InferenceResult]],
+        stopped_by: str,
+        result_id: str,
+    ) -> EvaluationReport:
+        """The partial report of ``cases``, saved under ``result_id``."""
+        # Only the runs that were reached: runs never started are not failures.
+        num_runs = len(inferences)
+        provenance = plan.provenance_after_runs().model_copy(
+            update={
+                "finished_at": time.time(),
+                "num_runs": num_runs,
+                "derived_from": f"{PARTIAL_PREFIX}stopped by {stopped_by}",
+                "partial": True,
+            }
+        )
+        report = await build_recorded_report(
+            plan.report_plan(num_runs=num_runs, provenance=provenance),
+            cases,
+            inferences,
+            execution_time=time.perf_counter() - plan.started,
+            result_id=result_id,
+            result_name=f"{result_id} (partial)",
+        )
+        await report.asave(plan.options.result_manager)
+        return report
 
     def rescore(
         self,

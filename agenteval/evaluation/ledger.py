@@ -115,6 +115,7 @@ class RunLedger:
         self._runs = [self._new_run(number) for number in range(1, self._num_runs + 1)]
         self._results: list[EvalCaseResult | CaseRecord] = []
         self._scored: dict[int, list[EvalCaseResult | CaseRecord]] = {}
+        self._ended: dict[int, list[CaseRecord]] = {}
         # Where each case result not recorded yet is in both lists, by id (the result is alive until recorded).
         self._unrecorded: dict[int, tuple[int, int, int]] = {}
         self._inferred: dict[int, list[InferenceResult]] = {}
@@ -399,6 +400,16 @@ class RunLedger:
             self._results[index] = record
             self._scored[run][run_index] = record
 
+    def run_ended(self, run_id: int, records: Sequence[CaseRecord]) -> None:
+        """Hold the case results run ``run_id`` ended with, as its ``after_evaluate_set`` callbacks left them.
+
+        A partial result, left by a later run that fails, holds them (:meth:`finished_work`): what the callbacks
+        dropped, added, reordered or edited, as the full result would have. The progress (:attr:`results`,
+        :attr:`rows`, :attr:`counts`) stays what was scored, case by case.
+        """
+        with self._lock:
+            self._ended[run_id] = list(records)
+
     @property
     def records(self) -> list[CaseRecord]:
         """The case results finished so far, as records, in the order they finished."""
@@ -486,13 +497,16 @@ class RunLedger:
                 return None
         return done / elapsed if elapsed > 0 and done > 0 else None
 
-    def finished_work(self, eval_set: EvalSet) -> tuple[list[CaseRecord], list[list[InferenceResult]]]:
+    def finished_work(
+        self, eval_set: EvalSet, *, as_left: bool = True
+    ) -> tuple[list[CaseRecord], list[list[InferenceResult]]]:
         """What the evaluation did before it stopped, for its partial report: case results and each run's inferences.
 
-        Both are by run, then in eval-set order, for the runs up to the last one that did anything. A
-        case the agent finished but that was not scored yet keeps its turns as a ``not_evaluated``
-        result (re-scoring the report scores it); one whose inference failed is failed with that
-        error, as scoring would make it.
+        Both are by run, for the runs up to the last one that did anything. With ``as_left``, a run that ended
+        holds the case results its callbacks left, in their order (:meth:`run_ended`). The others hold the
+        case results as each was scored, in eval-set order; there a case the agent finished but that was not
+        scored yet keeps its turns as a ``not_evaluated`` result (re-scoring the report scores it), and one
+        whose inference failed is failed with that error, as scoring would make it.
         """
         with self._lock:
             scored_by_run = {
@@ -500,6 +514,7 @@ class RunLedger:
                 for run, results in self._scored.items()
             }
             inferred_by_run = {run: list(inferences) for run, inferences in self._inferred.items()}
+            ended = {run: list(records) for run, records in self._ended.items()} if as_left else {}
         position = {case.eval_id: index for index, case in reversed(list(enumerate(eval_set.eval_cases)))}
         by_id = eval_set.cases_by_id()
 
@@ -508,17 +523,20 @@ class RunLedger:
 
         cases: list[CaseRecord] = []
         inferences: list[list[InferenceResult]] = []
-        for run_id in range(1, max([*inferred_by_run, *scored_by_run], default=0) + 1):
+        for run_id in range(1, max([*inferred_by_run, *scored_by_run, *ended], default=0) + 1):
+            run_inferences = sorted(inferred_by_run.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
+            inferences.append(run_inferences)
+            if run_id in ended:
+                cases += ended[run_id]
+                continue
             scored = scored_by_run.get(run_id, [])
             done = {case.row.eval_id for case in scored}
-            run_inferences = sorted(inferred_by_run.get(run_id, []), key=lambda item: in_set_order(item.eval_case_id))
             scored += [
                 CaseRecord(_unscored(by_id.get(inference.eval_case_id), inference, run_id))
                 for inference in run_inferences
                 if inference.eval_case_id not in done
             ]
             cases += sorted(scored, key=lambda case: in_set_order(case.row.eval_id))
-            inferences.append(run_inferences)
         return cases, inferences
 
 
