@@ -867,8 +867,7 @@ def _null_rules(model: type[BaseModel]) -> tuple[_Keys, _Keys, _Keys]:
 
 def _admits_none(annotation: Any, default: Any) -> bool:
     """Whether a field of ``annotation`` and ``default`` may hold None: it is its default, or its type allows it."""
-    while get_origin(annotation) is Annotated:
-        annotation = get_args(annotation)[0]
+    annotation = _unannotated(annotation)
     return default is None or annotation is Any or type(None) in get_args(annotation)
 
 
@@ -888,17 +887,18 @@ def _typed_items(annotation: Any) -> bool:
     return isinstance(element, type) and issubclass(element, BaseModel | str | int | float)
 
 
+def _unannotated(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated[...]``."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation
+
+
 def _unwrapped(annotation: Any) -> Any:
     """``annotation`` without ``Annotated[...]`` and ``| None``."""
-    while True:
-        if get_origin(annotation) is Annotated:
-            annotation = get_args(annotation)[0]
-            continue
-        options = [option for option in get_args(annotation) if option is not type(None)]
-        if isinstance(annotation, UnionType) and len(options) == 1:
-            annotation = options[0]
-            continue
-        return annotation
+    annotation = _unannotated(annotation)
+    options = [option for option in get_args(annotation) if option is not type(None)]
+    return _unwrapped(options[0]) if isinstance(annotation, UnionType) and len(options) == 1 else annotation
 
 
 _NESTING = (BaseModel, dict, list, tuple)

@@ -433,12 +433,11 @@ class Evaluator:
             try:
                 report = await self._saved_partial(plan, cases, inferences, stopped_by, result_id)
             except Exception:
+                if not ledger.any_run_ended:
+                    raise
                 # What an ended run's after_evaluate_set callbacks left may be what cannot be summarized or
                 # saved (a case result they added without a run id): the cases as each was scored then.
-                as_scored = ledger.finished_work(plan.eval_set, as_left=False)
-                if list(map(id, as_scored[0])) == list(map(id, cases)):
-                    raise
-                cases, inferences = as_scored
+                cases, inferences = ledger.finished_work(plan.eval_set, as_left=False)
                 report = await self._saved_partial(plan, cases, inferences, stopped_by, result_id)
             attach_report(error, report)
             # Said twice, escaped for a terminal: the note shows in the traceback of a script, the log

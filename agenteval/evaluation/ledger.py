@@ -411,6 +411,12 @@ class RunLedger:
             self._ended[run_id] = list(records)
 
     @property
+    def any_run_ended(self) -> bool:
+        """Whether a run ended (:meth:`run_ended`): :meth:`finished_work` then differs with ``as_left``."""
+        with self._lock:
+            return bool(self._ended)
+
+    @property
     def records(self) -> list[CaseRecord]:
         """The case results finished so far, as records, in the order they finished."""
         with self._lock:
