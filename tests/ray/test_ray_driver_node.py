@@ -72,6 +72,8 @@ def drive(address: str, cache: str, finished: str, socket_file: str, report_file
 DRIVER = "import sys; from tests.ray.test_ray_driver_node import drive; drive(*sys.argv[1:])"
 NODE_LOST = r"this process's Ray node, \S+ \(node id [0-9a-f]{12}\), died \(its raylet ended\).*the case did not run"
 CONNECTION_LOST = r"^this process lost its connection to the Ray cluster .*: the case did not run"
+CLIENT_SERVER_FAILED = "Initialization failure from server"
+CLIENT_SERVER_STARTS = 3
 
 
 @dataclass(frozen=True)
@@ -92,21 +94,34 @@ def run_driver_and_kill_its_raylet(tmp_path: Path, client: bool, reply_size: int
     with driver_cluster() as cluster, (tmp_path / "driver.log").open("w") as log:
         address = cluster.client_address if client else cluster.address
         arguments = [str(tmp_path / "cache"), str(finished), str(socket_file), str(report_file), str(reply_size)]
-        driver = subprocess.Popen(
-            [sys.executable, "-c", DRIVER, address, *arguments],
-            # Ray's client tries to reconnect for 30 s by default.
-            env={**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "5"},
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
         try:
-            deadline = time.monotonic() + 180
-            while driver.poll() is None and time.monotonic() < deadline:
-                if finished.exists() and len(finished.read_text().splitlines()) >= FINISHED_BEFORE_KILL:
+            for attempt in range(1, CLIENT_SERVER_STARTS + 1):
+                output_before = (tmp_path / "driver.log").stat().st_size
+                driver = subprocess.Popen(
+                    [sys.executable, "-c", DRIVER, address, *arguments],
+                    # Ray's client tries to reconnect for 30 s by default.
+                    env={**cluster.env, "RAY_CLIENT_RECONNECT_GRACE_PERIOD": "5"},
+                    cwd=ROOT,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+                deadline = time.monotonic() + 180
+                while driver.poll() is None and time.monotonic() < deadline:
+                    if finished.exists() and len(finished.read_text().splitlines()) >= FINISHED_BEFORE_KILL:
+                        break
+                    time.sleep(0.1)
+                # Ray's head sometimes fails to start the server it runs for each client (its process ends at once:
+                # in CI, and in 1 of ~8 runs here): not what this test is about, so the driver connects again.
+                could_not_connect = (
+                    driver.poll() is not None
+                    and CLIENT_SERVER_FAILED in (tmp_path / "driver.log").read_text()[output_before:]
+                )
+                if not could_not_connect or attempt == CLIENT_SERVER_STARTS:
                     break
-                time.sleep(0.1)
-            assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-5000:]
+                log.write(_client_server_output(cluster.directory))
+                log.write(f"\n--- the driver connects again (attempt {attempt + 1}) ---\n")
+                log.flush()
+            assert driver.poll() is None, _driver_log_and_client_server_errors(tmp_path, cluster.directory)
             before_kill = {line.split()[0] for line in finished.read_text().splitlines() if line.endswith(" passed")}
             assert len(before_kill) >= FINISHED_BEFORE_KILL - 1  # at most the one being written now is cut short
 
@@ -124,6 +139,19 @@ def run_driver_and_kill_its_raylet(tmp_path: Path, client: bool, reply_size: int
     cases = {case["eval_id"]: case for case in json.loads(report_file.read_text())}
     assert len(cases) == CASES
     return Outcome(before_kill, cases, output)
+
+
+def _client_server_output(cluster_directory: str) -> str:
+    """What the head's Ray client servers wrote (the proxy, and a server per client)."""
+    return "".join(
+        f"\n--- {path.name} ---\n{path.read_text(errors='replace')[-2000:]}"
+        for path in sorted(Path(cluster_directory).glob("session_latest/logs/ray_client_server*"))
+    )
+
+
+def _driver_log_and_client_server_errors(tmp_path: Path, cluster_directory: str) -> str:
+    """The end of the driver's output, and the Ray client servers' (for a failure)."""
+    return (tmp_path / "driver.log").read_text()[-5000:] + _client_server_output(cluster_directory)
 
 
 def assert_the_next_run_takes_the_passed_cases_from_the_cache(cache: Path, passed: set[str], reply_size: int) -> None:
