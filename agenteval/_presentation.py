@@ -14,7 +14,7 @@ vocabulary of a running evaluation's progress, which the evaluation's record
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +28,6 @@ __all__ = [
     "CANCELLED",
     "EVALUATION",
     "INFERENCE",
-    "CaseOutcome",
     "FinishedReport",
     "HTMLView",
     "Presenter",
@@ -95,13 +94,6 @@ class RunState:
         return self.ended is not None
 
 
-class CaseOutcome(Protocol):
-    """One case's verdict across runs, as :class:`FinishedReport` lists it."""
-
-    @property
-    def overall_status(self) -> EvalStatus: ...
-
-
 class FinishedReport(Protocol):
     """What a progress display reads of the report an evaluation ended with (an ``EvaluationReport``)."""
 
@@ -115,7 +107,8 @@ class FinishedReport(Protocol):
     def reuse_summary(self) -> str: ...
 
     @property
-    def case_summaries(self) -> Sequence[CaseOutcome]: ...
+    def case_statuses(self) -> Mapping[str, EvalStatus]:
+        """Each case's overall status across its runs, by case id (read without the case results' records)."""
 
 
 class ProgressListener(Protocol):

@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalSetResult
 from agenteval.evalresult.summarize import fail_if_errored
 from agenteval.status import EvalStatus
 
+if TYPE_CHECKING:
+    from agenteval.analysis._frames import RunView
+
 __all__ = [
     "CaseRuns",
+    "case_pass_nc",
     "mean_pass_at_k",
     "mean_pass_hat_k",
     "parse_case_pass_nc",
@@ -219,8 +224,13 @@ def parse_case_pass_nc(result: EvalSetResult) -> list[CaseRuns]:
     Args:
         result: An eval-set result; its summary is not needed.
     """
+    return case_pass_nc(result.eval_case_results)
+
+
+def case_pass_nc(runs: Iterable[RunView]) -> list[CaseRuns]:
+    """:func:`parse_case_pass_nc` from the case results themselves, or their rows (a report that has not read them)."""
     counts: dict[str, list[int]] = {}
-    for case in result.eval_case_results:
+    for case in runs:
         status = fail_if_errored(case.final_eval_status or EvalStatus.NOT_EVALUATED, bool(case.error_message))
         count = counts.setdefault(case.eval_id, [0, 0])
         count[0] += status in (EvalStatus.PASSED, EvalStatus.FAILED)

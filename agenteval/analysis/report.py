@@ -60,9 +60,9 @@ from agenteval.analysis.bundle import BundleContents, bundle_environment, is_bun
 from agenteval.analysis.diagnostics.failures import failures_frame
 from agenteval.analysis.diagnostics.flakiness import flakiness_frame
 from agenteval.analysis.passk import (
+    case_pass_nc,
     mean_pass_at_k,
     mean_pass_hat_k,
-    parse_case_pass_nc,
     parse_pass_nc,
     pass_at_k,
     pass_hat_k,
@@ -117,8 +117,10 @@ __all__ = [
     "EvaluationReport",
     "build_recorded_report",
     "build_report",
+    "case_views",
     "inferences_from_result",
     "report_from_result",
+    "run_views",
 ]
 
 
@@ -290,6 +292,35 @@ class EvaluationReport:
         Read without the records: cheaper than :attr:`case_summaries` for a report that has not read them.
         """
         return {case.eval_id: case.overall_status for case in self._case_views()}
+
+    @property
+    def result_id(self) -> str:
+        """The id of the saved result (``""`` until saved), read without the records, which :attr:`result` reads."""
+        unread = self._unread()
+        return unread.result_id if unread is not None else self.result.eval_set_result_id
+
+    def case_results(self, eval_id: str) -> list[EvalCaseResult]:
+        """One case's result in each run, in run order, read alone: the other cases' records stay unread.
+
+        :attr:`result` and :attr:`case_summaries` read every case's record; this reads only this case's,
+        which in a report of thousands of cases is the difference between milliseconds and seconds. Treat
+        the results as read-only (copy one to edit it).
+
+        Raises:
+            NotFoundError: No case of this report has the id ``eval_id`` (the message lists the cases).
+        """
+        unread = self._unread()
+        if unread is not None:
+            for row in unread.cases:
+                if row.eval_id == eval_id:
+                    return [unread.record(position) for position in row.positions]
+        else:
+            for summary in self.case_summaries:
+                if summary.eval_id == eval_id:
+                    return list(summary.runs)
+        known = [case.eval_id for case in self._case_views()]
+        listed = ", ".join(map(repr, known[:30])) + (", …" if len(known) > 30 else "")
+        raise NotFoundError(f"no case {eval_id!r} in this report; its cases are: {listed or '(none)'}")
 
     @property
     def cases(self) -> pd.DataFrame:
@@ -673,7 +704,7 @@ class EvaluationReport:
             ConfigError: ``k`` is below 1 or more than the runs some case passed or failed (the
                 message names that case).
         """
-        return mean_pass_at_k(parse_case_pass_nc(self.result), k)
+        return mean_pass_at_k(case_pass_nc(self._runs()), k)
 
     def pass_hat_k(self, k: int) -> float:
         """pass^k per case: the chance that ``k`` runs of a case all pass, averaged over the cases.
@@ -688,7 +719,7 @@ class EvaluationReport:
             ConfigError: ``k`` is below 1 or more than the runs some case passed or failed (the
                 message names that case).
         """
-        return mean_pass_hat_k(parse_case_pass_nc(self.result), k)
+        return mean_pass_hat_k(case_pass_nc(self._runs()), k)
 
     def set_pass_at_k(self, k: int) -> float:
         """pass@k of the whole eval set: at least one of ``k`` runs drawn passed as a whole set (the reference's).
@@ -774,7 +805,7 @@ class EvaluationReport:
         table = self.case_table
         decided = table["status"][table["status"].isin([EvalStatus.PASSED, EvalStatus.FAILED])]
         scores = {name: table[name].to_numpy(dtype=float) for name in table.columns[len(CASE_SUMMARY_COLUMNS) :]}
-        run_rates = [case.passed / case.runs if case.runs else np.nan for case in parse_case_pass_nc(self.result)]
+        run_rates = [case.passed / case.runs if case.runs else np.nan for case in case_pass_nc(self._runs())]
         measured = self.metrics.query("measure_name != ''")
         means = measured.groupby(["metric_name", "measure_name", "eval_id"], sort=False)["measure"].mean()
         measures = {}
@@ -818,11 +849,10 @@ class EvaluationReport:
         unread = self._unread()
         cases = unread.statuses() if unread is not None else [case.overall_status for case in self.case_summaries]
         failed = cases.count(EvalStatus.FAILED)
-        result_id = unread.result_id if unread is not None else self.result.eval_set_result_id
         return (
             f"EvaluationReport(app={self.app_name!r}, eval_set={self.eval_set_id!r}, "
             f"status={self.overall_status.value}, cases={len(cases)}, failed={failed}, runs={self.num_runs}, "
-            f"result_id={result_id!r}{', partial' if self.partial else ''})"
+            f"result_id={self.result_id!r}{', partial' if self.partial else ''})"
         )
 
     # A report made without its records (loaded, derived) holds an _Unread instead until they are read.
@@ -1424,6 +1454,20 @@ class _Records(NamedTuple):
     inference_results: list[list[InferenceResult]]
     eval_set: EvalSet | None
     provenance: Provenance | None
+
+
+def run_views(report: EvaluationReport) -> Sequence[RunView]:
+    """Every case result of ``report``, in the result's order, as views read them: rows, unless its records are read.
+
+    For the notebook's views (the HTML summary, plots), which must not read every record of a large report to
+    show its outcomes; :meth:`EvaluationReport.case_results` reads the records of the cases they show in full.
+    """
+    return report._runs()
+
+
+def case_views(report: EvaluationReport) -> Sequence[CaseAcrossRuns]:
+    """Each case of ``report`` across its runs, in eval-set order, as views read it (see :func:`run_views`)."""
+    return report._case_views()
 
 
 class _CaseRow(NamedTuple):

@@ -338,7 +338,8 @@ class ProgressBase:
         passed, failed, errors, not_evaluated = self._totals()
         elapsed = _duration(self.source.elapsed)
         if report is not None and error is None:
-            statuses = [summary.overall_status for summary in report.case_summaries]
+            # The statuses alone: a report's case_summaries would read every case's record to count them.
+            statuses = list(report.case_statuses.values())
             parts = [
                 f"{plural(len(statuses), 'case')} × {plural(report.num_runs, 'run')}",
                 f"{statuses.count(EvalStatus.PASSED)} passed",
