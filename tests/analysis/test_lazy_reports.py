@@ -375,3 +375,54 @@ def test_the_lazy_aggregator_input_sets_every_field_and_is_an_aggregation_input(
     assert every["metric_results_per_invocation"]
     assert dataclasses.replace(made, app_name="x").eval_case == every["eval_case"]
     assert repr(made).startswith("_LazyInput(app_name=")
+
+
+# ------------------------------------------------------------------ what reads one case, or none
+
+
+REPORT_KINDS = {
+    "evaluated": lambda saved: _evaluated(2),
+    "loaded": lambda saved: ae.EvaluationReport.load(saved),
+    "derived": lambda saved: ae.EvaluationReport.load(saved).with_thresholds({"rouge": 0.9}),
+}
+
+
+@pytest.mark.parametrize("kind", list(REPORT_KINDS.values()), ids=list(REPORT_KINDS))
+def test_one_cases_results_are_read_alone_and_are_what_the_whole_report_holds(saved: Path, kind: Any) -> None:
+    report = kind(saved)
+
+    alone = {eval_id: report.case_results(eval_id) for eval_id in ("trip", "boom")}
+    assert not _read(report)
+    with pytest.raises(ae.NotFoundError, match=r"no case 'lisbon' in this report; its cases are: 'trip', 'paris'"):
+        report.case_results("lisbon")
+
+    whole = {summary.eval_id: summary.runs for summary in report.case_summaries}  # reads every record
+    assert alone == {eval_id: whole[eval_id] for eval_id in alone}
+    assert report.case_results("paris") == whole["paris"]
+
+
+@pytest.mark.parametrize("kind", list(REPORT_KINDS.values()), ids=list(REPORT_KINDS))
+def test_pass_at_k_the_summary_table_and_the_result_id_leave_the_records_unread(saved: Path, kind: Any) -> None:
+    report = kind(saved)
+    k = report.num_runs
+
+    def answers() -> tuple[Any, ...]:
+        return report.pass_at_k(1), report.pass_hat_k(k), report.summary_table(), report.result_id, repr(report)
+
+    lazy = answers()
+    assert not _read(report)
+    report.result  # noqa: B018 - reads the records
+    read = answers()
+    assert lazy[:2] == read[:2] and lazy[3:] == read[3:]
+    pd.testing.assert_frame_equal(lazy[2], read[2])
+    assert read[3] == report.result.eval_set_result_id
+
+
+def test_a_reports_result_id_is_the_one_its_first_save_gave(tmp_path: Path) -> None:
+    report = _evaluated(1)
+    assert report.result_id  # the evaluation saved it in memory
+
+    derived = report.with_thresholds({"rouge": 0.9})
+    assert derived.result_id == ""
+    saved_as = derived.save(ae.LocalEvalResultManager(tmp_path))
+    assert derived.result_id == saved_as == derived.result.eval_set_result_id
