@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
@@ -425,8 +425,8 @@ def _remove_stale_temp_files(directory: Path) -> None:
                 os.unlink(directory / name)
 
 
-def write_atomic(path: Path, text: str | Sequence[str]) -> None:
-    """Write ``text`` (plus a trailing newline) to ``path`` atomically; texts in a sequence are written in turn.
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (plus a trailing newline) to ``path`` atomically; texts of an iterable are written in turn.
 
     The text goes to a temporary file in the same directory (``.agenteval-<host>-<pid>-<random>.tmp``),
     which then replaces ``path``. An error at any point leaves the previous file intact and no

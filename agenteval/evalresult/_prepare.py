@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
+
+from pydantic_core import from_json, to_json
 
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import EvalCaseResult, EvalSetResult
@@ -22,6 +24,7 @@ __all__ = [
     "recorded_pieces",
     "result_json",
     "result_pieces",
+    "streamed_pieces",
     "value_depth_limit",
 ]
 
@@ -146,6 +149,10 @@ class WrittenCase(Protocol):
         """``model.to_json(indent=indent)``."""
         ...
 
+    def stored_text(self) -> str | None:
+        """The compact text it is written from as it stands (a record whose model was not read), else ``None``."""
+        ...
+
 
 def recorded_pieces(shell: EvalSetResult, cases: Sequence[WrittenCase], *, indent: int | None = None) -> list[str]:
     """The pieces of the result that is ``shell`` (which holds no case result) with ``cases`` as its case results.
@@ -156,28 +163,51 @@ def recorded_pieces(shell: EvalSetResult, cases: Sequence[WrittenCase], *, inden
     Raises:
         ConfigError: As :func:`result_json`, naming the field in the whole result.
     """
+    return list(streamed_pieces(shell, cases, indent=indent))
+
+
+def streamed_pieces(shell: EvalSetResult, cases: Sequence[WrittenCase], *, indent: int | None = None) -> Iterator[str]:
+    """:func:`recorded_pieces` as they are iterated: a file is written without holding its whole text.
+
+    What can still change is written at the call (the shell, case results read as models); a record's stored
+    text is taken at the call too, and only laid out with ``indent`` as the pieces are iterated, so iterating
+    them later (in the thread that writes the file) writes the result as it was at the call. A 20,000-case
+    result is ~110 MB indented, which the pieces would otherwise hold until the file is written.
+
+    Raises:
+        ConfigError: As :func:`result_json`, naming the field in the whole result (at the call).
+    """
     if not cases:
-        return [result_json(shell, indent=indent)]
+        return iter([result_json(shell, indent=indent)])
     marker = EvalCaseResult.trusted(eval_id=_MARKER)
     # An element of evalCaseResults is two levels down: each of its lines after the first is indented twice more.
     nesting = "\n" + " " * (2 * indent) if indent is not None else ""
-    separator = "," + nesting
+    texts: list[tuple[str, bool]] = []
     try:
         written = shell.replaced(eval_case_results=[marker]).to_json(indent=indent)
         before, found, after = written.partition(_nested(marker.to_json(indent=indent), nesting))
-        pieces = [before]
         if found:
-            for number, case in enumerate(cases):
-                if number:
-                    pieces.append(separator)
-                pieces.append(_nested(case.text(indent), nesting))
-            pieces.append(after)
+            for case in cases:
+                stored = case.stored_text() if indent is not None else None
+                texts.append((stored, True) if stored is not None else (case.text(indent), False))
     except ConfigError:
         found = ""
     if not found:
         # The whole result, written at once, names the field that cannot be written by its path in the result.
-        return [result_json(shell.replaced(eval_case_results=[case.model for case in cases]), indent=indent)]
-    return pieces
+        return iter([result_json(shell.replaced(eval_case_results=[case.model for case in cases]), indent=indent)])
+    return _pieces(before, texts, after, indent, nesting)
+
+
+def _pieces(before: str, texts: list[tuple[str, bool]], after: str, indent: int | None, nesting: str) -> Iterator[str]:
+    """The result's pieces, laying out each stored compact text (``True`` beside it) as it is reached."""
+    yield before
+    separator = "," + nesting
+    for number, (text, compact) in enumerate(texts):
+        if number:
+            yield separator
+        # pydantic-core lays out its own JSON as it writes the model (see CaseRecord.text).
+        yield _nested(to_json(from_json(text), indent=indent).decode() if compact else text, nesting)
+    yield after
 
 
 class _Written:
@@ -190,6 +220,9 @@ class _Written:
 
     def text(self, indent: int | None) -> str:
         return self.model.to_json(indent=indent)
+
+    def stored_text(self) -> str | None:
+        return None
 
 
 def _nested(text: str, nesting: str) -> str:

@@ -10,7 +10,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -22,7 +22,7 @@ from agenteval._util.gc_tuning import no_collections
 from agenteval._util.name_checks import check_file_path, check_result, file_names
 from agenteval._util.trpc_json import SHARED_VALUES, non_finite_path
 from agenteval.errors import ConfigError, NotFoundError, StorageError
-from agenteval.evalresult._prepare import filled_result, recorded_pieces, result_pieces
+from agenteval.evalresult._prepare import filled_result, result_pieces, streamed_pieces
 from agenteval.evalresult.journal import (
     JOURNAL_DIRECTORY,
     ResultJournal,
@@ -120,7 +120,7 @@ class LocalEvalResultManager:
         """
         prepared = filled_result(app_name, check_result(result))
         self.check_new_result_id(app_name, prepared.eval_set_result_id)
-        pieces = recorded_pieces(prepared, records, indent=2)
+        pieces = streamed_pieces(prepared, records, indent=2)
         await asyncio.to_thread(self._write, app_name, prepared.eval_set_result_id, pieces)
         return prepared.eval_set_result_id
 
@@ -207,7 +207,7 @@ class LocalEvalResultManager:
         path = self._path(app_name, eval_set_result_id)
         return path.parent / JOURNAL_DIRECTORY / path.name
 
-    def _write(self, app_name: str, eval_set_result_id: str, pieces: builtins.list[str]) -> None:
+    def _write(self, app_name: str, eval_set_result_id: str, pieces: Iterable[str]) -> None:
         write_atomic(self._path(app_name, eval_set_result_id), pieces)
         # The result is whole on disk: the journal of the evaluation that made it has nothing more to give
         # (one that cannot be removed is harmless: a saved file is read before any journal).

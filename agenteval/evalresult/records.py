@@ -118,6 +118,10 @@ class CaseRecord:
         _, end = _DECODER.raw_decode(text, start)
         return text[start:end]
 
+    def stored_text(self) -> str | None:
+        """Its compact text, while that is what it is written from (the model was not read), else ``None``."""
+        return self._text if self._model is None else None
+
     def text(self, indent: int | None) -> str:
         """The case result as ``to_json(indent=indent)`` writes it now.
 

@@ -14,7 +14,7 @@ import pytest
 import agenteval as ae
 from agenteval._util.sync_bridge import run_sync
 from agenteval.errors import ConfigError, SaveError, report_of
-from agenteval.evalresult._prepare import recorded_pieces, result_json
+from agenteval.evalresult._prepare import recorded_pieces, result_json, streamed_pieces
 from agenteval.evalresult.local import load_result_file
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResultPerInvocation, EvalSetResult
 from agenteval.evalresult.records import CaseRecord, metric_results_of
@@ -81,6 +81,23 @@ def test_the_pieces_of_records_make_the_whole_text(indent: int | None) -> None:
     result.eval_case_results = _case_results()
     records = [CaseRecord(case) for case in result.eval_case_results]
     pieces = recorded_pieces(result.replaced(eval_case_results=[]), records, indent=indent)
+    assert "".join(pieces) == result_json(result, indent=indent)
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_streamed_pieces_write_the_result_as_it_was_when_asked_for_them(indent: int | None) -> None:
+    # A local store iterates them in the thread that writes the file, after the call returned.
+    result = make_result(eval_set_result_id="r")
+    result.eval_case_results = _case_results()
+    records = [CaseRecord(case.model_copy(deep=True)) for case in result.eval_case_results]
+    records[1].model  # noqa: B018 - a read record is written from its model
+    shell = result.replaced(eval_case_results=[])
+
+    pieces = streamed_pieces(shell, records, indent=indent)
+    for record in records[:2]:
+        record.model.user_id = "edited later"
+    shell.eval_set_result_name = "renamed later"
+
     assert "".join(pieces) == result_json(result, indent=indent)
 
 
