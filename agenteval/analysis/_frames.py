@@ -39,6 +39,7 @@ __all__ = [
     "metrics_frame_of",
     "overall_reasons",
     "rubric_frame",
+    "rubric_frame_of",
     "tool_calls_frame",
     "turns_frame",
 ]
@@ -560,6 +561,11 @@ def turns_frame(result: EvalSetResult, metric_names: Iterable[str]) -> pd.DataFr
 
 def rubric_frame(result: EvalSetResult) -> pd.DataFrame:
     """One row per (run, case, turn, metric, rubric) for LLM-judge metrics (``RUBRIC_COLUMNS``)."""
+    return rubric_frame_of(result.eval_case_results)
+
+
+def rubric_frame_of(cases: Iterable[EvalCaseResult]) -> pd.DataFrame:
+    """:func:`rubric_frame` of some case results, in the order given (those without rubric scores add no row)."""
     rows = [
         {
             "run_id": case.run_id,
@@ -570,7 +576,7 @@ def rubric_frame(result: EvalSetResult) -> pd.DataFrame:
             "score": rubric.score,
             "reason": rubric.reason,
         }
-        for case in result.eval_case_results
+        for case in cases
         for turn, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1)
         for metric in per_turn.eval_metric_results
         if metric.details is not None

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agenteval.analysis.passk import mean_pass_at_k, mean_pass_hat_k, parse_case_pass_nc
+from agenteval.analysis.passk import case_pass_nc, mean_pass_at_k, mean_pass_hat_k
+from agenteval.analysis.report import run_views
 
 if TYPE_CHECKING:
     from agenteval.analysis.report import EvaluationReport
@@ -30,10 +31,13 @@ def pass_k_estimates(report: EvaluationReport) -> list[PassKEstimate]:
 
     Per case, as :meth:`~agenteval.EvaluationReport.pass_at_k` and
     :meth:`~agenteval.EvaluationReport.pass_hat_k` give them: the eval-set level numbers
-    (``set_pass_at_k``) are 0 whenever every run has a failed case, which says little.
+    (``set_pass_at_k``) are 0 whenever every run has a failed case, which says little. Read from the
+    case results' rows: a report that has not read its records leaves them unread.
     """
-    counted = [case for case in parse_case_pass_nc(report.result) if case.runs]
-    if report.num_runs <= 1 or not counted:
+    if report.num_runs <= 1:
+        return []
+    counted = [case for case in case_pass_nc(run_views(report)) if case.runs]
+    if not counted:
         return []
     k = min(case.runs for case in counted)
     cases = f"averaged over the {len(counted)} case{'s' if len(counted) != 1 else ''} that passed or failed"

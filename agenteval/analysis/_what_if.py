@@ -15,22 +15,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
 from agenteval._util.callable_names import qualified_name
 from agenteval._util.files import dump_models
-from agenteval.aggregation import AllPassAggregator, EvalCaseResultAggregator, finite_score
+from agenteval.aggregation import AllPassAggregator, finite_score
 from agenteval.errors import ConfigError
-from agenteval.evalresult.models import ErrorType, EvalSetResult
-from agenteval.evalresult.provenance import Provenance
+from agenteval.evalresult.models import ErrorType
 from agenteval.evaluators.registry import default_registry
-from agenteval.metric.models import EvalMetric
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from agenteval.analysis._frames import RunView
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = [
     "CASE_TABLE_COLUMNS",
@@ -92,32 +93,9 @@ class WhatIfSettings:
     """The case rule."""
 
 
-class _Case(Protocol):
-    @property
-    def eval_id(self) -> str: ...
-    @property
-    def overall_status(self) -> EvalStatus: ...
-
-
-class ScoredReport(Protocol):
-    """What a what-if reads of a report (an :class:`~agenteval.EvaluationReport`)."""
-
-    @property
-    def eval_set_id(self) -> str: ...
-    @property
-    def result(self) -> EvalSetResult: ...
-    @property
-    def case_summaries(self) -> Sequence[_Case]: ...
-    @property
-    def metric_names(self) -> list[str]: ...
-    @property
-    def eval_metrics(self) -> Sequence[EvalMetric]: ...
-    @property
-    def num_runs(self) -> int: ...
-    @property
-    def aggregator(self) -> EvalCaseResultAggregator | None: ...
-    @property
-    def provenance(self) -> Provenance | None: ...
+ScoredReport: TypeAlias = "EvaluationReport"
+"""What a what-if reads: an :class:`~agenteval.EvaluationReport`, through the rows of its case results (its
+records stay unread)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,11 +144,16 @@ class WhatIf:
     """
 
     def __init__(self, report: ScoredReport) -> None:
+        from agenteval.analysis.report import case_views, run_views
+
         self.eval_set_id = report.eval_set_id
         """The eval set of the report."""
         self.metric_names: tuple[str, ...] = tuple(report.metric_names)
         """The metrics, in configuration order, then any other the results hold."""
-        self.eval_ids: tuple[str, ...] = tuple(case.eval_id for case in report.case_summaries)
+        # Rows, not records: the scores and outcomes are all a what-if reads, and a large report
+        # that has not read its records reads none here.
+        summaries = case_views(report)
+        self.eval_ids: tuple[str, ...] = tuple(case.eval_id for case in summaries)
         """The cases, in eval-set order."""
         self.num_runs = report.num_runs
         """The configured number of runs (with more than one, cases are decided across runs)."""
@@ -180,7 +163,7 @@ class WhatIf:
         self.aggregator_name, self.decided_by_all_pass = _report_aggregator(report)
         """The name of the case aggregator that decided the report (``""`` when it records none), and
         whether that is the all-pass one."""
-        cases = report.result.eval_case_results
+        cases = run_views(report)
         runs = max(report.num_runs, max((case.run_id or 1 for case in cases), default=1))
         shape = (runs, len(self.eval_ids))
         self._present = np.zeros(shape, dtype=bool)
@@ -194,7 +177,7 @@ class WhatIf:
         self._scored = (self._statuses == _PASSED) | (self._statuses == _FAILED)
         # Runs that failed before scoring count in no average (as in the multi-run summary).
         self._counted = self._scored & ~self._errored[..., np.newaxis]
-        self._case_before = np.array([_code(case.overall_status) for case in report.case_summaries], dtype=np.int8)
+        self._case_before = np.array([_code(case.overall_status) for case in summaries], dtype=np.int8)
         own = {metric.metric_name: metric.threshold for metric in self._eval_metrics}
         for case in cases:
             for result in case.overall_eval_metric_results:
@@ -202,7 +185,7 @@ class WhatIf:
         self.thresholds: dict[str, float] = {name: own[name] for name in self.metric_names}
         """The report's own threshold per metric."""
 
-    def _fill(self, cases: Sequence[Any]) -> None:
+    def _fill(self, cases: Sequence[RunView]) -> None:
         case_index = {eval_id: index for index, eval_id in enumerate(self.eval_ids)}
         metric_index = {name: index for index, name in enumerate(self.metric_names)}
         for case in cases:
@@ -547,7 +530,8 @@ def _report_aggregator(report: ScoredReport) -> tuple[str, bool]:
     """The name of the aggregator that decided ``report``, and whether it is the all-pass one."""
     if report.aggregator is not None:
         return qualified_name(report.aggregator), type(report.aggregator) is AllPassAggregator
-    recorded = report.provenance.aggregator if report.provenance is not None else ""
+    provenance = report._known_provenance()  # the provenance field would read every record of a loaded report
+    recorded = provenance.aggregator if provenance is not None else ""
     # Results written before names were recorded hold the aggregator's repr.
     return recorded, recorded in (qualified_name(AllPassAggregator()), repr(AllPassAggregator()))
 

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from agenteval._presentation import presenter
 from agenteval._util.gc_tuning import fewer_collections
-from agenteval.analysis.passk import parse_case_pass_nc
-from agenteval.analysis.report import EvaluationReport
+from agenteval.analysis.passk import case_pass_nc
+from agenteval.analysis.report import CaseSummary, EvaluationReport, case_views, run_views
 from agenteval.errors import ConfigError, EvalSetChangedWarning, warn_user
-from agenteval.evalresult.models import EvalCaseResult
-from agenteval.evalresult.summarize import scored_metric_results
+from agenteval.evalresult.summarize import averaged_metrics
 from agenteval.evalset.identity import case_hash
 from agenteval.status import EvalStatus
 
@@ -24,7 +23,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from agenteval._presentation import HTMLView
+    from agenteval.analysis._frames import CaseAcrossRuns, MetricView, RunView
     from agenteval.analysis.statistics import PairedDifference
+    from agenteval.evalset.models import EvalCase
 
 __all__ = [
     "CASE_COMPARISON_COLUMNS",
@@ -154,26 +155,43 @@ def _metric_sides(report: EvaluationReport) -> dict[tuple[str, str], _Side]:
     """
     sides: dict[tuple[str, str], _Side] = {}
     names = report.metric_names
-    for summary in report.case_summaries:
-        averaged = {metric.metric_name: metric for metric in summary.metric_results}
+    for summary in case_views(report):
+        averaged = _averaged(summary)
         errored = any(_failed_unscored(run) for run in summary.runs)
         for name in names:
             runs = [status for run in summary.runs if (status := _run_status(run, name)) is not None]
             metric = averaged.get(name)
             if metric is not None:
-                sides[(summary.eval_id, name)] = _Side(metric.score, str(metric.eval_status or ""), _pass_rate(runs))
+                sides[(summary.eval_id, name)] = _Side(metric[0], metric[1], _pass_rate(runs))
             elif errored:
                 sides[(summary.eval_id, name)] = _Side(None, str(EvalStatus.FAILED), _pass_rate(runs))
     return sides
 
 
-def _failed_unscored(run: EvalCaseResult) -> bool:
-    return run.final_eval_status is EvalStatus.FAILED and not scored_metric_results(run)
+def _averaged(case: CaseAcrossRuns) -> dict[str, tuple[float, str]]:
+    """Each metric's score averaged over the case's runs, and whether the average passes, by metric name.
+
+    A report that has read its records has them (:attr:`CaseSummary.metric_results`); from the rows of one that
+    has not, they are what reading them would give (:func:`~agenteval.evalresult.summarize.average_metric_results`:
+    the same sums in the same order, the threshold of the first run that evaluated the metric).
+    """
+    if isinstance(case, CaseSummary):
+        return {metric.metric_name: (metric.score, str(metric.eval_status or "")) for metric in case.metric_results}
+    return {metric.metric_name: (metric.score, str(metric.eval_status)) for metric in averaged_metrics(case.runs)}
 
 
-def _run_status(run: EvalCaseResult, metric_name: str) -> EvalStatus | None:
+def _scored(run: RunView) -> Sequence[MetricView]:
+    """The metric results that count for a run (:func:`~agenteval.evalresult.summarize.scored_metric_results`)."""
+    return () if run.error_message else run.overall_eval_metric_results
+
+
+def _failed_unscored(run: RunView) -> bool:
+    return run.final_eval_status is EvalStatus.FAILED and not _scored(run)
+
+
+def _run_status(run: RunView, metric_name: str) -> EvalStatus | None:
     """The metric's status in one run: failed if the run failed unscored, ``None`` if it does not apply."""
-    for result in scored_metric_results(run):
+    for result in _scored(run):
         if result.metric_name == metric_name:
             return result.eval_status
     return EvalStatus.FAILED if _failed_unscored(run) else None
@@ -184,7 +202,7 @@ def _case_sides(report: EvaluationReport) -> dict[str, _Side]:
         summary.eval_id: _Side(
             None, str(summary.overall_status), _pass_rate(run.final_eval_status for run in summary.runs)
         )
-        for summary in report.case_summaries
+        for summary in case_views(report)
     }
 
 
@@ -398,7 +416,9 @@ class Comparison:
 
 
 def _same_eval_set(baseline: EvaluationReport, candidate: EvaluationReport) -> bool | None:
-    hashes = [report.provenance.eval_set_hash if report.provenance else "" for report in (baseline, candidate)]
+    # The provenance as known without the records: the provenance field reads them all in a loaded report.
+    provenances = [report._known_provenance() for report in (baseline, candidate)]
+    hashes = [provenance.eval_set_hash if provenance else "" for provenance in provenances]
     return hashes[0] == hashes[1] if all(hashes) else None
 
 
@@ -476,16 +496,17 @@ class _Pairing:
 
 def _pairing(baseline: EvaluationReport, candidate: EvaluationReport) -> _Pairing:
     """The cases both reports have with the same content, in the candidate's order, and the others with why."""
-    before = {summary.eval_id for summary in baseline.case_summaries}
-    after = {summary.eval_id for summary in candidate.case_summaries}
-    common = [summary.eval_id for summary in candidate.case_summaries if summary.eval_id in before]
+    baseline_ids = [case.eval_id for case in case_views(baseline)]
+    candidate_ids = [case.eval_id for case in case_views(candidate)]
+    before, after = set(baseline_ids), set(candidate_ids)
+    common = [eval_id for eval_id in candidate_ids if eval_id in before]
     edited: set[str] = set()
+    # Whether each holds its eval set, known without reading it (in a loaded report, reading it reads every record).
+    held = {role: report._has_eval_set() for role, report in (("baseline", baseline), ("candidate", candidate))}
     if _same_eval_set(baseline, candidate):
         how = "by id (both reports evaluated the same eval set content)"
-    elif baseline.eval_set is None or candidate.eval_set is None:
-        missing = [
-            role for role, report in (("baseline", baseline), ("candidate", candidate)) if report.eval_set is None
-        ]
+    elif not all(held.values()):
+        missing = [role for role, holds in held.items() if not holds]
         holds = "reports have" if len(missing) == 2 else "report has"
         differ = (
             "their eval sets differ (their content hashes do), so edited cases may be paired; "
@@ -497,7 +518,8 @@ def _pairing(baseline: EvaluationReport, candidate: EvaluationReport) -> _Pairin
             " (load with eval_set= to pair only unchanged cases)"
         )
     else:
-        old, new = baseline.eval_set.cases_by_id(), candidate.eval_set.cases_by_id()
+        # Edited cases are told apart by content: the eval sets are read here (with them, a loaded report's records).
+        old, new = _cases_by_id(baseline), _cases_by_id(candidate)
         edited = {
             eval_id
             for eval_id in common
@@ -505,22 +527,23 @@ def _pairing(baseline: EvaluationReport, candidate: EvaluationReport) -> _Pairin
         }
         how = "by id and content"
     unpaired = [
-        *((summary.eval_id, "edited") for summary in candidate.case_summaries if summary.eval_id in edited),
-        *(
-            (summary.eval_id, "only in candidate")
-            for summary in candidate.case_summaries
-            if summary.eval_id not in before
-        ),
-        *((summary.eval_id, "only in baseline") for summary in baseline.case_summaries if summary.eval_id not in after),
+        *((eval_id, "edited") for eval_id in candidate_ids if eval_id in edited),
+        *((eval_id, "only in candidate") for eval_id in candidate_ids if eval_id not in before),
+        *((eval_id, "only in baseline") for eval_id in baseline_ids if eval_id not in after),
     ]
     return _Pairing([eval_id for eval_id in common if eval_id not in edited], unpaired, how)
+
+
+def _cases_by_id(report: EvaluationReport) -> dict[str, EvalCase]:
+    eval_set = report.eval_set
+    return eval_set.cases_by_id() if eval_set is not None else {}
 
 
 def _decided(report: EvaluationReport) -> dict[str, bool]:
     """Whether each case passed, for the cases that passed or failed (not those not evaluated)."""
     return {
         summary.eval_id: summary.overall_status is EvalStatus.PASSED
-        for summary in report.case_summaries
+        for summary in case_views(report)
         if summary.overall_status in (EvalStatus.PASSED, EvalStatus.FAILED)
     }
 
@@ -528,16 +551,16 @@ def _decided(report: EvaluationReport) -> dict[str, bool]:
 def _case_scores(report: EvaluationReport) -> dict[str, dict[str, float]]:
     """Each metric's finite score per case, averaged over the runs that evaluated it."""
     scores: dict[str, dict[str, float]] = {}
-    for summary in report.case_summaries:
-        for result in summary.metric_results:
-            if math.isfinite(result.score):
-                scores.setdefault(result.metric_name, {})[summary.eval_id] = result.score
+    for summary in case_views(report):
+        for name, (score, _) in _averaged(summary).items():
+            if math.isfinite(score):
+                scores.setdefault(name, {})[summary.eval_id] = score
     return scores
 
 
 def _run_pass_rates(report: EvaluationReport) -> dict[str, float]:
     """Each case's share of runs that passed, for the cases with a run that passed or failed."""
-    return {case.eval_id: case.passed / case.runs for case in parse_case_pass_nc(report.result) if case.runs}
+    return {case.eval_id: case.passed / case.runs for case in case_pass_nc(run_views(report)) if case.runs}
 
 
 def _significance_rows(comparison: Comparison, paired: list[str]) -> list[dict[str, Any]]:

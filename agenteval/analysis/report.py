@@ -41,6 +41,7 @@ from agenteval.analysis._frames import (
     metrics_frame_of,
     overall_reasons,
     rubric_frame,
+    rubric_frame_of,
     tool_calls_frame,
     turns_frame,
 )
@@ -57,7 +58,7 @@ from agenteval.analysis._reanalysis import (
     with_thresholds,
 )
 from agenteval.analysis.bundle import BundleContents, bundle_environment, is_bundle, read_bundle, write_bundle
-from agenteval.analysis.diagnostics.failures import failures_frame
+from agenteval.analysis.diagnostics.failures import failures_frame, failures_frame_of, needs_turns
 from agenteval.analysis.diagnostics.flakiness import flakiness_frame
 from agenteval.analysis.passk import (
     case_pass_nc,
@@ -311,9 +312,13 @@ class EvaluationReport:
         """
         unread = self._unread()
         if unread is not None:
-            for row in unread.cases:
-                if row.eval_id == eval_id:
-                    return [unread.record(position) for position in row.positions]
+            # Found by id once per report: a view reads many cases one at a time.
+            rows = self.__dict__.get("_rows_by_id")
+            if rows is None or rows[0] is not unread:
+                rows = self.__dict__["_rows_by_id"] = (unread, {row.eval_id: row for row in reversed(unread.cases)})
+            row = rows[1].get(eval_id)
+            if row is not None:
+                return [unread.record(position) for position in row.positions]
         else:
             for summary in self.case_summaries:
                 if summary.eval_id == eval_id:
@@ -379,7 +384,13 @@ class EvaluationReport:
         a ``category``: ``stable_pass``, ``stable_fail`` or ``flaky``. The columns are
         ``agenteval.analysis.diagnostics.flakiness.FLAKINESS_COLUMNS``, whose documentation defines each.
         """
-        return flakiness_frame(self.case_summaries)
+        unread = self._unread()
+        if unread is None:
+            return flakiness_frame(self.case_summaries)
+        # Only first_divergence reads turns, and only of a case with several runs: just those are read.
+        cases = unread.cases
+        with fewer_collections():  # the records read, with a large report alive
+            return flakiness_frame(cases, lambda at: [self._record(position) for position in cases[at].positions])
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -393,12 +404,57 @@ class EvaluationReport:
         unscored; never from reason texts. The columns are
         ``agenteval.analysis.diagnostics.failures.FAILURE_COLUMNS``, whose documentation defines each category.
         """
-        return failures_frame(self.result, self.eval_metrics)
+        unread = self._unread()
+        if unread is None:
+            return failures_frame(self.result, self.eval_metrics)
+        cases: list[EvalCaseResult | RunView] = []
+        with fewer_collections():  # the records read, with a large report alive
+            for index, run in enumerate(unread.runs):
+                needed = needs_turns(run)
+                if needed is False:
+                    cases.append(run)
+                elif needed or self._turns_may_fail(index):
+                    cases.append(self._record(index))
+            return failures_frame_of(cases, self.eval_metrics)
 
     @property
     def rubric_scores(self) -> pd.DataFrame:
         """One row per (run, case, turn, metric, rubric) for LLM-judge metrics (columns ``RUBRIC_COLUMNS``)."""
-        return rubric_frame(self.result)
+        unread = self._unread()
+        if unread is None:
+            return rubric_frame(self.result)
+        runs = range(len(unread.runs))
+        with fewer_collections():  # the records read, with a large report alive
+            return rubric_frame_of(self._record(index) for index in runs if self._may_hold(index, '"rubricScores"'))
+
+    def _turns_may_fail(self, index: int) -> bool:
+        """Whether a turn of case result ``index`` may have failed a metric, without reading the record if it can."""
+        unread = self._unread()
+        if isinstance(unread, _Derived):
+            # New thresholds give the turns statuses that the text of the record they come from does not hold.
+            return bool(unread.derivation.thresholds) or unread.parent._turns_may_fail(index)
+        return self._may_hold(index, '"failed"')
+
+    def _may_hold(self, index: int, token: str) -> bool:
+        r"""Whether the record of case result ``index`` may hold the JSON string ``token`` (a key, a status), unread.
+
+        ``True`` when its text does, or the record is read already (then reading it costs nothing), or
+        has no text to search. A text without ``token`` may still spell it with ``\u`` escapes: only a
+        text without either does not hold it.
+        """
+        unread = self._unread()
+        if isinstance(unread, _Recorded):
+            record = unread.recorded[index]
+            if record.read:
+                return True
+            text = record.text(None)
+            return token in text or "\\u" in text
+        if isinstance(unread, _Loaded):
+            return unread.index.may_hold(index, token)
+        if isinstance(unread, _Derived):
+            # Its records are its parent's with new outcomes and thresholds: no key or text of their own.
+            return unread.parent._may_hold(index, token)
+        return True
 
     async def asave(self, manager: EvalResultManager) -> str:
         """Save the result to another store (e.g. local files or MySQL) and return its id there.
@@ -871,6 +927,7 @@ class EvaluationReport:
         for name, value in zip(_Records._fields, records, strict=True):
             self.__dict__.setdefault(name, value)
         del self.__dict__["_unread_records"]
+        self.__dict__.pop("_rows_by_id", None)
 
     def _runs(self) -> Sequence[RunView]:
         """Every case result, in the result's order: its records, or the rows of a report that has not read them."""

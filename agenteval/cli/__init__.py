@@ -87,7 +87,7 @@ def _exit_status(command: Callable[[argparse.Namespace], int], args: argparse.Na
 def _partial_result(interrupt: KeyboardInterrupt, args: argparse.Namespace) -> str:
     """Where the evaluation that Ctrl-C stopped saved its finished cases, if it did."""
     report: EvaluationReport | None = report_of(interrupt)
-    if report is None or not report.result.eval_set_result_id:
+    if report is None or not report.result_id:
         return ""
     folder = Path(args.output).resolve() / report.app_name
-    return f"; the finished cases were saved as {report.result.eval_set_result_id} in {folder}"
+    return f"; the finished cases were saved as {report.result_id} in {folder}"

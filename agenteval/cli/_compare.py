@@ -84,7 +84,7 @@ def _comparison_text(comparison: Comparison, baseline: Path, candidate: Path) ->
 
 def _described(side: str, report: EvaluationReport, path: Path) -> str:
     runs = f"{report.num_runs} run{'s' if report.num_runs != 1 else ''}"
-    return f"{side}: {path} (eval set {report.eval_set_id}, {runs}, result {report.result.eval_set_result_id})"
+    return f"{side}: {path} (eval set {report.eval_set_id}, {runs}, result {report.result_id})"
 
 
 def _counted(counts: dict[str, int]) -> str:
@@ -151,7 +151,7 @@ def _side(report: EvaluationReport, path: Path) -> dict[str, Any]:
         "file": str(path),
         "appName": report.app_name,
         "evalSetId": report.eval_set_id,
-        "evalSetResultId": report.result.eval_set_result_id,
+        "evalSetResultId": report.result_id,
         "numRuns": report.num_runs,
     }
 

@@ -136,7 +136,7 @@ def _written_files(report: EvaluationReport, args: argparse.Namespace) -> dict[s
 
 
 def _result_file(results: LocalEvalResultManager, report: EvaluationReport) -> Path | None:
-    result_id = report.result.eval_set_result_id
+    result_id = report.result_id
     if not result_id:
         return None
     return results.locator.build(results.base_dir, report.app_name, result_id).resolve()

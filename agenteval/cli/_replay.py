@@ -57,8 +57,7 @@ def _outcome_text(outcome: ReplayOutcome, bundle: object) -> list[str]:
     original = outcome.original
     differing = sum(1 for case in outcome.cases if not case.matches)
     lines = [
-        f"replayed {bundle} (eval set {original.eval_set_id}, result {original.result.eval_set_result_id})"
-        " offline from its cassettes",
+        f"replayed {bundle} (eval set {original.eval_set_id}, result {original.result_id}) offline from its cassettes",
         *table(
             [
                 ["run", "case", "outcome"],

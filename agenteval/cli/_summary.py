@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenteval._util.terminal import printable
 from agenteval.analysis._headline import pass_k_text
-from agenteval.analysis.passk import parse_case_pass_nc
-from agenteval.analysis.report import CaseSummary, EvaluationReport
+from agenteval.analysis.passk import CaseRuns, case_pass_nc
+from agenteval.analysis.report import CaseSummary, EvaluationReport, case_views, run_views
 from agenteval.cli._output import one_line, table
+from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
+from agenteval.evalresult.summarize import AveragedMetric, averaged_metrics
 from agenteval.status import EvalStatus
+
+if TYPE_CHECKING:
+    from agenteval.analysis._frames import CaseAcrossRuns
 
 __all__ = ["summary_json", "summary_text"]
 
@@ -31,8 +37,23 @@ def failed_metrics(case: CaseSummary) -> list[FailedMetric]:
     """Why a failed case failed: each metric that failed it, once per distinct score and reason; none if it passed."""
     if case.overall_status != EvalStatus.FAILED:
         return []
+    return _failed_in(case.runs)
+
+
+def _failed_metrics(report: EvaluationReport, case: CaseAcrossRuns) -> list[FailedMetric]:
+    """:func:`failed_metrics` of a case of ``report``, its results read in full only if a metric failed it."""
+    if case.overall_status != EvalStatus.FAILED:
+        return []
+    results = (result for run in case.runs for result in run.overall_eval_metric_results)
+    if not any(result.eval_status == EvalStatus.FAILED for result in results):
+        return []
+    # The reasons are in the case's full results: read this case's alone, not the whole report's.
+    return _failed_in(case.runs if isinstance(case, CaseSummary) else report.case_results(case.eval_id))
+
+
+def _failed_in(runs: Sequence[EvalCaseResult]) -> list[FailedMetric]:
     found: dict[tuple[str, float, str], FailedMetric] = {}
-    for number, run in enumerate(case.runs, 1):
+    for number, run in enumerate(runs, 1):
         for result in run.overall_eval_metric_results:
             if result.eval_status != EvalStatus.FAILED:
                 continue
@@ -44,7 +65,7 @@ def failed_metrics(case: CaseSummary) -> list[FailedMetric]:
     return list(found.values())
 
 
-def case_errors(case: CaseSummary) -> list[str]:
+def case_errors(case: CaseAcrossRuns) -> list[str]:
     """The distinct errors of the case's runs (and of deciding it across runs), a line each.
 
     A run's error is shown without the prefix that repeats the case's id (:attr:`EvalCaseResult.short_error`).
@@ -63,8 +84,9 @@ def summary_text(report: EvaluationReport) -> str:
     metric_names = [metric.metric_name for metric in report.eval_metrics]
     rows = [["case", "status", *metric_names, "error"]]
     reasons: list[list[str]] = []
-    for case in report.case_summaries:
-        scores = {m.metric_name: f"{m.score:.2f} {m.eval_status or ''}".strip() for m in case.metric_results}
+    cases = case_views(report)
+    for case in cases:
+        scores = {m.metric_name: f"{m.score:.2f} {m.eval_status or ''}".strip() for m in _metric_results(case)}
         rows.append(
             [
                 case.eval_id,
@@ -73,24 +95,36 @@ def summary_text(report: EvaluationReport) -> str:
                 "; ".join(case_errors(case)),
             ]
         )
-        reasons.append([_failure_line(case.eval_id, failed, report.num_runs) for failed in failed_metrics(case)])
+        reasons.append(
+            [_failure_line(case.eval_id, failed, report.num_runs) for failed in _failed_metrics(report, case)]
+        )
     header, rule, *case_lines = table(rows)
-    passed = sum(1 for case in report.case_summaries if case.overall_status == "passed")
+    passed = sum(1 for case in cases if case.overall_status == "passed")
     lines = [
         f"eval set {report.eval_set_id} ({report.num_runs} run{'s' if report.num_runs != 1 else ''}, "
         f"{report.execution_time:.2f}s)",
         header,
         rule,
         *(line for case_line, why in zip(case_lines, reasons, strict=True) for line in (case_line, *why)),
-        f"{passed}/{len(report.case_summaries)} cases passed; overall {report.overall_status}",
+        f"{passed}/{len(cases)} cases passed; overall {report.overall_status}",
     ]
     if headline := pass_k_text(report):
         lines.append(headline)
     if reused := report.reuse_summary:
         lines.append(reused)
-    if report.result.eval_set_result_id:
-        lines.append(f"result saved as {report.result.eval_set_result_id}")
+    if result_id := report.result_id:
+        lines.append(f"result saved as {result_id}")
     return "\n".join(lines)
+
+
+def _counted(report: EvaluationReport) -> list[CaseRuns]:
+    """Each case's passed and failed runs (:func:`~agenteval.analysis.passk.case_pass_nc`), for the cases with any."""
+    return [case for case in case_pass_nc(run_views(report)) if case.runs]
+
+
+def _metric_results(case: CaseAcrossRuns) -> list[AveragedMetric] | list[EvalMetricResult]:
+    """The case's :attr:`CaseSummary.metric_results`, from the rows of its runs when its records are unread."""
+    return case.metric_results if isinstance(case, CaseSummary) else averaged_metrics(case.runs)
 
 
 def _failure_line(eval_id: str, failed: FailedMetric, num_runs: int) -> str:
@@ -107,27 +141,27 @@ def summary_json(report: EvaluationReport, result_file: Path | None, **files: Pa
     return {
         "appName": report.app_name,
         "evalSetId": report.eval_set_id,
-        "evalSetResultId": report.result.eval_set_result_id,
+        "evalSetResultId": report.result_id,
         "resultFile": str(result_file) if result_file is not None else None,
         **{name: str(path) for name, path in files.items()},
         "overallStatus": str(report.overall_status),
         "numRuns": report.num_runs,
         "executionTime": report.execution_time,
         "passK": _pass_k(report),
-        "cases": [_case_json(case) for case in report.case_summaries],
+        "cases": [_case_json(report, case) for case in case_views(report)],
     }
 
 
 def _pass_k(report: EvaluationReport) -> dict[str, Any] | None:
     """Per-case pass@1 and pass^k, k the fewest runs a case passed or failed (as the headline); ``None`` if none did."""
-    counted = [case for case in parse_case_pass_nc(report.result) if case.runs]
+    counted = _counted(report)
     if not counted:
         return None
     k = min(case.runs for case in counted)
     return {"passAt1": report.pass_at_k(1), "k": k, "passHatK": report.pass_hat_k(k)}
 
 
-def _case_json(case: CaseSummary) -> dict[str, Any]:
+def _case_json(report: EvaluationReport, case: CaseAcrossRuns) -> dict[str, Any]:
     return {
         "evalId": case.eval_id,
         "status": str(case.overall_status),
@@ -137,11 +171,11 @@ def _case_json(case: CaseSummary) -> dict[str, Any]:
                 "score": result.score,
                 "status": str(result.eval_status) if result.eval_status is not None else None,
             }
-            for result in case.metric_results
+            for result in _metric_results(case)
         },
         "errors": case_errors(case),
         "failedMetrics": [
             {"metricName": failed.metric_name, "score": failed.score, "reason": failed.reason, "runs": failed.runs}
-            for failed in failed_metrics(case)
+            for failed in _failed_metrics(report, case)
         ],
     }

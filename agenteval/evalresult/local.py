@@ -387,6 +387,18 @@ class ResultIndex:
             self._records[index] = made
         return made
 
+    def may_hold(self, index: int, token: str) -> bool:
+        r"""Whether case result ``index`` may hold ``token`` (a JSON string such as ``"failed"``), without reading it.
+
+        ``True`` when its text in the file holds ``token`` or a ``\u`` escape (which may spell it), or when it
+        was read already (reading it again costs nothing).
+        """
+        if index in self._records:
+            return True
+        start, end = self._parts.spans[index]
+        data = self._data
+        return data.find(token.encode(), start, end) >= 0 or data.find(b"\\u", start, end) >= 0
+
     def metric_results(self, index: int) -> list[EvalMetricResult]:
         """The overall metric results of case result ``index``, validated; equal ones are one shared object.
 

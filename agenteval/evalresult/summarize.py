@@ -46,7 +46,9 @@ __all__ = [
     "ScoredMetric",
     "ScoredRun",
     "SummarizedRun",
+    "AveragedMetric",
     "average_metric_results",
+    "averaged_metrics",
     "fail_if_errored",
     "headline_measure",
     "overall_reasons",
@@ -316,9 +318,40 @@ def average_metric_results(case_runs: Sequence[ScoredRun]) -> list[EvalMetricRes
     reference has none for it. The reference orders metrics by Go map iteration (random); here they
     keep the order of their first appearance across the runs, which is the metric configuration order.
     """
+    return [
+        EvalMetricResult.trusted(
+            metric_name=name,
+            score=metric.average,
+            eval_status=metric.status,
+            threshold=metric.threshold,
+            criterion=metric.criterion,
+        )
+        for name, metric in _metric_sums(case_runs).items()
+    ]
+
+
+class AveragedMetric(NamedTuple):
+    """A metric of one case averaged over its runs, as :func:`average_metric_results` makes it, but its criterion."""
+
+    metric_name: str
+    score: float
+    eval_status: EvalStatus
+    threshold: float
+
+
+def averaged_metrics(case_runs: Sequence[SummarizedRun]) -> list[AveragedMetric]:
+    """:func:`average_metric_results` of the case results or of their rows: the same sums, to the last bit."""
+    return [
+        AveragedMetric(name, metric.average, metric.status, metric.threshold)
+        for name, metric in _metric_sums(case_runs).items()
+    ]
+
+
+def _metric_sums(case_runs: Sequence[ScoredRun] | Sequence[SummarizedRun]) -> dict[str, _RunsMetric]:
+    """Each metric's scores summed over the runs that evaluated it, in order of first appearance."""
     metrics: dict[str, _RunsMetric | None] = {}
     for run in case_runs:
-        for result in scored_metric_results(run):
+        for result in _scored(run):
             metric = metrics.setdefault(result.metric_name, None)
             # Skipped so that a metric that did not run does not dilute the average.
             if result.eval_status == EvalStatus.NOT_EVALUATED:
@@ -327,22 +360,8 @@ def average_metric_results(case_runs: Sequence[ScoredRun]) -> list[EvalMetricRes
                 metric = metrics[result.metric_name] = _RunsMetric(threshold=result.threshold)
             metric.count += 1
             metric.score_sum += result.score
-            metric.criterion = result.criterion
-    averaged: list[EvalMetricResult] = []
-    for name, metric in metrics.items():
-        if metric is None:
-            continue
-        average = metric.score_sum / metric.count
-        averaged.append(
-            EvalMetricResult.trusted(
-                metric_name=name,
-                score=average,
-                eval_status=EvalStatus.PASSED if average >= metric.threshold else EvalStatus.FAILED,
-                threshold=metric.threshold,
-                criterion=metric.criterion,
-            )
-        )
-    return averaged
+            metric.criterion = getattr(result, "criterion", None)
+    return {name: metric for name, metric in metrics.items() if metric is not None}
 
 
 @dataclass(slots=True)
@@ -353,6 +372,16 @@ class _RunsMetric:
     count: int = 0
     score_sum: float = 0.0
     criterion: Criterion | None = None
+
+    @property
+    def average(self) -> float:
+        """The mean score."""
+        return self.score_sum / self.count
+
+    @property
+    def status(self) -> EvalStatus:
+        """Passed iff the mean reaches the threshold."""
+        return EvalStatus.PASSED if self.average >= self.threshold else EvalStatus.FAILED
 
 
 @dataclass(slots=True)
@@ -563,7 +592,7 @@ def scored_metric_results(case: ScoredRun) -> Sequence[EvalMetricResult]:
     return [] if case.error_message else case.overall_eval_metric_results
 
 
-def _scored(case: SummarizedRun) -> Sequence[ScoredMetric]:
+def _scored(case: ScoredRun | SummarizedRun) -> Sequence[ScoredMetric]:
     """:func:`scored_metric_results` of a case result or its row."""
     return () if case.error_message else case.overall_eval_metric_results
 

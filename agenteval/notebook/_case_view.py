@@ -6,10 +6,12 @@ import html
 import numbers
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import zip_longest
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from agenteval.analysis.report import case_views
 from agenteval.errors import ConfigError, NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult, RubricScore
 from agenteval.evalset.models import Invocation
@@ -18,15 +20,17 @@ from agenteval.notebook._trajectory_diff import cell, trajectory_rows
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.analysis.report import CaseSummary, EvaluationReport
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = [
+    "ShownCase",
     "case_html",
     "case_turns",
     "find_case",
     "metrics_table",
     "pick_run",
     "responses",
+    "shown_case_html",
     "text_block",
     "word_diff",
 ]
@@ -37,16 +41,37 @@ _DIFF_LIMIT = 2_000  # tokens per side; SequenceMatcher is quadratic
 _Turn = tuple[Invocation | None, Invocation | None, list[EvalMetricResult]]
 
 
-def find_case(report: EvaluationReport, eval_id: str) -> CaseSummary:
-    for summary in report.case_summaries:
-        if summary.eval_id == eval_id:
-            return summary
-    known = [summary.eval_id for summary in report.case_summaries]
-    listed = ", ".join(map(repr, known[:30])) + (", …" if len(known) > 30 else "")
-    raise NotFoundError(f"no case {eval_id!r} in this report; its cases are: {listed or '(none)'}")
+class _CaseRuns(Protocol):
+    """A case and its full result in each run, in run order (a :class:`ShownCase` or a ``CaseSummary``)."""
+
+    @property
+    def eval_id(self) -> str: ...
+    @property
+    def runs(self) -> Sequence[EvalCaseResult]: ...
 
 
-def pick_run(summary: CaseSummary, run_id: int | None) -> EvalCaseResult:
+@dataclass(frozen=True, slots=True)
+class ShownCase:
+    """The case a case view shows: its outcome across runs and its full result in each run, in run order."""
+
+    eval_id: str
+    overall_status: EvalStatus
+    score: float
+    runs: list[EvalCaseResult]
+
+
+def find_case(report: EvaluationReport, eval_id: str) -> ShownCase:
+    """The case ``eval_id`` of ``report``, with its own records only: the other cases' stay unread.
+
+    Raises:
+        NotFoundError: The report has no such case (the message lists its cases).
+    """
+    runs = report.case_results(eval_id)
+    case = next(case for case in case_views(report) if case.eval_id == eval_id)
+    return ShownCase(case.eval_id, case.overall_status, case.score, runs)
+
+
+def pick_run(summary: _CaseRuns, run_id: int | None) -> EvalCaseResult:
     # A str or float run id would match no run and read as "no run 1; its runs are: 1, 2".
     if run_id is not None and (isinstance(run_id, bool) or not isinstance(run_id, numbers.Integral)):
         raise ConfigError(
@@ -253,7 +278,7 @@ def case_turns(report: EvaluationReport, run: EvalCaseResult) -> list[_Turn]:
     return [(want, got, []) for want, got in zip_longest(expected, actual)]
 
 
-def _runs_strip(summary: CaseSummary, shown: EvalCaseResult, run_id: int | None, page: bool) -> str:
+def _runs_strip(summary: ShownCase, shown: EvalCaseResult, run_id: int | None, page: bool) -> str:
     if len(summary.runs) < 2:
         return ""
     chips = []
@@ -274,7 +299,7 @@ def _runs_strip(summary: CaseSummary, shown: EvalCaseResult, run_id: int | None,
     )
 
 
-def _head(summary: CaseSummary, run: EvalCaseResult) -> str:
+def _head(summary: ShownCase, run: EvalCaseResult) -> str:
     """The case's title with its overall status and, with several runs, the status of the run shown, each labelled."""
     title = f'<span class="ae-title">Case <span class="ae-id">{html.escape(summary.eval_id)}</span></span>'
     if len(summary.runs) < 2:
@@ -285,7 +310,7 @@ def _head(summary: CaseSummary, run: EvalCaseResult) -> str:
     )
 
 
-def _meta(summary: CaseSummary, run: EvalCaseResult) -> str:
+def _meta(summary: ShownCase, run: EvalCaseResult) -> str:
     if len(summary.runs) < 2:
         meta = [f"run <b>{run.run_id}</b>", f"score <b>{fmt_score(run.score)}</b>"]
     else:
@@ -319,6 +344,10 @@ def case_html(
     strip shows every run's status. The metrics above the turns are the shown run's; a reason there
     shows only when it says more than the turns' reasons below it.
 
+    Of a report that has not read its records, it reads this case's only (the expected turns of a
+    run that was not scored come from the eval set, which a loaded or derived report reads with
+    every record).
+
     Args:
         report: The report holding the case.
         eval_id: The case id.
@@ -334,7 +363,18 @@ def case_html(
         NotFoundError: The report has no such case (the message lists its cases), or no such run.
         ConfigError: ``run_id`` is not an int.
     """
-    summary = find_case(report, eval_id)
+    return shown_case_html(report, find_case(report, eval_id), run_id, style=style, page=page)
+
+
+def shown_case_html(
+    report: EvaluationReport, summary: ShownCase, run_id: int | None = None, *, style: bool = True, page: bool = False
+) -> str:
+    """:func:`case_html` of a case found already (:func:`find_case`), for a page that shows every case.
+
+    Raises:
+        NotFoundError: The case has no run ``run_id``.
+        ConfigError: ``run_id`` is not an int.
+    """
     run = pick_run(summary, run_id)
     body = _head(summary, run) + _runs_strip(summary, run, run_id, page) + _meta(summary, run)
     if run.error_message:

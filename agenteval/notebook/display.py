@@ -7,18 +7,20 @@ agents and users and may contain markup.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agenteval.analysis._headline import pass_k_estimates
+from agenteval.analysis.report import CaseSummary, case_views, run_views
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.notebook._case_view import case_html
 from agenteval.notebook._html import CSS, HTML, badge, clip, fmt_duration, fmt_score
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
-    from agenteval.analysis.report import CaseSummary, EvaluationReport
+    from agenteval.analysis._frames import CaseAcrossRuns, RunView
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = ["HTML", "case_html", "report_html"]
 
@@ -47,9 +49,9 @@ class _Tally:
         return self.passed + self.failed
 
 
-def _thresholds(report: EvaluationReport) -> dict[str, float]:
+def _thresholds(report: EvaluationReport, runs: Sequence[RunView]) -> dict[str, float]:
     found = {metric.metric_name: metric.threshold for metric in report.eval_metrics}
-    for case in report.result.eval_case_results:
+    for case in runs:
         for metric in case.overall_eval_metric_results:
             found.setdefault(metric.metric_name, metric.threshold)
     return found
@@ -69,11 +71,12 @@ def _metrics_table(report: EvaluationReport) -> str:
     names = report.metric_names
     if not names:
         return '<p class="ae-muted">No metric results.</p>'
-    thresholds = _thresholds(report)
-    runs = sorted({case.run_id for case in report.result.eval_case_results})
+    cases = run_views(report)
+    thresholds = _thresholds(report, cases)
+    runs = sorted({case.run_id for case in cases})
     total = {name: _Tally() for name in names}
     per_run = {(name, run): _Tally() for name in names for run in runs}
-    for case in report.result.eval_case_results:
+    for case in cases:
         for metric in case.overall_eval_metric_results:
             total[metric.metric_name].add(metric.eval_status, metric.score)
             per_run[(metric.metric_name, case.run_id)].add(metric.eval_status, metric.score)
@@ -126,8 +129,24 @@ def _case_reasons(runs: Iterable[EvalCaseResult]) -> list[tuple[list[str], str, 
     return [(labels, reason, list(run_ids)) for (reason, run_ids), labels in shared.items()]
 
 
-def _reasons_cell(summary: CaseSummary, several_runs: bool) -> str:
-    reasons = _case_reasons(summary.runs)
+def _has_reasons(case: CaseAcrossRuns) -> bool:
+    """Whether :func:`_case_reasons` finds a reason in the case's runs: an error or a failed metric."""
+    return any(
+        run.error_message or any(metric.eval_status is EvalStatus.FAILED for metric in run.overall_eval_metric_results)
+        for run in case.runs
+    )
+
+
+def _case_records(report: EvaluationReport, cases: Sequence[CaseAcrossRuns]) -> Mapping[str, Sequence[EvalCaseResult]]:
+    """The full result in each run of each of ``cases``: the reasons are in the records, not in the rows."""
+    read = [case for case in cases if isinstance(case, CaseSummary)]
+    if len(read) == len(cases):  # the report has read its records: the cases hold them
+        return {case.eval_id: case.runs for case in read}
+    return {case.eval_id: report.case_results(case.eval_id) for case in cases}
+
+
+def _reasons_cell(runs: Iterable[EvalCaseResult], several_runs: bool) -> str:
+    reasons = _case_reasons(runs)
     if not reasons:
         return '<td class="ae-muted">—</td>'
     parts = []
@@ -148,17 +167,18 @@ _ACROSS_RUNS = (
 )
 
 
-def _runs_passed(summary: CaseSummary) -> str:
+def _runs_passed(summary: CaseAcrossRuns) -> str:
     passed = sum(1 for run in summary.runs if run.final_eval_status is EvalStatus.PASSED)
     return f"passed {passed}/{len(summary.runs)} run{'s' if len(summary.runs) != 1 else ''}"
 
 
 def _cases_table(report: EvaluationReport, max_cases: int | None, link_cases: bool) -> str:
-    summaries = sorted(report.case_summaries, key=lambda s: _ORDER.get(s.overall_status, 1))
+    summaries = sorted(case_views(report), key=lambda s: _ORDER.get(s.overall_status, 1))
     if not summaries:
         return '<p class="ae-muted">No cases.</p>'
     several = report.num_runs > 1
     shown = summaries if max_cases is None else summaries[:max_cases]
+    records = _case_records(report, [summary for summary in shown if _has_reasons(summary)])
     if several:
         head = "<th>Overall status</th><th>Case</th><th class='ae-num'>Overall score</th><th class='ae-num'>Runs</th>"
     else:
@@ -172,7 +192,7 @@ def _cases_table(report: EvaluationReport, max_cases: int | None, link_cases: bo
         cells += f'<td class="ae-num">{fmt_score(summary.score)}</td>'
         if several:
             cells += f'<td class="ae-num">{_runs_passed(summary)}</td>'
-        cells += _reasons_cell(summary, several)
+        cells += _reasons_cell(records.get(summary.eval_id, ()), several)
         rows.append(f'<tr class="ae-row-{html.escape(str(summary.overall_status))}">{cells}</tr>')
     more = ""
     if len(shown) < len(summaries):
@@ -193,7 +213,7 @@ def case_anchor(eval_id: str) -> str:
 
 
 def _header(report: EvaluationReport) -> str:
-    summaries = report.case_summaries
+    summaries = case_views(report)
     counts = {status: sum(1 for s in summaries if s.overall_status is status) for status in _ORDER}
     tally = f"<b>{len(summaries)}</b> cases: {counts[EvalStatus.PASSED]} passed, {counts[EvalStatus.FAILED]} failed"
     if counts[EvalStatus.NOT_EVALUATED]:
@@ -216,7 +236,7 @@ def _header(report: EvaluationReport) -> str:
         )
     if report.reuse_summary:
         meta.append(f"<span class='ae-muted'>{html.escape(report.reuse_summary)}</span>")
-    result_id = report.result.eval_set_result_id
+    result_id = report.result_id
     ident = f"<div class='ae-muted ae-id'>result {html.escape(result_id)}</div>" if result_id else ""
     return (
         f"<div class='ae-head'>{badge(report.overall_status)} <span class='ae-title'>Evaluation report</span></div>"
@@ -237,7 +257,8 @@ def report_html(
     with several runs how many of them passed on their own ("passed 2/3 runs"), and the reasons it
     failed (a reason given for several metrics shows once, naming them; a long one is folded to its
     start, one click unfolds it). Styles are inline and scoped; nothing external is loaded and no
-    script runs.
+    script runs. Of a report that has not read its records, it reads those of the cases it gives
+    reasons for (at most ``max_cases``), not the others'.
 
     Args:
         report: The report to show.

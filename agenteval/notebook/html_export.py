@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 from agenteval._util.files import write_atomic
 from agenteval.errors import MissingDependencyError, describe_exception
 from agenteval.evalresult.provenance import Provenance
+from agenteval.notebook._case_view import ShownCase, shown_case_html
 from agenteval.notebook._html import badge, folded_table, page, pretty_json
-from agenteval.notebook.display import case_anchor, case_html, report_html
+from agenteval.notebook.display import case_anchor, report_html
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -51,7 +52,8 @@ def _when(timestamp: float | None) -> str:
 
 def _provenance(report: EvaluationReport) -> str:
     provenance: Provenance | None = report.provenance
-    rows: list[tuple[str, str]] = [("result id", report.result.eval_set_result_id)]
+    rows: list[tuple[str, str]] = [("result id", report.result_id)]
+    # Only the result records when it was created; the page reads every record anyway, for the cases and tables.
     if report.result.creation_timestamp is not None:
         rows.append(("saved", _when(report.result.creation_timestamp)))
     if provenance is None:
@@ -98,12 +100,14 @@ def _provenance(report: EvaluationReport) -> str:
 def _cases(report: EvaluationReport) -> str:
     order = {EvalStatus.FAILED: 0, EvalStatus.NOT_EVALUATED: 1, EvalStatus.PASSED: 2}
     parts = []
+    # Every case in full, so every record: read at once, not case by case (each looks its case up among all).
     for summary in sorted(report.case_summaries, key=lambda s: order.get(s.overall_status, 1)):
         failed = summary.overall_status is EvalStatus.FAILED
+        shown = ShownCase(summary.eval_id, summary.overall_status, summary.score, summary.runs)
         parts.append(
             f'<details class="ae-case" id="{case_anchor(summary.eval_id)}"{" open" if failed else ""}>'
             f'<summary>{badge(summary.overall_status)}<span class="ae-id">{html.escape(summary.eval_id)}</span>'
-            f"</summary>{case_html(report, summary.eval_id, style=False, page=True)}</details>"
+            f"</summary>{shown_case_html(report, shown, style=False, page=True)}</details>"
         )
     return "".join(parts) or '<p class="ae-muted">No cases.</p>'
 

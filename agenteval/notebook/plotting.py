@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agenteval._util.gc_tuning import fewer_collections
+from agenteval.analysis.report import CaseSummary, case_views, run_views
 from agenteval.errors import ConfigError, MissingDependencyError
+from agenteval.evalresult.models import EvalMetricResult
+from agenteval.evalresult.summarize import MetricRow, averaged_metrics, headline_measure
 from agenteval.status import EvalStatus
 
 if TYPE_CHECKING:
@@ -27,7 +30,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
 
-    from agenteval.analysis.report import CaseSummary, EvaluationReport
+    from agenteval.analysis._frames import CaseAcrossRuns, RunView
+    from agenteval.analysis.report import EvaluationReport
 
 __all__ = [
     "plot_comparison",
@@ -111,9 +115,33 @@ def _per_metric_size(names: Sequence[str]) -> tuple[float, float]:
 
 
 def _evaluated_results(report: EvaluationReport) -> pd.DataFrame:
-    """The rows of ``report.metrics`` that passed or failed (not those not evaluated)."""
-    frame = report.metrics
-    return frame[frame["status"].isin(_EVALUATED)]
+    """The rows of ``report.metrics`` that passed or failed (not those not evaluated), but ``reason`` and ``cached``.
+
+    Made from the rows of the case results (:func:`~agenteval.analysis.report.run_views`): the reasons of a
+    loaded report's metrics may be in its turns, which the plots do not show.
+    """
+    rows = []
+    with fewer_collections():  # the rows' objects, and the first import of pandas, with a large report alive
+        for run in run_views(report):
+            for metric in run.overall_eval_metric_results:
+                status = str(metric.eval_status or "")
+                if status not in _EVALUATED:
+                    continue
+                measure_name, measure = "", math.nan
+                if isinstance(metric, MetricRow):
+                    measure_name, measure = metric.measure_name, metric.measure
+                elif isinstance(metric, EvalMetricResult):
+                    measure_name, measure = headline_measure(metric)
+                values = (run.run_id, run.eval_id, metric.metric_name, metric.score, status, metric.threshold)
+                rows.append((*values, measure_name, measure))
+        import pandas as pd
+
+    frame = pd.DataFrame.from_records(rows, columns=list(_RESULT_COLUMNS))
+    dtypes = {"run_id": "int64", "score": "float64", "threshold": "float64", "measure": "float64"}
+    return frame.astype(dtypes | {column: str for column in _RESULT_COLUMNS if column not in dtypes})
+
+
+_RESULT_COLUMNS = ("run_id", "eval_id", "metric_name", "score", "status", "threshold", "measure_name", "measure")
 
 
 def _no_data(ax: Axes, what: str) -> None:
@@ -343,12 +371,25 @@ class _Cell:
 
 
 def _cells(report: EvaluationReport) -> dict[tuple[str, str], _Cell]:
-    """Each (case, metric): the score averaged over runs and whether that average passes."""
-    return {
-        (summary.eval_id, metric.metric_name): _Cell(metric.score, metric.eval_status)
-        for summary in report.case_summaries
-        for metric in summary.metric_results
-    }
+    """Each (case, metric): the score averaged over runs and whether that average passes.
+
+    As the case summaries' ``metric_results`` have them, from the summaries once the report has read its
+    records, else from the rows of its case results.
+    """
+    cells: dict[tuple[str, str], _Cell] = {}
+    for case in case_views(report):
+        if isinstance(case, CaseSummary):
+            for metric in case.metric_results:
+                cells[(case.eval_id, metric.metric_name)] = _Cell(metric.score, metric.eval_status)
+        else:
+            for name, cell in _averaged(case.runs).items():
+                cells[(case.eval_id, name)] = cell
+    return cells
+
+
+def _averaged(runs: Sequence[RunView]) -> dict[str, _Cell]:
+    """Each metric averaged over the runs, as :func:`~agenteval.evalresult.summarize.average_metric_results` does."""
+    return {metric.metric_name: _Cell(metric.score, metric.eval_status) for metric in averaged_metrics(runs)}
 
 
 _MAX_HEATMAP_ROWS = 40  # the heat map shows at most this many cases, those not passing first
@@ -356,10 +397,10 @@ _HEATMAP_MAX_HEIGHT = 14.0  # inches: 40 rows of about 0.3 inch, plus the title 
 
 
 def _errored(report: EvaluationReport) -> set[str]:
-    return {summary.eval_id for summary in report.case_summaries if any(run.error_message for run in summary.runs)}
+    return {case.eval_id for case in case_views(report) if any(run.error_message for run in case.runs)}
 
 
-def _case_kind(summary: CaseSummary, errored: set[str]) -> str:
+def _case_kind(summary: CaseAcrossRuns, errored: set[str]) -> str:
     if summary.overall_status is EvalStatus.NOT_EVALUATED and summary.eval_id not in errored:
         return "not evaluated"
     if summary.overall_status is EvalStatus.PASSED and summary.eval_id not in errored:
@@ -398,7 +439,7 @@ def _heatmap_rows(report: EvaluationReport, names: Sequence[str], cells: dict[tu
     Those are the cases that failed, errored or were not evaluated (in eval-set order), then the
     passing cases with the lowest mean score over their metrics.
     """
-    summaries = report.case_summaries
+    summaries = case_views(report)
     if len(summaries) <= _MAX_HEATMAP_ROWS:
         return _HeatmapRows([summary.eval_id for summary in summaries], {})
     errored = _errored(report)
@@ -425,8 +466,9 @@ def _heatmap_rows(report: EvaluationReport, names: Sequence[str], cells: dict[tu
 
 def _heatmap_height(report: EvaluationReport, *, margin: float, minimum: float) -> float:
     """Height in inches of the heat map: 0.45 inch a row, bounded (rows get thinner past 27 cases)."""
-    rows = min(len(report.case_summaries), _MAX_HEATMAP_ROWS)
-    note = 0.4 if len(report.case_summaries) > rows else 0.0  # the note under the map
+    cases = len(case_views(report))
+    rows = min(cases, _MAX_HEATMAP_ROWS)
+    note = 0.4 if cases > rows else 0.0  # the note under the map
     return min(_HEATMAP_MAX_HEIGHT, max(minimum, 0.45 * rows + margin)) + note
 
 
@@ -437,7 +479,7 @@ def _draw_heatmap(report: EvaluationReport, names: Sequence[str], ax: Axes) -> N
 
     runs = f" over {report.num_runs} runs" if report.num_runs > 1 else ""
     ax.set_title(f"Mean score per case and metric{runs} (✗ = failed)")
-    if not report.case_summaries or not names:
+    if not case_views(report) or not names:
         _no_data(ax, "metric results")
         return
     cells = _cells(report)

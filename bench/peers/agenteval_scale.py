@@ -16,6 +16,8 @@ one-case evaluation (lazy imports, first calls), timed in this order in one proc
   then ``report.cases``, ``report.case_table`` and ``report.metrics``.
 - ``report.reaggregate(mean_score)`` (a custom aggregator function) and
   ``report.with_thresholds(...)`` (both metrics at 0.5).
+- ``report._repr_html_()`` (what Jupyter shows for the report) and ``report.show_case("case-7")``;
+  ``records_read_by_views`` says whether anything so far read every case's record.
 - ``report.save(LocalEvalResultManager(tmp))``; then the report is let go (a notebook that loads
   a result holds no other report of it), and ``EvaluationReport.load(path)`` of that file and the
   first ``.cases`` of the loaded report are timed.
@@ -111,6 +113,10 @@ def notebook_operations(record: Record, report: ae.EvaluationReport, directory: 
     step(record, "reaggregate", lambda: report.reaggregate(mean_score))
     thresholds = {metric.metric_name: 0.5 for metric in workload.metrics()}
     step(record, "with_thresholds", lambda: report.with_thresholds(thresholds))
+    # What Jupyter shows for the report, and one case side by side: neither reads every case's record.
+    step(record, "display", lambda: report._repr_html_())
+    step(record, "show_case", lambda: report.show_case("case-7").html)
+    record["records_read_by_views"] = "_unread_records" not in report.__dict__
     result_id = step(record, "save_local", lambda: report.save(ae.LocalEvalResultManager(directory)))
     path = Path(directory) / workload.APP_NAME / f"{result_id}.evalset_result.json"
     record["saved_file_mib"] = round(path.stat().st_size / 2**20, 2)

@@ -428,6 +428,9 @@ def scale_table(n: int, runs: int, groups: Groups) -> None:
     t.line("report.metrics", None, "metrics_s")
     t.line("report.reaggregate(fn)", None, "reaggregate_s")
     t.line("report.with_thresholds(...)", None, "with_thresholds_s")
+    t.line("the report shown in Jupyter (_repr_html_)", None, "display_s")
+    t.line("report.show_case(one case)", None, "show_case_s")
+    t.line("peak RSS after the views", None, "show_case_peak_rss_mib", digits=0, unit=" MiB")
     t.line(
         "save (pydantic-evals: dump_json to a file; agenteval: LocalEvalResultManager)",
         "save_json_s",

@@ -22,29 +22,11 @@ from agenteval.aggregation import AggregationInput, AggregationResult
 from agenteval.analysis._reanalysis import ReportData, _LazyInput, _Sources
 from agenteval.analysis.report import report_from_result
 from agenteval.evalresult.local import load_result_file
+from tests.analysis.weather_cases import METRICS, weather_cases
 
 APP = "lazy-app"
 
-CASES = ae.EvalSet.of(
-    "lazy-set",
-    [
-        ae.EvalCase.of(
-            "trip",
-            ae.Invocation.of("Weather in Paris?", "Sunny"),
-            ae.Invocation.of("And in Rome?", "Rain"),
-            ae.Invocation.of("And in Oslo?", "Snow"),
-            user_id="ada",
-        ),
-        ae.EvalCase.of("paris", "Weather in Paris?", expect="Sunny"),
-        ae.EvalCase.of("boom", "Explode, please", expect="Bang"),
-        ae.EvalCase.of("rome", "Weather in Rome?", expect="Sunny and warm"),
-    ],
-)
-METRICS = [
-    ae.EvalMetric.final_response(),
-    ae.EvalMetric.final_response("contains", name="mentions", threshold=0.5),
-    ae.EvalMetric.rouge("rouge1", f1=0.5, name="rouge"),
-]
+CASES = weather_cases("lazy-set")
 
 
 def _agent(message: str) -> str:

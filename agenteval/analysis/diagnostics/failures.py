@@ -8,11 +8,12 @@ kind of metric (its evaluator, or the criterion its result records), the tool-tr
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 from agenteval._util.gc_tuning import fewer_collections
+from agenteval.analysis._frames import RunView
 from agenteval.analysis.diagnostics.alignment import AlignedCall, align_tool_calls, trajectory_criterion
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import (
@@ -28,7 +29,16 @@ from agenteval.status import EvalStatus
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FAILURE_CATEGORIES", "FAILURE_COLUMNS", "Failure", "FailureCategory", "failures_frame", "find_failures"]
+__all__ = [
+    "FAILURE_CATEGORIES",
+    "FAILURE_COLUMNS",
+    "Failure",
+    "FailureCategory",
+    "failures_frame",
+    "failures_frame_of",
+    "find_failures",
+    "needs_turns",
+]
 
 FailureCategory = Literal[
     "missing_tool",
@@ -124,13 +134,29 @@ def find_failures(result: EvalSetResult, metrics: Sequence[EvalMetric] = ()) -> 
     Returns:
         The failures, by case result in the result's order, then by turn and metric.
     """
-    evaluators = {metric.metric_name: metric.evaluator for metric in metrics}
-    return [failure for case in result.eval_case_results for failure in _case_failures(case, evaluators)]
+    return _failures(result.eval_case_results, metrics)
 
 
 def failures_frame(result: EvalSetResult, metrics: Sequence[EvalMetric] = ()) -> pd.DataFrame:
     """:func:`find_failures` as a DataFrame (columns ``FAILURE_COLUMNS``; ``turn`` is a nullable int)."""
-    rows = [astuple(failure) for failure in find_failures(result, metrics)]
+    return failures_frame_of(result.eval_case_results, metrics)
+
+
+def failures_frame_of(cases: Iterable[EvalCaseResult | RunView], metrics: Sequence[EvalMetric] = ()) -> pd.DataFrame:
+    """The failures of some case results as :func:`failures_frame` gives them, in the order given.
+
+    A report that has not read its records passes the case results that may fail (see
+    :func:`needs_turns`) and leaves out the others, which have no failure.
+
+    Args:
+        cases: The case results; one that failed with an error may be its row (its failure is the error,
+            which the row holds), any other must be the case result itself.
+        metrics: As :func:`find_failures` takes them.
+
+    Raises:
+        TypeError: A case result that did not fail with an error is given as its row.
+    """
+    rows = [astuple(failure) for failure in _failures(cases, metrics)]
     with fewer_collections():  # the first import of pandas, next to a large result
         import pandas as pd
 
@@ -139,19 +165,57 @@ def failures_frame(result: EvalSetResult, metrics: Sequence[EvalMetric] = ()) ->
     return frame.astype({"run_id": "int64", "turn": "Int64", "score": "float64"} | dict.fromkeys(texts, str))
 
 
+def needs_turns(run: RunView) -> bool | None:
+    """Whether the failures of a case result need its turns, as far as its row tells.
+
+    ``False`` when it failed with an error: its one failure is the error, which the row holds. ``True``
+    when it failed, or a metric failed overall: its turns say which failed (and, for a failed run, which
+    metrics were not evaluated). ``None`` otherwise: it fails only if a turn failed a metric whose
+    overall result passed (a mean over turns that reaches the threshold, say), which only its turns tell.
+    """
+    if run.error_message:
+        return False
+    if run.final_eval_status is EvalStatus.FAILED or any(
+        metric.eval_status is EvalStatus.FAILED for metric in run.overall_eval_metric_results
+    ):
+        return True
+    return None
+
+
+def _failures(cases: Iterable[EvalCaseResult | RunView], metrics: Sequence[EvalMetric]) -> list[Failure]:
+    evaluators = {metric.metric_name: metric.evaluator for metric in metrics}
+    found: list[Failure] = []
+    for case in cases:
+        if case.error_message:
+            found.append(_error_failure(case))
+        elif isinstance(case, EvalCaseResult):
+            found.extend(_case_failures(case, evaluators))
+        else:
+            raise TypeError(
+                f"case {case.eval_id!r} (run {case.run_id}) did not fail with an error: give its case result,"
+                " not its row"
+            )
+    return found
+
+
+def _error_failure(case: EvalCaseResult | RunView) -> Failure:
+    # Whatever was scored does not count (see scored_metric_results): the error is the failure.
+    error_type = case.error_type or ErrorType.OTHER
+    category = _ERROR_CATEGORY.get(error_type)
+    verdict = _Verdict(category) if category is not None else _Verdict("not_evaluated", detail=error_type)
+    return Failure(
+        case.run_id, case.eval_id, None, "", verdict.category, verdict.detail, verdict.tool, math.nan, case.short_error
+    )
+
+
 def _case_failures(case: EvalCaseResult, evaluators: Mapping[str, str]) -> Iterator[Failure]:
+    """The failures of a case result that did not fail with an error."""
+
     def failure(turn: int | None, metric: str, verdict: _Verdict, score: float, reason: str) -> Failure:
         return Failure(
             case.run_id, case.eval_id, turn, metric, verdict.category, verdict.detail, verdict.tool, score, reason
         )
 
-    if case.error_message:
-        # Whatever was scored does not count (see scored_metric_results): the error is the failure.
-        error_type = case.error_type or ErrorType.OTHER
-        category = _ERROR_CATEGORY.get(error_type)
-        verdict = _Verdict(category) if category is not None else _Verdict("not_evaluated", detail=error_type)
-        yield failure(None, "", verdict, math.nan, case.short_error)
-        return
     run_failed = case.final_eval_status is EvalStatus.FAILED
     failed_turns: set[str] = set()
     for number, per_turn in enumerate(case.eval_metric_result_per_invocation, start=1):

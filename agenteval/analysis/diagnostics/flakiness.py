@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from agenteval._util.gc_tuning import fewer_collections
 from agenteval.evalresult.models import EvalCaseResult
@@ -18,7 +18,7 @@ from agenteval.status import EvalStatus
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLAKINESS_COLUMNS", "CaseRuns", "flakiness_frame"]
+__all__ = ["FLAKINESS_COLUMNS", "CaseRuns", "RunOutcome", "flakiness_frame"]
 
 FLAKINESS_COLUMNS = ("eval_id", "runs", "passed_runs", "flip_rate", "score_std", "first_divergence", "category")
 """Columns of :attr:`~agenteval.EvaluationReport.flakiness`: one row per case across runs, in eval-set order.
@@ -68,8 +68,27 @@ _NO_CALL = "(no call)"
 _NO_TURN = "(no turn)"
 
 
+class RunOutcome(Protocol):
+    """What flakiness reads of a case's run besides its turns: an :class:`EvalCaseResult` or its row."""
+
+    @property
+    def run_id(self) -> int:
+        """The run (1-based)."""
+        ...
+
+    @property
+    def score(self) -> float:
+        """The run's own case score."""
+        ...
+
+    @property
+    def final_eval_status(self) -> EvalStatus | None:
+        """The run's own case status."""
+        ...
+
+
 class CaseRuns(Protocol):
-    """One case across runs (a :class:`~agenteval.analysis.report.CaseSummary`)."""
+    """One case across runs (a :class:`~agenteval.analysis.report.CaseSummary`, or its row)."""
 
     @property
     def eval_id(self) -> str:
@@ -77,8 +96,8 @@ class CaseRuns(Protocol):
         ...
 
     @property
-    def runs(self) -> list[EvalCaseResult]:
-        """The case's result in each run."""
+    def runs(self) -> Sequence[RunOutcome]:
+        """The case's result in each run, or the rows of those results."""
         ...
 
 
@@ -91,35 +110,57 @@ class _Divergence:
     text: str = ""
 
 
-def flakiness_frame(cases: Sequence[CaseRuns]) -> pd.DataFrame:
+def flakiness_frame(
+    cases: Sequence[CaseRuns], results: Callable[[int], Sequence[EvalCaseResult]] | None = None
+) -> pd.DataFrame:
     """One row per case with its flakiness across runs (``FLAKINESS_COLUMNS``).
 
+    Only ``first_divergence`` reads the turns, and only of a case with several runs (one run diverges
+    from nothing): the other columns come from the runs' statuses and scores, which rows hold.
+
     Args:
-        cases: Each case with its result in each run it ran in (at least one).
+        cases: Each case with its result, or the row of its result, in each run it ran in (at least one).
+        results: The case results of the case at an index of ``cases``, asked for only for a case with
+            several runs; by default its ``runs``, which then must be the case results.
     """
-    rows = [_row(case.eval_id, sorted(case.runs, key=lambda run: run.run_id)) for case in cases]
+    rows = []
+    for index, case in enumerate(cases):
+        runs = sorted(case.runs, key=lambda run: run.run_id)
+        divergence: _Divergence | None = None
+        if len(runs) > 1:
+            given = results(index) if results is not None else cast(Sequence[EvalCaseResult], case.runs)
+            divergence = _first_divergence(sorted(given, key=lambda run: run.run_id))
+        rows.append(_row(case.eval_id, runs, divergence))
     with fewer_collections():
         import pandas as pd
 
         return pd.DataFrame.from_records(rows, columns=list(FLAKINESS_COLUMNS)).astype(_DTYPES)
 
 
-def _row(eval_id: str, runs: Sequence[EvalCaseResult]) -> dict[str, Any]:
+def _row(eval_id: str, runs: Sequence[RunOutcome], divergence: _Divergence | None) -> dict[str, Any]:
     # A run no metric could score says nothing about passing: left out, as case_table's pass_rate does.
     decided = [run for run in runs if run.final_eval_status is not EvalStatus.NOT_EVALUATED]
     passed = [run.final_eval_status == EvalStatus.PASSED for run in decided]
     flips = sum(before != after for before, after in pairwise(passed))
     scores = [run.score for run in decided if math.isfinite(run.score)]
-    divergence = _first_divergence(runs)
     return {
         "eval_id": eval_id,
         "runs": len(runs),
         "passed_runs": sum(passed),
         "flip_rate": flips / (len(passed) - 1) if len(passed) > 1 else 0.0,
-        "score_std": statistics.pstdev(scores) if scores else math.nan,
+        "score_std": _pstdev(scores),
         "first_divergence": divergence.text if divergence is not None else "",
         "category": "stable_pass" if passed and all(passed) else "flaky" if any(passed) else "stable_fail",
     }
+
+
+def _pstdev(scores: Sequence[float]) -> float:
+    """``statistics.pstdev``, NaN for no score; equal scores are 0.0 without its exact (and slow) arithmetic."""
+    if not scores:
+        return math.nan
+    if all(score == scores[0] for score in scores):
+        return 0.0
+    return statistics.pstdev(scores)
 
 
 def _first_divergence(runs: Sequence[EvalCaseResult]) -> _Divergence | None:
