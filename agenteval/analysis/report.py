@@ -301,7 +301,10 @@ class EvaluationReport:
         return unread.result_id if unread is not None else self.result.eval_set_result_id
 
     def case_results(self, eval_id: str) -> list[EvalCaseResult]:
-        """One case's result in each run, in run order, read alone: the other cases' records stay unread.
+        """One case's result in each run, read alone: the other cases' records stay unread.
+
+        In the order the result holds them, as :attr:`case_summaries` has them (run order in a result agenteval
+        wrote).
 
         :attr:`result` and :attr:`case_summaries` read every case's record; this reads only this case's,
         which in a report of thousands of cases is the difference between milliseconds and seconds. Treat
@@ -425,7 +428,12 @@ class EvaluationReport:
             return rubric_frame(self.result)
         runs = range(len(unread.runs))
         with fewer_collections():  # the records read, with a large report alive
-            return rubric_frame_of(self._record(index) for index in runs if self._may_hold(index, '"rubricScores"'))
+            # A file may spell the key as the field is named: the models read both.
+            return rubric_frame_of(
+                self._record(index)
+                for index in runs
+                if self._may_hold(index, '"rubricScores"') or self._may_hold(index, '"rubric_scores"')
+            )
 
     def _turns_may_fail(self, index: int) -> bool:
         """Whether a turn of case result ``index`` may have failed a metric, without reading the record if it can."""

@@ -17,7 +17,7 @@ from agenteval.analysis.diagnostics.alignment import AlignedCall, CallKind
 from agenteval.errors import NotFoundError
 from agenteval.evalresult.models import EvalCaseResult, EvalMetricResult
 from agenteval.evalset.models import Invocation, Tool
-from agenteval.notebook._case_view import case_turns, pick_run, text_block, word_diff
+from agenteval.notebook._case_view import case_turns, find_case, pick_run, text_block, word_diff
 from agenteval.notebook._html import CSS, badge, bound, clip, fmt_score
 from agenteval.notebook._trajectory_diff import align_turn, call_cell, cell, tool_body
 from agenteval.status import EvalStatus
@@ -55,10 +55,9 @@ class _Version:
 
 
 def _version(role: str, report: EvaluationReport, eval_id: str, run_id: int | None) -> _Version:
-    summary = next((summary for summary in report.case_summaries if summary.eval_id == eval_id), None)
-    if summary is None:
+    if eval_id not in report.case_statuses:
         return _Version(role, None, [])
-    run = pick_run(summary, run_id)
+    run = pick_run(find_case(report, eval_id), run_id)
     return _Version(role, run, case_turns(report, run))
 
 
@@ -266,7 +265,8 @@ def comparison_case_html(comparison: Comparison, eval_id: str, run_id: int | Non
         _version("Candidate", comparison.candidate, eval_id, run_id),
     ]
     if all(version.run is None for version in versions):
-        known = dict.fromkeys(s.eval_id for r in (comparison.baseline, comparison.candidate) for s in r.case_summaries)
+        reports = (comparison.baseline, comparison.candidate)
+        known = dict.fromkeys(known_id for report in reports for known_id in report.case_statuses)
         listed = ", ".join(map(repr, list(known)[:30])) + (", …" if len(known) > 30 else "")
         raise NotFoundError(f"no case {eval_id!r} in either report; their cases are: {listed or '(none)'}")
     body = _head(eval_id, versions)

@@ -130,13 +130,13 @@ def _formats(names: dict[str, str]) -> dict[str, Format]:
 
 
 def _report_row(role: str, report: EvaluationReport) -> str:
-    result_id = report.result.eval_set_result_id
+    result_id = report.result_id
     cells = [
         f"<th>{role}</th>",
         f"<td>{badge(report.overall_status)}</td>",
         f'<td class="ae-id">{html.escape(report.app_name)}</td>',
         f'<td class="ae-id">{html.escape(report.eval_set_id)}</td>',
-        f'<td class="ae-num">{len(report.case_summaries)}</td>',
+        f'<td class="ae-num">{len(report.case_statuses)}</td>',
         f'<td class="ae-num">{report.num_runs}</td>',
         f'<td class="ae-id">{html.escape(result_id) if result_id else "—"}</td>',
     ]

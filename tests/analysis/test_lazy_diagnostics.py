@@ -261,6 +261,13 @@ def test_rubric_scores_read_only_the_runs_a_judge_scored(tmp_path: Path, reads: 
         assert scores[["eval_id", "rubric_id", "score"]].values.tolist() == [["paris", "polite", 1.0]]
     pd.testing.assert_frame_equal(ae.EvaluationReport.load(path).rubric_scores, _whole(path).rubric_scores)
 
+    # The models read the key as the field is named too: a file may spell it so, in the store's layout.
+    path.write_text(path.read_text().replace('"rubricScores"', '"rubric_scores"'))
+    loaded = ae.EvaluationReport.load(path)
+    assert not _read(loaded)
+    pd.testing.assert_frame_equal(loaded.rubric_scores, _whole(path).rubric_scores)
+    assert len(loaded.rubric_scores) == 1
+
 
 # ------------------------------------------------------------------ the plots
 

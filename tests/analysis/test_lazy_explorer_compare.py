@@ -200,6 +200,19 @@ def test_compare_of_unread_reports_is_compare_of_the_reports_read(pair: tuple[An
     assert outputs["summary"]["pairing"].startswith("5 cases paired by id (both reports evaluated the same")
 
 
+def test_a_comparison_shown_in_jupyter_reads_only_the_case_it_shows(pair: tuple[Any, ...]) -> None:
+    baseline, candidate = pair
+    comparison = ae.compare(baseline, candidate, seed=3)
+
+    shown = comparison._repr_html_(), comparison.show_case("rome")
+    assert not _read(baseline) and not _read(candidate)
+
+    read = ae.compare(_fully_read(baseline), _fully_read(candidate), seed=3)
+    assert shown == (read._repr_html_(), read.show_case("rome"))
+    with pytest.raises(ae.NotFoundError, match=r"no case 'lisbon' in either report; their cases are: 'trip', 'paris'"):
+        comparison.show_case("lisbon")
+
+
 def test_the_cli_comparison_of_unread_reports_is_that_of_the_reports_read(saved: tuple[Path, Path]) -> None:
     baseline, candidate = (ae.EvaluationReport.load(path) for path in saved)
 
