@@ -22,6 +22,7 @@ import numpy as np
 from agenteval._util.callable_names import qualified_name
 from agenteval._util.files import dump_models
 from agenteval.aggregation import AllPassAggregator, finite_score
+from agenteval.analysis.report import case_views, run_views
 from agenteval.errors import ConfigError
 from agenteval.evalresult.models import ErrorType
 from agenteval.evaluators.registry import default_registry
@@ -144,8 +145,6 @@ class WhatIf:
     """
 
     def __init__(self, report: ScoredReport) -> None:
-        from agenteval.analysis.report import case_views, run_views
-
         self.eval_set_id = report.eval_set_id
         """The eval set of the report."""
         self.metric_names: tuple[str, ...] = tuple(report.metric_names)
