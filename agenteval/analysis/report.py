@@ -438,31 +438,12 @@ class EvaluationReport:
     def _turns_may_fail(self, index: int) -> bool:
         """Whether a turn of case result ``index`` may have failed a metric, without reading the record if it can."""
         unread = self._unread()
-        if isinstance(unread, _Derived):
-            # New thresholds give the turns statuses that the text of the record they come from does not hold.
-            return bool(unread.derivation.thresholds) or unread.parent._turns_may_fail(index)
-        return self._may_hold(index, '"failed"')
+        return unread.may_fail(index) if unread is not None else True
 
     def _may_hold(self, index: int, token: str) -> bool:
-        r"""Whether the record of case result ``index`` may hold the JSON string ``token`` (a key, a status), unread.
-
-        ``True`` when its text does, or the record is read already (then reading it costs nothing), or
-        has no text to search. A text without ``token`` may still spell it with ``\u`` escapes: only a
-        text without either does not hold it.
-        """
+        """Whether the record of case result ``index`` may hold the JSON string ``token``, without reading it."""
         unread = self._unread()
-        if isinstance(unread, _Recorded):
-            record = unread.recorded[index]
-            if record.read:
-                return True
-            text = record.text(None)
-            return token in text or "\\u" in text
-        if isinstance(unread, _Loaded):
-            return unread.index.may_hold(index, token)
-        if isinstance(unread, _Derived):
-            # Its records are its parent's with new outcomes and thresholds: no key or text of their own.
-            return unread.parent._may_hold(index, token)
-        return True
+        return unread.may_hold(index, token) if unread is not None else True
 
     async def asave(self, manager: EvalResultManager) -> str:
         """Save the result to another store (e.g. local files or MySQL) and return its id there.
@@ -1571,6 +1552,18 @@ class _Unread(Protocol):
     def metric_results(self, index: int) -> list[EvalMetricResult]: ...
     def record(self, index: int) -> EvalCaseResult: ...
     def turn_reasons(self, index: int) -> Mapping[str, str] | None: ...
+    def may_hold(self, index: int, token: str) -> bool:
+        r"""Whether the record of case result ``index`` may hold the JSON string ``token`` (a key, a status).
+
+        ``True`` when its text does or spells something with a ``\u`` escape (which may be ``token``), when
+        the record was read already (reading it again costs nothing), or when there is no text to search.
+        """
+        ...
+
+    def may_fail(self, index: int) -> bool:
+        """Whether a turn of case result ``index`` may have failed a metric (its status ``"failed"``)."""
+        ...
+
     def records(self, report: EvaluationReport) -> _Records: ...
 
 
@@ -1635,6 +1628,12 @@ class _Loaded:
             return self.index.record(index)
         except ConfigError as exc:
             raise unreadable(exc) from None
+
+    def may_hold(self, index: int, token: str) -> bool:
+        return self.index.may_hold(index, token)
+
+    def may_fail(self, index: int) -> bool:
+        return self.may_hold(index, '"failed"')
 
     def turn_reasons(self, index: int) -> Mapping[str, str] | None:
         return overall_reasons(self.record(index))
@@ -1705,6 +1704,13 @@ class _Recorded:
 
     def record(self, index: int) -> EvalCaseResult:
         return self.recorded[index].model
+
+    def may_hold(self, index: int, token: str) -> bool:
+        text = self.recorded[index].stored_text()
+        return text is None or token in text or "\\u" in text
+
+    def may_fail(self, index: int) -> bool:
+        return self.may_hold(index, '"failed"')
 
     def turn_reasons(self, index: int) -> Mapping[str, str] | None:
         return overall_reasons(self.record(index))
@@ -1829,6 +1835,14 @@ class _Derived:
                 record = rethresholded(record, self.derivation.thresholds)
             made = self._records[index] = with_outcome(record, self.runs[index])
         return made
+
+    def may_hold(self, index: int, token: str) -> bool:
+        # Its records are its parent's with new outcomes and thresholds: no key or text of their own.
+        return self.parent._may_hold(index, token)
+
+    def may_fail(self, index: int) -> bool:
+        # New thresholds give the turns statuses that the text of the record they come from does not hold.
+        return bool(self.derivation.thresholds) or self.parent._turns_may_fail(index)
 
     def turn_reasons(self, index: int) -> Mapping[str, str] | None:
         return self.parent._turn_reasons(index)

@@ -11,6 +11,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from agenteval._util.gc_tuning import fewer_collections
+from agenteval.analysis._frames import RunView
 from agenteval.evalresult.models import EvalCaseResult
 from agenteval.evalset.models import Invocation, Tool
 from agenteval.status import EvalStatus
@@ -18,7 +19,7 @@ from agenteval.status import EvalStatus
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FLAKINESS_COLUMNS", "CaseRuns", "RunOutcome", "flakiness_frame"]
+__all__ = ["FLAKINESS_COLUMNS", "CaseRuns", "flakiness_frame"]
 
 FLAKINESS_COLUMNS = ("eval_id", "runs", "passed_runs", "flip_rate", "score_std", "first_divergence", "category")
 """Columns of :attr:`~agenteval.EvaluationReport.flakiness`: one row per case across runs, in eval-set order.
@@ -68,25 +69,6 @@ _NO_CALL = "(no call)"
 _NO_TURN = "(no turn)"
 
 
-class RunOutcome(Protocol):
-    """What flakiness reads of a case's run besides its turns: an :class:`EvalCaseResult` or its row."""
-
-    @property
-    def run_id(self) -> int:
-        """The run (1-based)."""
-        ...
-
-    @property
-    def score(self) -> float:
-        """The run's own case score."""
-        ...
-
-    @property
-    def final_eval_status(self) -> EvalStatus | None:
-        """The run's own case status."""
-        ...
-
-
 class CaseRuns(Protocol):
     """One case across runs (a :class:`~agenteval.analysis.report.CaseSummary`, or its row)."""
 
@@ -96,7 +78,7 @@ class CaseRuns(Protocol):
         ...
 
     @property
-    def runs(self) -> Sequence[RunOutcome]:
+    def runs(self) -> Sequence[RunView]:
         """The case's result in each run, or the rows of those results."""
         ...
 
@@ -137,7 +119,7 @@ def flakiness_frame(
         return pd.DataFrame.from_records(rows, columns=list(FLAKINESS_COLUMNS)).astype(_DTYPES)
 
 
-def _row(eval_id: str, runs: Sequence[RunOutcome], divergence: _Divergence | None) -> dict[str, Any]:
+def _row(eval_id: str, runs: Sequence[RunView], divergence: _Divergence | None) -> dict[str, Any]:
     # A run no metric could score says nothing about passing: left out, as case_table's pass_rate does.
     decided = [run for run in runs if run.final_eval_status is not EvalStatus.NOT_EVALUATED]
     passed = [run.final_eval_status == EvalStatus.PASSED for run in decided]
